@@ -1,0 +1,1 @@
+//! Mentored decoding (placeholder being written).

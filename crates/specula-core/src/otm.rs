@@ -1,0 +1,1 @@
+//! OTM (placeholder being written).

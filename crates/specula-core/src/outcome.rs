@@ -1,0 +1,83 @@
+//! What a token-level scheme reports: everything a teacher would show for one position,
+//! and the exact closed-form behaviour of the scheme.
+
+use serde::Serialize;
+
+use crate::residual::Residual;
+
+/// One acceptance test of one draft token.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DraftTest {
+    /// Which draft this was (0-based, in the order tested).
+    pub draft_index: usize,
+    /// The draft token.
+    pub token: usize,
+    /// The draft probability of the token, `draft(x)`.
+    pub draft_prob: f64,
+    /// The probability the token is tested against: `target(x)`, or for multi-round the
+    /// current residual's probability of `x`.
+    pub target_prob: f64,
+    /// `target_prob / draft_prob` (`+inf` when only the draft probability is 0; 0 when both are).
+    pub ratio: f64,
+    /// The probability with which this scheme accepts the token.
+    pub accept_prob: f64,
+    /// The uniform `u` in `[0, 1)` drawn for the test; `None` for deterministic (greedy) tests.
+    pub uniform: Option<f64>,
+    /// Whether the token was accepted.
+    pub accepted: bool,
+}
+
+/// A draw from a residual (correction) distribution after every draft was rejected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResidualDraw {
+    /// Which residual distribution was sampled (recompute it with
+    /// [`Residual::distribution`]).
+    pub residual: Residual,
+    /// The uniform in `[0, 1)` used for inverse-CDF sampling; `None` for greedy.
+    pub uniform: Option<f64>,
+    /// The token drawn.
+    pub token: usize,
+}
+
+/// The result of one token-level selection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenOutcome {
+    /// The token emitted.
+    pub token: usize,
+    /// The acceptance tests in the order they ran; later drafts are not tested once one
+    /// is accepted.
+    pub tests: Vec<DraftTest>,
+    /// Index of the accepted draft, if any.
+    pub accepted_draft: Option<usize>,
+    /// The residual draw, when no draft was accepted.
+    pub residual: Option<ResidualDraw>,
+}
+
+impl TokenOutcome {
+    /// Whether a draft token was accepted.
+    #[must_use]
+    pub fn accepted(&self) -> bool {
+        self.accepted_draft.is_some()
+    }
+}
+
+/// The exact behaviour of a scheme on one pair of distributions, in closed form.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenAnalysis {
+    /// The probability that a draft token is accepted.
+    pub acceptance: f64,
+    /// The exact distribution of the emitted token.
+    pub output: Vec<f64>,
+}
+
+/// `t / d` with the conventions used in every trace: `+inf` when only `d` is 0, 0 when both are.
+#[must_use]
+pub fn ratio(target_prob: f64, draft_prob: f64) -> f64 {
+    if draft_prob > 0.0 {
+        target_prob / draft_prob
+    } else if target_prob > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,172 @@
+//! Residual (correction) distributions: what is sampled when every draft is rejected.
+//!
+//! A [`Residual`] is a small description, cheap to put in a trace; the full distribution
+//! is recomputed on demand from the target and draft with [`Residual::distribution`].
+
+use rand::Rng;
+use serde::Serialize;
+
+use crate::distribution::{Distribution, sample_weights};
+use crate::error::{Error, Result};
+use crate::outcome::ResidualDraw;
+
+/// Below this total unnormalised mass a residual is treated as degenerate and the
+/// target is sampled instead. The probability of reaching the residual equals its mass,
+/// so the fallback moves the output by at most this much in total variation.
+pub const RESIDUAL_EPSILON: f64 = 1e-12;
+
+/// Which residual distribution a scheme samples after rejecting every draft.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Residual {
+    /// `norm(max(0, target − draft))`: standard speculative sampling.
+    TargetMinusDraft,
+    /// The target itself: the fallback when a residual has (numerically) no mass.
+    Target,
+    /// SpecTr k-Seq: `norm(max(0, target − min(draft, target/ρ)·acceptance/overlap))`.
+    KSeq {
+        /// The ρ used (≥ ρ*).
+        rho: f64,
+        /// `p_acc(ρ) = 1 − (1 − b(ρ))^k`.
+        acceptance: f64,
+        /// `b(ρ) = Σ min(draft, target/ρ)`.
+        overlap: f64,
+    },
+    /// Multi-round rejection sampling after `rounds` rejections:
+    /// `r₀ = target`, `rᵢ = norm(max(0, rᵢ₋₁ − draft))`.
+    MultiRound {
+        /// How many drafts were rejected (≥ 1).
+        rounds: usize,
+    },
+    /// Mentored decoding: `s ∝ max(0, target/β − draft)`.
+    Mentored {
+        /// The upper ratio threshold β ≥ 1.
+        beta: f64,
+    },
+}
+
+impl Residual {
+    /// The unnormalised weight of one token, for the point-wise residuals.
+    fn pointwise_weight(&self, t: f64, d: f64) -> f64 {
+        match *self {
+            Self::TargetMinusDraft => (t - d).max(0.0),
+            Self::KSeq {
+                rho,
+                acceptance,
+                overlap,
+            } => {
+                let scale = if overlap > 0.0 { acceptance / overlap } else { 0.0 };
+                (t - d.min(t / rho) * scale).max(0.0)
+            }
+            Self::Mentored { beta } => (t / beta - d).max(0.0),
+            Self::Target | Self::MultiRound { .. } => t,
+        }
+    }
+
+    /// The unnormalised residual weights (they sum to the probability of reaching the
+    /// residual for the single-step schemes).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`].
+    pub fn weights(&self, target: &Distribution, draft: &Distribution) -> Result<Vec<f64>> {
+        check_same_len(target, draft)?;
+        Ok(match *self {
+            Self::MultiRound { rounds } => {
+                crate::multiround::residual_after(target.probs(), draft.probs(), rounds)
+            }
+            _ => target
+                .probs()
+                .iter()
+                .zip(draft.probs())
+                .map(|(&t, &d)| self.pointwise_weight(t, d))
+                .collect(),
+        })
+    }
+
+    /// The residual as a distribution; the target when the residual is degenerate
+    /// (mass ≤ [`RESIDUAL_EPSILON`]), exactly as the samplers do.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`].
+    pub fn distribution(&self, target: &Distribution, draft: &Distribution) -> Result<Distribution> {
+        let weights = self.weights(target, draft)?;
+        let mass: f64 = weights.iter().sum();
+        if mass <= RESIDUAL_EPSILON {
+            return Ok(target.clone());
+        }
+        Distribution::from_weights(weights)
+    }
+}
+
+/// Samples the residual without allocating (except for multi-round), falling back to
+/// the target when the residual is degenerate.
+pub(crate) fn draw<R: Rng + ?Sized>(
+    residual: Residual,
+    target: &Distribution,
+    draft: &Distribution,
+    rng: &mut R,
+) -> ResidualDraw {
+    let u = rng.random::<f64>();
+    let (t, d) = (target.probs(), draft.probs());
+    let (residual, token) = match residual {
+        Residual::MultiRound { rounds } => {
+            let weights = crate::multiround::residual_after(t, d, rounds);
+            let mass: f64 = weights.iter().sum();
+            if mass <= RESIDUAL_EPSILON {
+                (Residual::Target, target.sample_with_uniform(u))
+            } else {
+                (residual, sample_weights(&weights, u, mass))
+            }
+        }
+        _ => {
+            let mass: f64 = t
+                .iter()
+                .zip(d)
+                .map(|(&a, &b)| residual.pointwise_weight(a, b))
+                .sum();
+            if mass <= RESIDUAL_EPSILON {
+                (Residual::Target, target.sample_with_uniform(u))
+            } else {
+                (residual, sample_pointwise(residual, t, d, u * mass))
+            }
+        }
+    };
+    ResidualDraw {
+        residual,
+        uniform: Some(u),
+        token,
+    }
+}
+
+/// Inverse-CDF scan over point-wise residual weights.
+fn sample_pointwise(residual: Residual, t: &[f64], d: &[f64], threshold: f64) -> usize {
+    let mut acc = 0.0;
+    let mut last_positive = 0;
+    for (i, (&a, &b)) in t.iter().zip(d).enumerate() {
+        let w = residual.pointwise_weight(a, b);
+        if w > 0.0 {
+            acc += w;
+            last_positive = i;
+            if acc > threshold {
+                return i;
+            }
+        }
+    }
+    last_positive
+}
+
+/// Target and draft must cover the same vocabulary.
+///
+/// # Errors
+/// [`Error::LengthMismatch`].
+pub(crate) fn check_same_len(target: &Distribution, draft: &Distribution) -> Result<()> {
+    if target.len() == draft.len() {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            target: target.len(),
+            draft: draft.len(),
+        })
+    }
+}

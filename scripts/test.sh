@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The one test command (see README): formatting, lints, and every test in the workspace.
+# It installs what it needs and keeps its build cache outside the clone so repeated runs
+# on one machine are incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/specula/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+need_component() {
+  if ! cargo "$1" --version >/dev/null 2>&1; then
+    rustup component add "$2"
+  fi
+}
+need_component fmt rustfmt
+need_component clippy clippy
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo test (release: the statistical tests draw millions of samples)"
+cargo test --workspace --release --locked
