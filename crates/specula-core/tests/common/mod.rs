@@ -1,0 +1,121 @@
+//! Shared helpers for the statistical tests: seeded RNGs, random distribution pairs,
+//! and a chi-square goodness-of-fit test.
+#![allow(dead_code)]
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution as _, Gamma};
+use specula_core::Distribution;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// A seeded ChaCha RNG.
+pub fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// A Dirichlet(concentration, …, concentration) draw over `n` tokens, built from gammas so
+/// tiny concentrations (very peaked draws) work; entries that underflow stay 0.
+pub fn dirichlet(rng: &mut impl Rng, n: usize, concentration: f64) -> Distribution {
+    let gamma = Gamma::new(concentration, 1.0).expect("valid gamma");
+    loop {
+        let w: Vec<f64> = (0..n).map(|_| gamma.sample(rng)).collect();
+        if w.iter().sum::<f64>() > 0.0 {
+            return Distribution::from_weights(w).expect("valid weights");
+        }
+    }
+}
+
+/// A distribution with support on a random subset of about `fraction` of the tokens.
+pub fn sparse(rng: &mut impl Rng, n: usize, fraction: f64) -> Distribution {
+    loop {
+        let w: Vec<f64> = (0..n)
+            .map(|_| if rng.random::<f64>() < fraction { rng.random::<f64>() } else { 0.0 })
+            .collect();
+        if w.iter().sum::<f64>() > 0.0 {
+            return Distribution::from_weights(w).expect("valid weights");
+        }
+    }
+}
+
+/// Pairs (target, draft) of many shapes over `n` tokens: Dirichlet at several
+/// concentrations, sparse, one-hot, identical, and disjoint supports.
+pub fn pair_zoo(rng: &mut impl Rng, n: usize) -> Vec<(String, Distribution, Distribution)> {
+    let mut pairs = Vec::new();
+    for c in [0.05, 0.3, 1.0, 5.0] {
+        pairs.push((format!("dirichlet({c})"), dirichlet(rng, n, c), dirichlet(rng, n, c)));
+    }
+    pairs.push(("sparse".into(), sparse(rng, n, 0.3), sparse(rng, n, 0.3)));
+    let a = rng.random_range(0..n);
+    let b = rng.random_range(0..n);
+    pairs.push((
+        "one-hot".into(),
+        Distribution::one_hot(n, a).unwrap(),
+        Distribution::one_hot(n, b).unwrap(),
+    ));
+    pairs.push(("one-hot target".into(), Distribution::one_hot(n, a).unwrap(), dirichlet(rng, n, 1.0)));
+    pairs.push(("one-hot draft".into(), dirichlet(rng, n, 1.0), Distribution::one_hot(n, b).unwrap()));
+    let same = dirichlet(rng, n, 0.5);
+    pairs.push(("identical".into(), same.clone(), same));
+    if n >= 2 {
+        let split = rng.random_range(1..n);
+        let left: Vec<f64> = (0..n).map(|i| if i < split { 1.0 + i as f64 } else { 0.0 }).collect();
+        let right: Vec<f64> = (0..n).map(|i| if i >= split { 1.0 } else { 0.0 }).collect();
+        pairs.push((
+            "disjoint".into(),
+            Distribution::from_weights(left).unwrap(),
+            Distribution::from_weights(right).unwrap(),
+        ));
+    }
+    pairs
+}
+
+/// Largest absolute difference between two probability vectors.
+pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+/// Pearson's chi-square goodness-of-fit p-value of `counts` against `expected`
+/// probabilities. Bins with an expected count below 5 are pooled into one; categories
+/// with zero expected probability must have zero counts (else p = 0).
+pub fn chi_square_p_value(counts: &[u64], expected: &[f64]) -> f64 {
+    assert_eq!(counts.len(), expected.len());
+    let n: u64 = counts.iter().sum();
+    let n = n as f64;
+    let mut stat = 0.0;
+    let mut bins = 0usize;
+    let (mut pooled_obs, mut pooled_exp) = (0.0, 0.0);
+    for (&c, &p) in counts.iter().zip(expected) {
+        let e = p * n;
+        if p == 0.0 {
+            if c > 0 {
+                return 0.0;
+            }
+            continue;
+        }
+        if e < 5.0 {
+            pooled_obs += c as f64;
+            pooled_exp += e;
+        } else {
+            stat += (c as f64 - e).powi(2) / e;
+            bins += 1;
+        }
+    }
+    if pooled_exp > 0.0 {
+        stat += (pooled_obs - pooled_exp).powi(2) / pooled_exp;
+        bins += 1;
+    }
+    if bins < 2 {
+        return 1.0;
+    }
+    ChiSquared::new((bins - 1) as f64).unwrap().sf(stat)
+}
+
+/// Asserts a chi-square p-value is not suspiciously small.
+pub fn assert_fits(label: &str, counts: &[u64], expected: &[f64], alpha: f64) {
+    let p = chi_square_p_value(counts, expected);
+    assert!(
+        p > alpha,
+        "{label}: chi-square p = {p:.3e} <= {alpha:e}\ncounts   = {counts:?}\nexpected = {expected:?}"
+    );
+}
