@@ -32,7 +32,7 @@
 //! let target = Distribution::from_probs(vec![0.1, 0.2, 0.3, 0.4])?;
 //! let draft = Distribution::from_probs(vec![0.5, 0.3, 0.15, 0.05])?;
 //! let exact = speculative_analysis(&target, &draft)?;
-//! assert!((exact.acceptance - 0.6).abs() < 1e-12); // Σ min(target, draft)
+//! assert!((exact.acceptance - 0.5).abs() < 1e-12); // Σ min(target, draft)
 //!
 //! let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
 //! let x = draft.sample(&mut rng);
