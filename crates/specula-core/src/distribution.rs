@@ -257,7 +257,10 @@ fn checked_sum(values: &[f64]) -> Result<f64> {
     }
     if !sum.is_finite() {
         // Finite entries can still overflow when summed.
-        return Err(Error::Infinite { index: values.len() - 1, value: sum });
+        return Err(Error::Infinite {
+            index: values.len() - 1,
+            value: sum,
+        });
     }
     Ok(sum)
 }

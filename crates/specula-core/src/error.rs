@@ -37,7 +37,9 @@ pub enum Error {
     #[error("every entry is zero: a distribution needs positive mass")]
     AllZero,
     /// Probabilities do not sum to one within the tolerance.
-    #[error("the probabilities sum to {sum}, not 1 (allowed deviation {tolerance}); normalise them first")]
+    #[error(
+        "the probabilities sum to {sum}, not 1 (allowed deviation {tolerance}); normalise them first"
+    )]
     NotNormalized {
         /// The sum found.
         sum: f64,
@@ -45,7 +47,9 @@ pub enum Error {
         tolerance: f64,
     },
     /// Target and draft distributions have different vocabulary sizes.
-    #[error("the target has {target} entries but the draft has {draft}; both must cover the same vocabulary")]
+    #[error(
+        "the target has {target} entries but the draft has {draft}; both must cover the same vocabulary"
+    )]
     LengthMismatch {
         /// Entries in the target distribution.
         target: usize,
@@ -97,7 +101,9 @@ pub enum Error {
         value: f64,
     },
     /// The OTM linear program would be larger than the documented limit.
-    #[error("the OTM linear program would have {variables} variables (vocabulary {vocab}, k = {k}); the limit is {limit}")]
+    #[error(
+        "the OTM linear program would have {variables} variables (vocabulary {vocab}, k = {k}); the limit is {limit}"
+    )]
     OtmTooLarge {
         /// V^(k+1), saturated at `u128::MAX`.
         variables: u128,

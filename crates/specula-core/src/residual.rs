@@ -56,7 +56,11 @@ impl Residual {
                 acceptance,
                 overlap,
             } => {
-                let scale = if overlap > 0.0 { acceptance / overlap } else { 0.0 };
+                let scale = if overlap > 0.0 {
+                    acceptance / overlap
+                } else {
+                    0.0
+                };
                 (t - d.min(t / rho) * scale).max(0.0)
             }
             Self::Mentored { beta } => (t / beta - d).max(0.0),
@@ -89,7 +93,11 @@ impl Residual {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`].
-    pub fn distribution(&self, target: &Distribution, draft: &Distribution) -> Result<Distribution> {
+    pub fn distribution(
+        &self,
+        target: &Distribution,
+        draft: &Distribution,
+    ) -> Result<Distribution> {
         let weights = self.weights(target, draft)?;
         let mass: f64 = weights.iter().sum();
         if mass <= RESIDUAL_EPSILON {

@@ -28,8 +28,17 @@ pub fn speculative_sample<R: Rng + ?Sized>(
 ) -> Result<TokenOutcome> {
     check_same_len(target, draft)?;
     target.check_token(draft_token)?;
-    let test = acceptance_test(0, draft_token, target.prob(draft_token), draft.prob(draft_token), 1.0, rng);
-    Ok(finish(test, || draw(Residual::TargetMinusDraft, target, draft, rng)))
+    let test = acceptance_test(
+        0,
+        draft_token,
+        target.prob(draft_token),
+        draft.prob(draft_token),
+        1.0,
+        rng,
+    );
+    Ok(finish(test, || {
+        draw(Residual::TargetMinusDraft, target, draft, rng)
+    }))
 }
 
 /// The exact output distribution and acceptance probability of [`speculative_sample`]
@@ -46,7 +55,10 @@ pub fn speculative_analysis(target: &Distribution, draft: &Distribution) -> Resu
         .zip(draft.probs())
         .map(|(&t, &d)| d * accept_prob(t, d, 1.0))
         .collect();
-    Ok(combine(accepted, &Residual::TargetMinusDraft.distribution(target, draft)?))
+    Ok(combine(
+        accepted,
+        &Residual::TargetMinusDraft.distribution(target, draft)?,
+    ))
 }
 
 /// Greedy verification (temperature 0): accept iff the draft token is the target's
@@ -93,7 +105,11 @@ pub fn greedy_analysis(target: &Distribution, draft: &Distribution) -> Result<To
 
 /// `min(1, t / (scale·d))`, and 0 when `d = 0` (such a token cannot have been drafted).
 pub(crate) fn accept_prob(t: f64, d: f64, scale: f64) -> f64 {
-    if d > 0.0 { (t / (scale * d)).min(1.0) } else { 0.0 }
+    if d > 0.0 {
+        (t / (scale * d)).min(1.0)
+    } else {
+        0.0
+    }
 }
 
 /// Runs one randomised test: accept iff `u·scale·d < t`, no division on the decision path.

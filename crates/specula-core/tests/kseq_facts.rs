@@ -28,13 +28,22 @@ fn uniform_pairs_match_the_closed_form() {
     for (n, r) in [(8usize, 2usize), (12, 3), (12, 4), (64, 8), (1000, 10)] {
         let draft = Distribution::uniform(n).unwrap();
         let support = n / r;
-        let target = Distribution::from_weights((0..n).map(|i| f64::from(u8::from(i < support))).collect()).unwrap();
+        let target =
+            Distribution::from_weights((0..n).map(|i| f64::from(u8::from(i < support))).collect())
+                .unwrap();
         let rf = r as f64;
         for k in 1..=8 {
             let plan = kseq_plan(&target, &draft, k, None).unwrap();
             let miss = (1.0 - 1.0 / rf).powi(k as i32);
-            assert!((plan.rho_star - rf * (1.0 - miss)).abs() < 1e-9, "n={n} r={r} k={k}: {}", plan.rho_star);
-            assert!((plan.acceptance - (1.0 - miss)).abs() < 1e-9, "n={n} r={r} k={k}");
+            assert!(
+                (plan.rho_star - rf * (1.0 - miss)).abs() < 1e-9,
+                "n={n} r={r} k={k}: {}",
+                plan.rho_star
+            );
+            assert!(
+                (plan.acceptance - (1.0 - miss)).abs() < 1e-9,
+                "n={n} r={r} k={k}"
+            );
         }
     }
 }
@@ -93,5 +102,8 @@ fn rho_below_rho_star_is_refused() {
             other => panic!("rho {bad}: expected BadRho, got {other:?}"),
         }
     }
-    assert!(matches!(kseq_plan(&target, &draft, 0, None), Err(Error::NoDrafts)));
+    assert!(matches!(
+        kseq_plan(&target, &draft, 0, None),
+        Err(Error::NoDrafts)
+    ));
 }

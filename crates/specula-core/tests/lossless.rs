@@ -14,8 +14,14 @@ const EXACT: f64 = 1e-9;
 fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
     let t = target.probs();
     let standard = speculative_analysis(target, draft).unwrap();
-    assert!(max_abs_diff(&standard.output, t) < EXACT, "standard {label}");
-    assert!((standard.acceptance - overlap(t, draft.probs())).abs() < EXACT, "standard acceptance {label}");
+    assert!(
+        max_abs_diff(&standard.output, t) < EXACT,
+        "standard {label}"
+    );
+    assert!(
+        (standard.acceptance - overlap(t, draft.probs())).abs() < EXACT,
+        "standard acceptance {label}"
+    );
     for k in 1..=4 {
         let (plan, kseq) = kseq_analysis(target, draft, k, None).unwrap();
         assert!(
@@ -24,9 +30,15 @@ fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
             plan.rho,
             max_abs_diff(&kseq.output, t)
         );
-        assert!((kseq.acceptance - plan.acceptance).abs() < EXACT, "k-Seq acceptance k={k} {label}");
+        assert!(
+            (kseq.acceptance - plan.acceptance).abs() < EXACT,
+            "k-Seq acceptance k={k} {label}"
+        );
         let multi = multiround_analysis(target, draft, k).unwrap();
-        assert!(max_abs_diff(&multi.output, t) < EXACT, "multi-round k={k} {label}");
+        assert!(
+            max_abs_diff(&multi.output, t) < EXACT,
+            "multi-round k={k} {label}"
+        );
     }
     let greedy = greedy_analysis(target, draft).unwrap();
     let mut one_hot = vec![0.0; t.len()];
@@ -67,8 +79,14 @@ fn kseq_with_one_draft_is_standard_speculative_sampling() {
             let standard = speculative_analysis(&target, &draft).unwrap();
             let (plan, kseq) = kseq_analysis(&target, &draft, 1, None).unwrap();
             assert_eq!(plan.rho, 1.0, "{label}");
-            assert!((standard.acceptance - kseq.acceptance).abs() < 1e-12, "{label}");
-            assert!(max_abs_diff(&standard.output, &kseq.output) < 1e-12, "{label}");
+            assert!(
+                (standard.acceptance - kseq.acceptance).abs() < 1e-12,
+                "{label}"
+            );
+            assert!(
+                max_abs_diff(&standard.output, &kseq.output) < 1e-12,
+                "{label}"
+            );
         }
     }
 }
@@ -80,9 +98,16 @@ fn larger_rho_than_rho_star_stays_lossless_but_accepts_less() {
         for k in 2..=4 {
             let (plan, best) = kseq_analysis(&target, &draft, k, None).unwrap();
             for factor in [1.0 + 1e-9, 1.5, 3.0] {
-                let (_, looser) = kseq_analysis(&target, &draft, k, Some(plan.rho_star * factor)).unwrap();
-                assert!(max_abs_diff(&looser.output, target.probs()) < EXACT, "{label} k={k}");
-                assert!(looser.acceptance <= best.acceptance + 1e-12, "{label} k={k}");
+                let (_, looser) =
+                    kseq_analysis(&target, &draft, k, Some(plan.rho_star * factor)).unwrap();
+                assert!(
+                    max_abs_diff(&looser.output, target.probs()) < EXACT,
+                    "{label} k={k}"
+                );
+                assert!(
+                    looser.acceptance <= best.acceptance + 1e-12,
+                    "{label} k={k}"
+                );
             }
         }
     }

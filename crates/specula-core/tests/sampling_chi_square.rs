@@ -50,8 +50,13 @@ fn run(
 
 fn assert_rate(label: &str, accepted: u64, expected: f64) {
     let rate = accepted as f64 / DRAWS as f64;
-    let sd = (expected * (1.0 - expected) / DRAWS as f64).sqrt().max(1e-9);
-    assert!((rate - expected).abs() < 5.0 * sd + 1e-12, "{label}: acceptance {rate} vs {expected}");
+    let sd = (expected * (1.0 - expected) / DRAWS as f64)
+        .sqrt()
+        .max(1e-9);
+    assert!(
+        (rate - expected).abs() < 5.0 * sd + 1e-12,
+        "{label}: acceptance {rate} vs {expected}"
+    );
 }
 
 #[test]
@@ -61,7 +66,12 @@ fn standard_speculative_sampling_fits_the_target() {
             let x = draft.sample(r);
             speculative_sample(target, draft, x, r).unwrap()
         });
-        assert_fits(&format!("standard pair {i}"), &counts, target.probs(), ALPHA);
+        assert_fits(
+            &format!("standard pair {i}"),
+            &counts,
+            target.probs(),
+            ALPHA,
+        );
         let exact = speculative_analysis(target, draft).unwrap().acceptance;
         assert_rate(&format!("standard pair {i}"), accepted, exact);
     }
@@ -78,7 +88,12 @@ fn kseq_fits_the_target_for_several_k() {
                 plan_acceptance = plan.acceptance;
                 outcome
             });
-            assert_fits(&format!("k-Seq k={k} pair {i}"), &counts, target.probs(), ALPHA);
+            assert_fits(
+                &format!("k-Seq k={k} pair {i}"),
+                &counts,
+                target.probs(),
+                ALPHA,
+            );
             assert_rate(&format!("k-Seq k={k} pair {i}"), accepted, plan_acceptance);
         }
     }
@@ -92,7 +107,12 @@ fn multiround_fits_the_target() {
                 let drafts: Vec<usize> = (0..k).map(|_| draft.sample(r)).collect();
                 multiround_sample(target, draft, &drafts, r).unwrap()
             });
-            assert_fits(&format!("multi-round k={k} pair {i}"), &counts, target.probs(), ALPHA);
+            assert_fits(
+                &format!("multi-round k={k} pair {i}"),
+                &counts,
+                target.probs(),
+                ALPHA,
+            );
         }
     }
 }

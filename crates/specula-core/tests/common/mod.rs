@@ -29,7 +29,13 @@ pub fn dirichlet(rng: &mut impl Rng, n: usize, concentration: f64) -> Distributi
 pub fn sparse(rng: &mut impl Rng, n: usize, fraction: f64) -> Distribution {
     loop {
         let w: Vec<f64> = (0..n)
-            .map(|_| if rng.random::<f64>() < fraction { rng.random::<f64>() } else { 0.0 })
+            .map(|_| {
+                if rng.random::<f64>() < fraction {
+                    rng.random::<f64>()
+                } else {
+                    0.0
+                }
+            })
             .collect();
         if w.iter().sum::<f64>() > 0.0 {
             return Distribution::from_weights(w).expect("valid weights");
@@ -42,7 +48,11 @@ pub fn sparse(rng: &mut impl Rng, n: usize, fraction: f64) -> Distribution {
 pub fn pair_zoo(rng: &mut impl Rng, n: usize) -> Vec<(String, Distribution, Distribution)> {
     let mut pairs = Vec::new();
     for c in [0.05, 0.3, 1.0, 5.0] {
-        pairs.push((format!("dirichlet({c})"), dirichlet(rng, n, c), dirichlet(rng, n, c)));
+        pairs.push((
+            format!("dirichlet({c})"),
+            dirichlet(rng, n, c),
+            dirichlet(rng, n, c),
+        ));
     }
     pairs.push(("sparse".into(), sparse(rng, n, 0.3), sparse(rng, n, 0.3)));
     let a = rng.random_range(0..n);
@@ -52,13 +62,23 @@ pub fn pair_zoo(rng: &mut impl Rng, n: usize) -> Vec<(String, Distribution, Dist
         Distribution::one_hot(n, a).unwrap(),
         Distribution::one_hot(n, b).unwrap(),
     ));
-    pairs.push(("one-hot target".into(), Distribution::one_hot(n, a).unwrap(), dirichlet(rng, n, 1.0)));
-    pairs.push(("one-hot draft".into(), dirichlet(rng, n, 1.0), Distribution::one_hot(n, b).unwrap()));
+    pairs.push((
+        "one-hot target".into(),
+        Distribution::one_hot(n, a).unwrap(),
+        dirichlet(rng, n, 1.0),
+    ));
+    pairs.push((
+        "one-hot draft".into(),
+        dirichlet(rng, n, 1.0),
+        Distribution::one_hot(n, b).unwrap(),
+    ));
     let same = dirichlet(rng, n, 0.5);
     pairs.push(("identical".into(), same.clone(), same));
     if n >= 2 {
         let split = rng.random_range(1..n);
-        let left: Vec<f64> = (0..n).map(|i| if i < split { 1.0 + i as f64 } else { 0.0 }).collect();
+        let left: Vec<f64> = (0..n)
+            .map(|i| if i < split { 1.0 + i as f64 } else { 0.0 })
+            .collect();
         let right: Vec<f64> = (0..n).map(|i| if i >= split { 1.0 } else { 0.0 }).collect();
         pairs.push((
             "disjoint".into(),
@@ -72,7 +92,10 @@ pub fn pair_zoo(rng: &mut impl Rng, n: usize) -> Vec<(String, Distribution, Dist
 /// Largest absolute difference between two probability vectors.
 pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 /// Pearson's chi-square goodness-of-fit p-value of `counts` against `expected`
