@@ -1,0 +1,68 @@
+//! Per-token cost of each token-level scheme next to a "floor" that reads both vectors
+//! once, all in one run so the ratios are comparable. Run with
+//! `cargo bench -p specula-core --bench schemes`.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution as _, Normal};
+use specula_core::{
+    Distribution, SamplingConfig, kseq_sample, mentored_sample, multiround_sample, overlap,
+    speculative_sample,
+};
+
+const VOCABS: [usize; 3] = [64, 32_000, 50_257];
+
+/// An LM-like pair: Gaussian target logits, the draft's logits the target's plus noise
+/// (acceptance around 0.6–0.8), both through the same softmax.
+fn lm_like_pair(n: usize, rng: &mut ChaCha8Rng) -> (Distribution, Distribution) {
+    let logit = Normal::new(0.0, 2.5).unwrap();
+    let noise = Normal::new(0.0, 1.0).unwrap();
+    let target_logits: Vec<f64> = (0..n).map(|_| logit.sample(rng)).collect();
+    let draft_logits: Vec<f64> = target_logits.iter().map(|l| l + noise.sample(rng)).collect();
+    let config = SamplingConfig::default();
+    (
+        Distribution::from_logits(&target_logits, &config).unwrap(),
+        Distribution::from_logits(&draft_logits, &config).unwrap(),
+    )
+}
+
+fn schemes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("token");
+    for n in VOCABS {
+        let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
+        let (target, draft) = lm_like_pair(n, &mut rng);
+        // Pre-drawn draft tokens, so only the scheme itself is timed.
+        let drafts: Vec<usize> = (0..4096).map(|_| draft.sample(&mut rng)).collect();
+        let mut i = 0;
+        let mut next = |k: usize| {
+            i = (i + k) % (drafts.len() - 8);
+            &drafts[i..i + k]
+        };
+
+        group.bench_with_input(BenchmarkId::new("floor (read both once)", n), &n, |b, _| {
+            b.iter(|| overlap(black_box(target.probs()), black_box(draft.probs())));
+        });
+        group.bench_with_input(BenchmarkId::new("standard", n), &n, |b, _| {
+            b.iter(|| speculative_sample(&target, &draft, next(1)[0], &mut rng).unwrap().token);
+        });
+        group.bench_with_input(BenchmarkId::new("kseq k=4", n), &n, |b, _| {
+            b.iter(|| kseq_sample(&target, &draft, next(4), None, &mut rng).unwrap().1.token);
+        });
+        group.bench_with_input(BenchmarkId::new("multiround k=4", n), &n, |b, _| {
+            b.iter(|| multiround_sample(&target, &draft, next(4), &mut rng).unwrap().token);
+        });
+        for kl in [0.05, 0.5] {
+            group.bench_with_input(BenchmarkId::new(format!("mentored D={kl}"), n), &n, |b, _| {
+                b.iter(|| mentored_sample(&target, &draft, next(1)[0], kl, &mut rng).unwrap().1.token);
+            });
+        }
+        let _ = rng.random::<u8>();
+    }
+    group.finish();
+}
+
+criterion_group!(benches, schemes);
+criterion_main!(benches);
