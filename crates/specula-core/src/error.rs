@@ -76,6 +76,14 @@ pub enum Error {
     /// A multi-draft scheme was given no drafts (k = 0).
     #[error("the number of drafts must be at least 1, got 0")]
     NoDrafts,
+    /// A plan made for `expected` drafts was given a different number of draft tokens.
+    #[error("this plan was made for {expected} drafts but {got} draft tokens were given")]
+    DraftCountMismatch {
+        /// The plan's number of drafts.
+        expected: usize,
+        /// The number of draft tokens given.
+        got: usize,
+    },
     /// A k-Seq ρ override below ρ* (the residual would not be a distribution) or not finite.
     #[error("rho must be finite and at least rho* = {rho_star} for k-Seq to stay exact, got {rho}")]
     BadRho {

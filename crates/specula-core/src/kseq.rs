@@ -100,8 +100,9 @@ pub fn kseq_sample<R: Rng + ?Sized>(
 /// positions with the same distributions).
 ///
 /// # Errors
-/// [`Error::LengthMismatch`], [`Error::TokenOutOfRange`], and [`Error::NoDrafts`] when
-/// `drafts.len()` differs from `plan.k` (the plan is only valid for its own k).
+/// [`Error::LengthMismatch`], [`Error::TokenOutOfRange`], and
+/// [`Error::DraftCountMismatch`] when `drafts.len()` differs from `plan.k` (the plan is
+/// only valid for its own k).
 pub fn kseq_sample_with_plan<R: Rng + ?Sized>(
     target: &Distribution,
     draft: &Distribution,
@@ -111,7 +112,10 @@ pub fn kseq_sample_with_plan<R: Rng + ?Sized>(
 ) -> Result<TokenOutcome> {
     check_same_len(target, draft)?;
     if drafts.is_empty() || drafts.len() != plan.k {
-        return Err(Error::NoDrafts);
+        return Err(Error::DraftCountMismatch {
+            expected: plan.k,
+            got: drafts.len(),
+        });
     }
     for &x in drafts {
         target.check_token(x)?;

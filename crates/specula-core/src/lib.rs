@@ -20,7 +20,7 @@
 //! | greedy verification | [`greedy_verify`] | [`greedy_analysis`] |
 //! | SpecTr k-Seq | [`kseq_sample`] | [`kseq_analysis`] |
 //! | multi-round rejection | [`multiround_sample`] | [`multiround_analysis`] |
-//! | OTM (optimal transport, exact LP) | — | [`otm_analysis`] |
+//! | OTM (optimal transport, exact LP) | [`otm_sample`] | [`otm_analysis`] |
 //! | mentored decoding (lossy, KL ≤ D) | [`mentored_sample`] | [`mentored_analysis`] |
 //!
 //! Randomness is always passed in; with a seeded RNG every result is reproducible.
