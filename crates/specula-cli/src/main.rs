@@ -1,1 +1,60 @@
-fn main() {}
+//! `specula`: the command-line front end of Specula.
+//!
+//! Subcommands live in their own modules: [`args`] defines the command line, [`plan`]
+//! computes a serialisable report, [`render`] prints it as a table.
+
+mod args;
+mod error;
+mod plan;
+mod render;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command, PlanArgs};
+use crate::error::CliError;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(args) => run_plan(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // If stderr itself is gone there is nowhere left to report to.
+            let _ = writeln!(io::stderr().lock(), "error: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+/// `specula plan`.
+fn run_plan(args: PlanArgs) -> Result<(), CliError> {
+    let request = args.into_request()?;
+    let report = plan::run(&request)?;
+    let text = if request.json {
+        let mut json = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::failure(format!("cannot serialise the report: {e}")))?;
+        json.push('\n');
+        json
+    } else {
+        render::table(&report)
+    };
+    emit(&text)
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> Result<(), CliError> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::failure(format!("cannot write the output: {e}"))),
+    }
+}

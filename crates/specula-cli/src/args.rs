@@ -1,0 +1,383 @@
+//! Command-line shape (clap derive) and the parsing of raw flag values into checked inputs.
+//!
+//! Value flags are taken as strings and parsed here rather than by clap, so every bad
+//! value gets one `error: …` line that names the flag.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+
+use crate::error::CliError;
+
+/// The most drafts `--drafts` accepts (multi-round analysis is linear in k).
+pub const MAX_DRAFTS: usize = 1_000_000;
+
+/// Default number of drafts for the multi-draft methods.
+pub const DEFAULT_DRAFTS: usize = 2;
+
+/// Speculative decoding, analysed exactly.
+#[derive(Debug, Parser)]
+#[command(name = "specula", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Exact token-level analysis of one scheme on one pair of distributions.
+    #[command(long_about = PLAN_LONG_ABOUT, after_long_help = PLAN_AFTER_HELP)]
+    Plan(PlanArgs),
+}
+
+const PLAN_LONG_ABOUT: &str = "\
+Exact token-level analysis of one speculative sampling scheme on one pair of distributions.
+
+Prints, per token, the target and draft probabilities, the exact output distribution of the
+scheme (closed form, no sampling) and method-specific columns (acceptance probability of a
+drafted token, residual distribution), then a summary: acceptance probability,
+KL(target || output), TV(target, output) and the scheme's parameters (rho, alpha, beta, ...).";
+
+const PLAN_AFTER_HELP: &str = "\
+Methods and the flags they take:
+  speculative   standard speculative sampling (k = 1)       no extra flags
+  greedy        greedy verification (temperature 0)          no extra flags
+  kseq          SpecTr k-Seq                                 [--drafts K] [--rho R]
+  multiround    multi-round rejection (SpecInfer style)      [--drafts K]
+  otm           optimal transport, exact LP (tiny V and k)   [--drafts K]
+  mentored      mentored decoding, lossy with KL <= D        --kl D (required)
+A flag given to a method that does not take it is an error. --drafts defaults to 2.
+
+Input rules:
+  --target and --draft are comma-separated lists of the same length, every entry a finite
+  number >= 0. Without --normalize each list must sum to 1 within 1e-6; with --normalize
+  any positive total is rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite
+  and >= 0. --rho must be finite and >= rho* (the smallest rho that keeps k-Seq exact).
+  OTM solves a linear program with vocab^(k+1) variables and refuses larger problems.
+  Negative numbers may be written as `--kl -1` or `--kl=-1` (both are refused).
+
+Output:
+  --json prints one JSON object: method, target, draft, vocab, normalized, acceptance,
+  output, kl_target_output, tv_target_output, kl_target_draft, tv_target_draft, and per
+  method: drafts (kseq, multiround, otm); rho, rho_star, overlap (kseq); accept_probs
+  (speculative, greedy, kseq, mentored); residual (all but otm); kl_budget, alpha, beta,
+  zero_target_accept, accepts_all (mentored); upper_bound (otm). Probabilities are token-indexed arrays.
+  Non-finite numbers (e.g. KL(target || output) = inf for greedy) are written as null.
+  greedy assumes the drafted token is the draft's argmax.
+
+Exit status: 0 on success, 2 for invalid input or usage (one `error: ...` line on stderr),
+1 when the analysis itself fails or the output cannot be written.
+
+Example:
+  specula plan --method kseq --drafts 3 --target 0.1,0.2,0.3,0.4 --draft 0.5,0.3,0.15,0.05";
+
+/// Flags of `specula plan`, as typed by the user.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The token-level scheme to analyse.
+    #[arg(long, value_enum)]
+    pub method: Method,
+
+    /// Target probabilities, comma-separated (e.g. 0.1,0.2,0.3,0.4).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub target: String,
+
+    /// Draft probabilities, comma-separated, same length as --target.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub draft: String,
+
+    /// Number of i.i.d. drafts k (kseq, multiround, otm only; default 2).
+    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    pub drafts: Option<String>,
+
+    /// KL budget D in nats: KL(target || output) <= D (mentored only; required there).
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    pub kl: Option<String>,
+
+    /// Override k-Seq's rho; must be >= rho* (kseq only; default rho*).
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    pub rho: Option<String>,
+
+    /// Rescale --target and --draft to sum to 1 instead of refusing them.
+    #[arg(long)]
+    pub normalize: bool,
+
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A token-level scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Standard speculative sampling.
+    Speculative,
+    /// Greedy verification.
+    Greedy,
+    /// SpecTr k-Seq.
+    Kseq,
+    /// Multi-round rejection sampling.
+    Multiround,
+    /// Optimal transport with membership cost (exact LP).
+    Otm,
+    /// Mentored decoding (lossy, bounded KL).
+    Mentored,
+}
+
+impl Method {
+    /// The name used on the command line and in JSON.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Speculative => "speculative",
+            Self::Greedy => "greedy",
+            Self::Kseq => "kseq",
+            Self::Multiround => "multiround",
+            Self::Otm => "otm",
+            Self::Mentored => "mentored",
+        }
+    }
+
+    /// A longer human-readable title.
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Speculative => "standard speculative sampling",
+            Self::Greedy => "greedy verification",
+            Self::Kseq => "SpecTr k-Seq",
+            Self::Multiround => "multi-round rejection sampling",
+            Self::Otm => "optimal transport with membership cost, exact LP",
+            Self::Mentored => "mentored decoding, lossy with KL <= D",
+        }
+    }
+
+    /// Whether the method uses several drafts (`--drafts`).
+    #[must_use]
+    pub fn takes_drafts(self) -> bool {
+        matches!(self, Self::Kseq | Self::Multiround | Self::Otm)
+    }
+}
+
+/// Method-specific parameters, checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Params {
+    /// No extra parameters.
+    None,
+    /// k-Seq: drafts and an optional ρ override.
+    KSeq {
+        /// Number of drafts.
+        k: usize,
+        /// ρ override (checked against ρ* later).
+        rho: Option<f64>,
+    },
+    /// Multi-round or OTM: number of drafts.
+    Drafts(usize),
+    /// Mentored: KL budget.
+    Kl(f64),
+}
+
+/// A `plan` request with every flag parsed; distributions are built later.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanRequest {
+    /// The scheme.
+    pub method: Method,
+    /// Raw target entries.
+    pub target: Vec<f64>,
+    /// Raw draft entries.
+    pub draft: Vec<f64>,
+    /// Whether to rescale the inputs.
+    pub normalize: bool,
+    /// Method parameters.
+    pub params: Params,
+    /// JSON output.
+    pub json: bool,
+}
+
+impl PlanArgs {
+    /// Parses and checks every flag value and their fit with the method.
+    ///
+    /// # Errors
+    /// A [`CliError`] naming the first bad flag.
+    pub fn into_request(self) -> Result<PlanRequest, CliError> {
+        let method = self.method;
+        let target = parse_list("--target", &self.target)?;
+        let draft = parse_list("--draft", &self.draft)?;
+        if target.len() != draft.len() {
+            return Err(CliError::usage(format!(
+                "--target has {} entries but --draft has {}; both must cover the same vocabulary",
+                target.len(),
+                draft.len()
+            )));
+        }
+        reject_if_given(
+            method,
+            "--drafts",
+            self.drafts.as_ref(),
+            method.takes_drafts(),
+        )?;
+        reject_if_given(method, "--rho", self.rho.as_ref(), method == Method::Kseq)?;
+        reject_if_given(method, "--kl", self.kl.as_ref(), method == Method::Mentored)?;
+        let k = self
+            .drafts
+            .as_deref()
+            .map(parse_drafts)
+            .transpose()?
+            .unwrap_or(DEFAULT_DRAFTS);
+        let params = match method {
+            Method::Speculative | Method::Greedy => Params::None,
+            Method::Kseq => Params::KSeq {
+                k,
+                rho: self.rho.as_deref().map(parse_rho).transpose()?,
+            },
+            Method::Multiround | Method::Otm => Params::Drafts(k),
+            Method::Mentored => match self.kl.as_deref() {
+                Some(raw) => Params::Kl(parse_kl(raw)?),
+                None => {
+                    return Err(CliError::usage(
+                        "--method mentored needs a KL budget: add --kl D (D >= 0, in nats)",
+                    ));
+                }
+            },
+        };
+        Ok(PlanRequest {
+            method,
+            target,
+            draft,
+            normalize: self.normalize,
+            params,
+            json: self.json,
+        })
+    }
+}
+
+/// Refuses a flag that the method does not take.
+fn reject_if_given(
+    method: Method,
+    flag: &str,
+    value: Option<&String>,
+    allowed: bool,
+) -> Result<(), CliError> {
+    if value.is_none() || allowed {
+        return Ok(());
+    }
+    let takers = match flag {
+        "--drafts" => "kseq, multiround and otm",
+        "--rho" => "kseq",
+        _ => "mentored",
+    };
+    Err(CliError::usage(format!(
+        "{flag} does not apply to --method {}; it is only for {takers}",
+        method.name()
+    )))
+}
+
+/// Parses a comma-separated list of numbers (surrounding spaces allowed). Range checks
+/// (NaN, negative, sum) are left to `Distribution`, which reports the entry index.
+///
+/// # Errors
+/// An empty list, an empty entry or an unparsable number.
+pub fn parse_list(flag: &str, raw: &str) -> Result<Vec<f64>, CliError> {
+    if raw.trim().is_empty() {
+        return Err(CliError::usage(format!(
+            "{flag} is empty: give comma-separated probabilities, e.g. 0.25,0.75"
+        )));
+    }
+    raw.split(',')
+        .enumerate()
+        .map(|(index, item)| {
+            let item = item.trim();
+            if item.is_empty() {
+                return Err(CliError::usage(format!(
+                    "{flag}: entry {index} is empty (stray comma?)"
+                )));
+            }
+            item.parse::<f64>().map_err(|_| {
+                CliError::usage(format!("{flag}: entry {index} ({item:?}) is not a number"))
+            })
+        })
+        .collect()
+}
+
+/// Parses `--drafts`: an integer in `1..=MAX_DRAFTS`.
+fn parse_drafts(raw: &str) -> Result<usize, CliError> {
+    let raw = raw.trim();
+    match raw.parse::<u64>() {
+        Ok(0) => Err(CliError::usage("--drafts must be at least 1, got 0")),
+        Ok(k) if k <= MAX_DRAFTS as u64 => Ok(k as usize),
+        Ok(k) => Err(CliError::usage(format!(
+            "--drafts must be at most {MAX_DRAFTS}, got {k}"
+        ))),
+        Err(_) => Err(CliError::usage(format!(
+            "--drafts must be a whole number >= 1, got {raw:?}"
+        ))),
+    }
+}
+
+/// Parses `--kl`: finite and `>= 0`.
+fn parse_kl(raw: &str) -> Result<f64, CliError> {
+    let value = parse_number("--kl", raw)?;
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(CliError::usage(format!(
+            "--kl must be a finite number >= 0 (nats), got {raw}"
+        )))
+    }
+}
+
+/// Parses `--rho`: a finite number (ρ* is checked once the distributions are known).
+fn parse_rho(raw: &str) -> Result<f64, CliError> {
+    let value = parse_number("--rho", raw)?;
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(CliError::usage(format!(
+            "--rho must be a finite number >= rho* (at least 1), got {raw}"
+        )))
+    }
+}
+
+/// Parses one number.
+fn parse_number(flag: &str, raw: &str) -> Result<f64, CliError> {
+    let raw = raw.trim();
+    raw.parse::<f64>()
+        .map_err(|_| CliError::usage(format!("{flag} must be a number, got {raw:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse_with_spaces() {
+        assert_eq!(
+            parse_list("--target", " 0.5, 0.5 ").ok(),
+            Some(vec![0.5, 0.5])
+        );
+    }
+
+    #[test]
+    fn bad_lists_are_refused() {
+        assert!(parse_list("--target", "").is_err());
+        assert!(parse_list("--target", "0.5,,0.5").is_err());
+        assert!(parse_list("--target", "0.5,x").is_err());
+    }
+
+    #[test]
+    fn drafts_range() {
+        assert!(parse_drafts("0").is_err());
+        assert!(parse_drafts("-1").is_err());
+        assert_eq!(parse_drafts("3").ok(), Some(3));
+        assert!(parse_drafts("1000001").is_err());
+    }
+
+    #[test]
+    fn kl_range() {
+        assert!(parse_kl("-0.1").is_err());
+        assert!(parse_kl("NaN").is_err());
+        assert!(parse_kl("inf").is_err());
+        assert_eq!(parse_kl("0").ok(), Some(0.0));
+    }
+}
