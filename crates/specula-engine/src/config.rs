@@ -1,0 +1,345 @@
+//! Decoding settings and their validation.
+
+use serde::{Deserialize, Serialize};
+use specula_core::SamplingConfig;
+
+use crate::error::{Error, Result};
+
+/// The most draft nodes one round may create (and the largest γ a policy may reach):
+/// every node is one row of logits in the target request.
+pub const MAX_DRAFT_NODES: usize = 1 << 16;
+
+/// How each round drafts and selects tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Method {
+    /// One target call per token, no draft model: the baseline.
+    Autoregressive,
+    /// Standard speculative decoding (Leviathan et al.): γ draft tokens, one target call
+    /// verifying γ + 1 positions, accept the longest prefix, resample or take a bonus.
+    Speculative {
+        /// Draft tokens per round (the starting value when the policy is dynamic).
+        gamma: usize,
+        /// How γ changes between rounds.
+        #[serde(default)]
+        policy: GammaPolicy,
+    },
+    /// SpecTr (Sun et al., Algorithm 3): K draft sequences, token-by-token k-Seq
+    /// selection over the drafts that still agree with the accepted prefix.
+    SpecTr {
+        /// The draft set.
+        drafts: DraftShape,
+    },
+    /// The same draft sets as SpecTr, selected with multi-round rejection sampling
+    /// (SpecInfer style) instead of k-Seq.
+    MultiRound {
+        /// The draft set.
+        drafts: DraftShape,
+    },
+    /// Mentored decoding: the speculative loop with a lossy per-position test that keeps
+    /// `KL(target ‖ output) ≤ kl_budget` at every position.
+    Mentored {
+        /// Draft tokens per round (the starting value when the policy is dynamic).
+        gamma: usize,
+        /// The KL budget D ≥ 0 (nats) per position; 0 is standard speculative sampling.
+        kl_budget: f64,
+        /// How γ changes between rounds.
+        #[serde(default)]
+        policy: GammaPolicy,
+    },
+}
+
+impl Method {
+    /// A short name for traces and tables.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Autoregressive => "autoregressive",
+            Self::Speculative { .. } => "speculative",
+            Self::SpecTr { drafts } => match drafts {
+                DraftShape::Iid { .. } => "spectr_iid",
+                DraftShape::Tree { .. } => "spectr_tree",
+            },
+            Self::MultiRound { .. } => "multiround",
+            Self::Mentored { .. } => "mentored",
+        }
+    }
+
+    /// Whether the method uses a draft model.
+    #[must_use]
+    pub fn needs_draft(&self) -> bool {
+        !matches!(self, Self::Autoregressive)
+    }
+}
+
+/// The set of draft sequences a SpecTr or multi-round round scores.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DraftShape {
+    /// K independent draft sequences of length L (SpecTr §7).
+    Iid {
+        /// K, the number of sequences.
+        k: usize,
+        /// L, the length of each.
+        length: usize,
+    },
+    /// A prefix tree (SpecTr Appendix D): each node at depth i − 1 gets `branching[i−1]`
+    /// children drawn i.i.d. from the draft conditional; its K leaves are the drafts.
+    Tree {
+        /// K, which must equal the product of `branching`.
+        k: usize,
+        /// k₁..k_L, one per depth.
+        branching: Vec<usize>,
+    },
+}
+
+impl DraftShape {
+    /// Children per node at each depth. K i.i.d. sequences are the tree (K, 1, …, 1).
+    #[must_use]
+    pub fn branching(&self) -> Vec<usize> {
+        match self {
+            Self::Iid { k, length } => {
+                let mut b = vec![1; *length];
+                if let Some(first) = b.first_mut() {
+                    *first = *k;
+                }
+                b
+            }
+            Self::Tree { branching, .. } => branching.clone(),
+        }
+    }
+
+    /// Checks K, L and the branching.
+    ///
+    /// # Errors
+    /// [`Error::NoDrafts`], [`Error::ZeroDraftLength`], [`Error::ZeroBranching`],
+    /// [`Error::BranchingMismatch`], [`Error::TooManyDraftNodes`].
+    pub fn validate(&self) -> Result<()> {
+        let (k, branching) = match self {
+            Self::Iid { k, length } => {
+                if *k == 0 {
+                    return Err(Error::NoDrafts);
+                }
+                if *length == 0 {
+                    return Err(Error::ZeroDraftLength);
+                }
+                (*k, self.branching())
+            }
+            Self::Tree { k, branching } => {
+                if *k == 0 {
+                    return Err(Error::NoDrafts);
+                }
+                if branching.is_empty() {
+                    return Err(Error::ZeroDraftLength);
+                }
+                if let Some(i) = branching.iter().position(|&b| b == 0) {
+                    return Err(Error::ZeroBranching { depth: i + 1 });
+                }
+                let product = branching
+                    .iter()
+                    .try_fold(1_u128, |acc, &b| acc.checked_mul(b as u128))
+                    .unwrap_or(u128::MAX);
+                if product != *k as u128 {
+                    return Err(Error::BranchingMismatch { product, k: *k });
+                }
+                (*k, branching.clone())
+            }
+        };
+        let nodes = node_count(&branching);
+        if nodes > MAX_DRAFT_NODES as u128 || k > MAX_DRAFT_NODES {
+            return Err(Error::TooManyDraftNodes {
+                nodes,
+                limit: MAX_DRAFT_NODES,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `Σ_i ∏_{j ≤ i} b_j`, saturating.
+pub(crate) fn node_count(branching: &[usize]) -> u128 {
+    let mut width = 1_u128;
+    let mut total = 0_u128;
+    for &b in branching {
+        width = width.saturating_mul(b as u128);
+        total = total.saturating_add(width);
+    }
+    total
+}
+
+/// How the draft length γ of speculative and mentored decoding changes between rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GammaPolicy {
+    /// γ never changes.
+    #[default]
+    Fixed,
+    /// Hugging Face's heuristic: +2 after a round that accepted every draft, −1
+    /// otherwise, never below 1 (nor above `max_gamma`).
+    Heuristic {
+        /// The cap.
+        max_gamma: usize,
+    },
+    /// Picks γ in `1..=max_gamma` maximising the expected walltime factor
+    /// `(1 − α^{γ+1}) / ((1 − α)(γc + 1))` from running estimates of α (accepted tests /
+    /// tests, with a uniform prior) and c (mean draft call time / mean target call time
+    /// from the decoder's clock; `cost_ratio` until both have been measured).
+    Optimal {
+        /// The cap.
+        max_gamma: usize,
+        /// c to assume until the clock has measured both models.
+        cost_ratio: f64,
+    },
+}
+
+impl GammaPolicy {
+    /// Checks the policy against the starting γ.
+    ///
+    /// # Errors
+    /// [`Error::BadMaxGamma`], [`Error::TooManyDraftNodes`], [`Error::BadCostRatio`].
+    pub fn validate(&self, gamma: usize) -> Result<()> {
+        let max_gamma = match *self {
+            Self::Fixed => gamma,
+            Self::Heuristic { max_gamma } => max_gamma,
+            Self::Optimal {
+                max_gamma,
+                cost_ratio,
+            } => {
+                if !(cost_ratio.is_finite() && cost_ratio >= 0.0) {
+                    return Err(Error::BadCostRatio(cost_ratio));
+                }
+                max_gamma
+            }
+        };
+        if max_gamma < gamma {
+            return Err(Error::BadMaxGamma { gamma, max_gamma });
+        }
+        if max_gamma > MAX_DRAFT_NODES {
+            return Err(Error::TooManyDraftNodes {
+                nodes: max_gamma as u128,
+                limit: MAX_DRAFT_NODES,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Everything a [`Decoder`](crate::Decoder) needs besides the prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecodeConfig {
+    /// The decoding method.
+    pub method: Method,
+    /// Temperature, top-k and top-p, applied identically to both models' logits;
+    /// temperature 0 makes every method greedy.
+    pub sampling: SamplingConfig,
+    /// Stop after this many generated tokens.
+    pub max_new_tokens: usize,
+    /// Stop right after emitting any of these tokens (the stop token is emitted).
+    #[serde(default)]
+    pub stop_tokens: Vec<u32>,
+    /// Stop right after the token that completes any of these strings in the generated
+    /// text (needs `token_text` or a detokenizer).
+    #[serde(default)]
+    pub stop_strings: Vec<String>,
+    /// The text of each token id, used to detect stop strings.
+    #[serde(default)]
+    pub token_text: Option<Vec<String>>,
+    /// Seed of the decoder's ChaCha8 random number generator.
+    #[serde(default)]
+    pub seed: u64,
+    /// Whether traces carry full draft and target distributions (large: V floats each).
+    #[serde(default)]
+    pub record_distributions: bool,
+}
+
+impl Default for DecodeConfig {
+    fn default() -> Self {
+        Self::new(Method::Autoregressive)
+    }
+}
+
+impl DecodeConfig {
+    /// Default settings for `method`: temperature 1, no top-k/top-p, 32 new tokens, no
+    /// stop conditions, seed 0, no distributions in traces.
+    #[must_use]
+    pub fn new(method: Method) -> Self {
+        Self {
+            method,
+            sampling: SamplingConfig::default(),
+            max_new_tokens: 32,
+            stop_tokens: Vec::new(),
+            stop_strings: Vec::new(),
+            token_text: None,
+            seed: 0,
+            record_distributions: false,
+        }
+    }
+
+    /// Checks every setting that does not depend on the models.
+    ///
+    /// # Errors
+    /// [`Error::Core`] for an invalid [`SamplingConfig`], [`Error::ZeroGamma`],
+    /// [`Error::BadKlBudget`], the errors of [`DraftShape::validate`] and
+    /// [`GammaPolicy::validate`], [`Error::EmptyStopString`].
+    pub fn validate(&self) -> Result<()> {
+        self.sampling.validate()?;
+        match &self.method {
+            Method::Autoregressive => {}
+            Method::Speculative { gamma, policy } => {
+                check_gamma(*gamma)?;
+                policy.validate(*gamma)?;
+            }
+            Method::SpecTr { drafts } | Method::MultiRound { drafts } => drafts.validate()?,
+            Method::Mentored {
+                gamma,
+                kl_budget,
+                policy,
+            } => {
+                check_gamma(*gamma)?;
+                if !(kl_budget.is_finite() && *kl_budget >= 0.0) {
+                    return Err(Error::BadKlBudget(*kl_budget));
+                }
+                policy.validate(*gamma)?;
+            }
+        }
+        if let Some(index) = self.stop_strings.iter().position(String::is_empty) {
+            return Err(Error::EmptyStopString { index });
+        }
+        Ok(())
+    }
+}
+
+fn check_gamma(gamma: usize) -> Result<()> {
+    if gamma == 0 {
+        Err(Error::ZeroGamma)
+    } else {
+        Ok(())
+    }
+}
+
+/// The token-level rule a method applies at each depth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Rule {
+    /// No drafts: sample the target.
+    Autoregressive,
+    /// Standard speculative sampling (one draft).
+    Standard,
+    /// SpecTr k-Seq over the surviving drafts.
+    KSeq,
+    /// Multi-round rejection over the surviving drafts.
+    MultiRound,
+    /// Mentored decoding with this KL budget.
+    Mentored(f64),
+}
+
+impl Rule {
+    pub(crate) fn of(method: &Method) -> Self {
+        match method {
+            Method::Autoregressive => Self::Autoregressive,
+            Method::Speculative { .. } => Self::Standard,
+            Method::SpecTr { .. } => Self::KSeq,
+            Method::MultiRound { .. } => Self::MultiRound,
+            Method::Mentored { kl_budget, .. } => Self::Mentored(*kl_budget),
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! The step-wise decoding state machine ("sans-IO"): it says which model it needs and
+//! for what; the caller runs the model however it likes (synchronously, in a batch,
+//! asynchronously on a GPU) and supplies the logits.
+//!
+//! One round is: `Draft` requests, one per draft depth (none for autoregressive
+//! decoding), then one `Target` request carrying every position to verify; supplying the
+//! target's logits runs the selection and returns the round's [`RoundTrace`].
+
+use std::fmt;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use specula_core::Distribution;
+
+use crate::clock::{Clock, NoClock};
+use crate::config::{DecodeConfig, Method, Rule};
+use crate::draft_tree::DraftTree;
+use crate::error::{Error, Result};
+use crate::gamma::GammaController;
+use crate::metrics::Metrics;
+use crate::request::{ForwardResponse, Role, Step};
+use crate::round::select_round;
+use crate::stopping::{Detokenizer, FinishReason, Stopper};
+use crate::trace::{DraftNode, RoundTrace, Timing, TokenCounts, TokenSource};
+
+/// Where the decoder stands.
+enum Phase {
+    /// Between rounds.
+    Idle,
+    /// Inside a round.
+    Round(Box<RoundState>),
+    /// Finished.
+    Done(FinishReason),
+}
+
+/// Which request a round needs next.
+#[derive(Clone, Copy)]
+enum Stage {
+    /// The draft tokens at this depth (1-based).
+    Draft(usize),
+    /// The verification of the whole draft set.
+    Target,
+}
+
+/// An outstanding request.
+struct Pending {
+    issued_at: Duration,
+    /// For draft requests, the draft-tree path of each query.
+    paths: Vec<usize>,
+}
+
+struct RoundState {
+    tree: DraftTree,
+    stage: Stage,
+    draft_calls: usize,
+    timing: Timing,
+    pending: Option<Pending>,
+}
+
+/// The decoding state machine. Create it with [`Decoder::new`], then alternate
+/// [`next_request`](Self::next_request) and [`supply`](Self::supply) until
+/// [`Step::Done`]; or hand it to [`generate`](crate::generate).
+///
+/// ```
+/// use specula_engine::synthetic::MarkovModel;
+/// use specula_engine::{DecodeConfig, Decoder, LanguageModel, Method, Step};
+///
+/// let mut target = MarkovModel::random(5, 1, 1, 2.0)?;
+/// let mut draft = target.perturbed(2, 1.0)?;
+/// let config = DecodeConfig {
+///     max_new_tokens: 10,
+///     ..DecodeConfig::new(Method::Speculative { gamma: 3, policy: Default::default() })
+/// };
+/// let mut decoder = Decoder::new(config, vec![0])?;
+/// loop {
+///     let response = match decoder.next_request()? {
+///         Step::Draft(request) => draft.forward(&request)?,
+///         Step::Target(request) => target.forward(&request)?,
+///         Step::Done(_) => break,
+///     };
+///     if let Some(trace) = decoder.supply(response)? {
+///         assert_eq!(trace.emitted.len(), trace.counts.total());
+///     }
+/// }
+/// assert_eq!(decoder.generated().len(), 10);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Decoder {
+    config: DecodeConfig,
+    rule: Rule,
+    gamma: Option<GammaController>,
+    tokens: Vec<u32>,
+    prompt_len: usize,
+    rng: ChaCha8Rng,
+    clock: Box<dyn Clock + Send>,
+    stopper: Stopper,
+    metrics: Metrics,
+    vocab: Option<usize>,
+    phase: Phase,
+    rounds: usize,
+}
+
+impl fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoder")
+            .field("method", &self.config.method.name())
+            .field("tokens", &self.tokens)
+            .field("prompt_len", &self.prompt_len)
+            .field("rounds", &self.rounds)
+            .field("finish", &self.finish_reason())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decoder {
+    /// A decoder for `prompt` (token ids, at least one). Stop strings need
+    /// `config.token_text`, or use [`with_detokenizer`](Self::with_detokenizer).
+    ///
+    /// # Errors
+    /// Every error of [`DecodeConfig::validate`], [`Error::EmptyPrompt`],
+    /// [`Error::StopStringsNeedDetokenizer`].
+    pub fn new(config: DecodeConfig, prompt: impl Into<Vec<u32>>) -> Result<Self> {
+        Self::build(config, prompt.into(), None)
+    }
+
+    /// Like [`new`](Self::new), with a function turning generated token ids into text
+    /// for stop strings (it takes precedence over `config.token_text`).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_detokenizer(
+        config: DecodeConfig,
+        prompt: impl Into<Vec<u32>>,
+        detokenizer: impl Fn(&[u32]) -> String + Send + 'static,
+    ) -> Result<Self> {
+        Self::build(config, prompt.into(), Some(Box::new(detokenizer)))
+    }
+
+    fn build(
+        config: DecodeConfig,
+        prompt: Vec<u32>,
+        detokenizer: Option<Detokenizer>,
+    ) -> Result<Self> {
+        config.validate()?;
+        if prompt.is_empty() {
+            return Err(Error::EmptyPrompt);
+        }
+        let stopper = Stopper::new(
+            config.max_new_tokens,
+            config.stop_tokens.clone(),
+            config.stop_strings.clone(),
+            config.token_text.clone(),
+            detokenizer,
+        )?;
+        let gamma = match &config.method {
+            Method::Speculative { gamma, policy } | Method::Mentored { gamma, policy, .. } => {
+                Some(GammaController::new(*gamma, *policy))
+            }
+            _ => None,
+        };
+        let phase = match stopper.done_before_start() {
+            Some(reason) => Phase::Done(reason),
+            None => Phase::Idle,
+        };
+        Ok(Self {
+            rule: Rule::of(&config.method),
+            rng: ChaCha8Rng::seed_from_u64(config.seed),
+            prompt_len: prompt.len(),
+            tokens: prompt,
+            config,
+            gamma,
+            clock: Box::new(NoClock),
+            stopper,
+            metrics: Metrics::default(),
+            vocab: None,
+            phase,
+            rounds: 0,
+        })
+    }
+
+    /// Uses `clock` to measure draft, target and selection time (the default clock
+    /// measures nothing).
+    #[must_use]
+    pub fn with_clock(mut self, clock: impl Clock + Send + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// What the decoder needs next. Calling it again before [`supply`](Self::supply)
+    /// returns the same request.
+    ///
+    /// # Errors
+    /// None at present; the `Result` leaves room for checks on future request kinds.
+    pub fn next_request(&mut self) -> Result<Step> {
+        let start = self.clock.now();
+        let mut state = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Done(reason) => {
+                self.phase = Phase::Done(reason.clone());
+                return Ok(Step::Done(reason));
+            }
+            Phase::Round(state) => state,
+            Phase::Idle => match self.start_round() {
+                Some(state) => state,
+                None => {
+                    self.phase = Phase::Done(FinishReason::MaxNewTokens);
+                    return Ok(Step::Done(FinishReason::MaxNewTokens));
+                }
+            },
+        };
+        let (step, paths) = match state.stage {
+            Stage::Draft(depth) => {
+                let (request, paths) = state.tree.draft_request(depth, &self.tokens);
+                (Step::Draft(request), paths)
+            }
+            Stage::Target => (
+                Step::Target(state.tree.target_request(&self.tokens)),
+                Vec::new(),
+            ),
+        };
+        let now = self.clock.now();
+        let issued_at = state
+            .pending
+            .as_ref()
+            .map_or(now, |pending| pending.issued_at);
+        state.pending = Some(Pending { issued_at, paths });
+        state.timing.selection_nanos += nanos(now.saturating_sub(start));
+        self.phase = Phase::Round(state);
+        Ok(step)
+    }
+
+    /// Supplies the logits answering the last request. Returns the round's trace when
+    /// this completed a round (a target response), `None` after a draft response.
+    ///
+    /// On an error the decoder stays waiting for the same request (with its random
+    /// generator unchanged), so a corrected response can be supplied and the run goes on
+    /// exactly as if it had come first.
+    ///
+    /// Every row of a draft response is turned into a distribution (each is sampled
+    /// from). Target rows are converted lazily, only along the accepted path (at most
+    /// L + 1 of them), so an invalid row elsewhere in the draft set goes unnoticed: it is
+    /// never used.
+    ///
+    /// # Errors
+    /// [`Error::NoPendingRequest`]; for the response: [`Error::ZeroVocab`],
+    /// [`Error::VocabTooLarge`], [`Error::WrongResponseLength`], [`Error::VocabMismatch`],
+    /// [`Error::InvalidLogits`], and on the first response [`Error::TokenOutOfRange`] for
+    /// a prompt token and [`Error::TokenTextLength`].
+    pub fn supply(&mut self, response: ForwardResponse) -> Result<Option<RoundTrace>> {
+        let arrive = self.clock.now();
+        let mut state = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Round(state) if state.pending.is_some() => state,
+            other => {
+                self.phase = other;
+                return Err(Error::NoPendingRequest);
+            }
+        };
+        // A failure can come after some uniforms were drawn; restoring the generator
+        // keeps a retried response on the same random path as a first good one.
+        let rng = self.rng.clone();
+        let result = match state.stage {
+            Stage::Draft(depth) => self.apply_draft(&mut state, depth, &response, arrive),
+            Stage::Target => self.apply_target(&mut state, &response, arrive),
+        };
+        match result {
+            Err(e) => {
+                self.rng = rng;
+                self.phase = Phase::Round(state);
+                Err(e)
+            }
+            Ok(None) => {
+                self.phase = Phase::Round(state);
+                Ok(None)
+            }
+            Ok(Some(trace)) => {
+                self.phase = match &trace.finish {
+                    Some(reason) => Phase::Done(reason.clone()),
+                    None => Phase::Idle,
+                };
+                Ok(Some(trace))
+            }
+        }
+    }
+
+    fn start_round(&mut self) -> Option<Box<RoundState>> {
+        let remaining = self.stopper.remaining(self.generated().len());
+        if remaining == 0 {
+            return None;
+        }
+        let mut branching = match &self.config.method {
+            Method::Autoregressive => Vec::new(),
+            Method::Speculative { .. } | Method::Mentored { .. } => {
+                vec![1; self.gamma.as_ref().map_or(1, GammaController::gamma)]
+            }
+            Method::SpecTr { drafts } | Method::MultiRound { drafts } => drafts.branching(),
+        };
+        // Never draft positions that could not be emitted.
+        branching.truncate(remaining - 1);
+        let stage = if branching.is_empty() {
+            Stage::Target
+        } else {
+            Stage::Draft(1)
+        };
+        Some(Box::new(RoundState {
+            tree: DraftTree::new(branching),
+            stage,
+            draft_calls: 0,
+            timing: Timing::default(),
+            pending: None,
+        }))
+    }
+
+    fn apply_draft(
+        &mut self,
+        state: &mut RoundState,
+        depth: usize,
+        response: &ForwardResponse,
+        arrive: Duration,
+    ) -> Result<Option<RoundTrace>> {
+        let Some(pending) = state.pending.as_ref() else {
+            return Err(Error::NoPendingRequest);
+        };
+        self.check_response(Role::Draft, response, pending.paths.len())?;
+        let conditionals = (0..pending.paths.len())
+            .map(|row| self.distribution(Role::Draft, response, row))
+            .collect::<Result<Vec<_>>>()?;
+        let issued_at = pending.issued_at;
+        let paths = std::mem::take(&mut state.pending)
+            .map(|pending| pending.paths)
+            .unwrap_or_default();
+        state
+            .tree
+            .grow(depth, &paths, conditionals, &mut self.rng)?;
+        state.draft_calls += 1;
+        state.stage = if depth < state.tree.depth() {
+            Stage::Draft(depth + 1)
+        } else {
+            Stage::Target
+        };
+        state.timing.draft_nanos += nanos(arrive.saturating_sub(issued_at));
+        state.timing.selection_nanos += nanos(self.clock.now().saturating_sub(arrive));
+        Ok(None)
+    }
+
+    fn apply_target(
+        &mut self,
+        state: &mut RoundState,
+        response: &ForwardResponse,
+        arrive: Duration,
+    ) -> Result<Option<RoundTrace>> {
+        let Some(pending) = state.pending.as_ref() else {
+            return Err(Error::NoPendingRequest);
+        };
+        let issued_at = pending.issued_at;
+        self.check_response(Role::Target, response, state.tree.paths.len())?;
+        let record = self.config.record_distributions;
+        let selection = select_round(
+            &state.tree,
+            response,
+            &self.config.sampling,
+            self.rule,
+            record,
+            &mut self.rng,
+        )?;
+        state.pending = None;
+        state.timing.target_nanos += nanos(arrive.saturating_sub(issued_at));
+
+        let committed_len = self.tokens.len();
+        let mut emitted = Vec::new();
+        let mut sources = Vec::new();
+        let mut counts = TokenCounts::default();
+        let mut finish = None;
+        for &(token, source) in &selection.tokens {
+            self.tokens.push(token);
+            emitted.push(token);
+            sources.push(source);
+            match source {
+                TokenSource::Accepted => counts.accepted += 1,
+                TokenSource::Resampled => counts.resampled += 1,
+                TokenSource::Bonus => counts.bonus += 1,
+            }
+            let generated = self.tokens.get(self.prompt_len..).unwrap_or_default();
+            if let Some(reason) = self.stopper.after_token(generated) {
+                finish = Some(reason);
+                break;
+            }
+        }
+        let mut trace = RoundTrace {
+            round: self.rounds,
+            method: self.config.method.name(),
+            committed_len,
+            branching: state.tree.branching().to_vec(),
+            drafts: draft_nodes(&state.tree, record),
+            truncated: selection.tokens.len() - emitted.len(),
+            steps: selection.steps,
+            bonus: selection.bonus,
+            emitted,
+            sources,
+            counts,
+            draft_calls: state.draft_calls,
+            target_calls: 1,
+            timing: state.timing,
+            next_gamma: None,
+            finish,
+        };
+        if let Some(gamma) = self.gamma.as_mut() {
+            gamma.observe(&trace);
+            trace.next_gamma = Some(gamma.gamma());
+        }
+        self.rounds += 1;
+        trace.timing.selection_nanos += nanos(self.clock.now().saturating_sub(arrive));
+        self.metrics.record(&trace);
+        Ok(Some(trace))
+    }
+
+    /// Checks a response's shape, learning the vocabulary from the first one.
+    fn check_response(
+        &mut self,
+        role: Role,
+        response: &ForwardResponse,
+        queries: usize,
+    ) -> Result<()> {
+        let vocab = response.vocab;
+        if vocab == 0 {
+            return Err(Error::ZeroVocab { role });
+        }
+        if u32::try_from(vocab - 1).is_err() {
+            return Err(Error::VocabTooLarge { role, vocab });
+        }
+        let expected = queries.checked_mul(vocab);
+        if expected != Some(response.logits.len()) {
+            return Err(Error::WrongResponseLength {
+                role,
+                queries,
+                vocab,
+                expected: expected.unwrap_or(usize::MAX),
+                got: response.logits.len(),
+            });
+        }
+        self.learn_vocab(role, vocab)
+    }
+
+    /// Declares the vocabulary size before any response (the driver does this with the
+    /// models' sizes), so a prompt token outside it is refused before any model runs.
+    /// Responses are checked against it.
+    ///
+    /// # Errors
+    /// [`Error::ZeroVocab`], [`Error::VocabTooLarge`], [`Error::TokenOutOfRange`] for a
+    /// prompt token, [`Error::TokenTextLength`], and [`Error::VocabMismatch`] when a
+    /// different size is already known.
+    pub fn set_vocab_size(&mut self, vocab: usize) -> Result<()> {
+        if vocab == 0 {
+            return Err(Error::ZeroVocab { role: Role::Target });
+        }
+        if u32::try_from(vocab - 1).is_err() {
+            return Err(Error::VocabTooLarge {
+                role: Role::Target,
+                vocab,
+            });
+        }
+        self.learn_vocab(Role::Target, vocab)
+    }
+
+    fn learn_vocab(&mut self, role: Role, vocab: usize) -> Result<()> {
+        match self.vocab {
+            Some(known) if known != vocab => Err(match role {
+                Role::Draft => Error::VocabMismatch {
+                    draft: vocab,
+                    target: known,
+                },
+                Role::Target => Error::VocabMismatch {
+                    draft: known,
+                    target: vocab,
+                },
+            }),
+            Some(_) => Ok(()),
+            None => {
+                if let Some(&token) = self.tokens.iter().find(|&&t| t as usize >= vocab) {
+                    return Err(Error::TokenOutOfRange { token, vocab });
+                }
+                self.stopper.check_vocab(vocab)?;
+                self.vocab = Some(vocab);
+                Ok(())
+            }
+        }
+    }
+
+    fn distribution(
+        &self,
+        role: Role,
+        response: &ForwardResponse,
+        row: usize,
+    ) -> Result<Distribution> {
+        let logits = response.row(row).unwrap_or_default();
+        Distribution::from_logits(logits, &self.config.sampling)
+            .map_err(|source| Error::InvalidLogits { role, row, source })
+    }
+
+    /// The prompt followed by every generated token.
+    #[must_use]
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    /// The prompt.
+    #[must_use]
+    pub fn prompt(&self) -> &[u32] {
+        self.tokens.get(..self.prompt_len).unwrap_or_default()
+    }
+
+    /// The generated tokens so far.
+    #[must_use]
+    pub fn generated(&self) -> &[u32] {
+        self.tokens.get(self.prompt_len..).unwrap_or_default()
+    }
+
+    /// Totals over the rounds so far.
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Why generation finished, once it has.
+    #[must_use]
+    pub fn finish_reason(&self) -> Option<&FinishReason> {
+        match &self.phase {
+            Phase::Done(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Whether generation has finished.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done(_))
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &DecodeConfig {
+        &self.config
+    }
+
+    /// The draft length of the next round, for speculative and mentored decoding.
+    #[must_use]
+    pub fn gamma(&self) -> Option<usize> {
+        self.gamma.as_ref().map(GammaController::gamma)
+    }
+
+    /// Rounds completed.
+    #[must_use]
+    pub fn rounds(&self) -> usize {
+        self.rounds
+    }
+}
+
+fn draft_nodes(tree: &DraftTree, record: bool) -> Vec<DraftNode> {
+    tree.nodes
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, node)| DraftNode {
+            id: i - 1,
+            parent: node.parent.checked_sub(1),
+            depth: node.depth,
+            token: node.token,
+            draft_prob: node.draft_prob,
+            draft_probs: if record {
+                tree.nodes
+                    .get(node.parent)
+                    .and_then(|parent| tree.paths.get(parent.path))
+                    .and_then(|path| path.draft.as_ref())
+                    .map(|d| d.probs().to_vec())
+            } else {
+                None
+            },
+        })
+        .collect()
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

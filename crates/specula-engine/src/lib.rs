@@ -1,0 +1,77 @@
+//! # specula-engine
+//!
+//! Sequence-level speculative decoding over any pair of language models, as a step-wise
+//! state machine: the [`Decoder`] says what it needs ([`Step::Draft`] or
+//! [`Step::Target`], each a [`ForwardRequest`]), the caller runs the model and
+//! [`supply`](Decoder::supply)s the logits. The same decoder is driven synchronously
+//! natively ([`generate`] over two [`LanguageModel`]s) and asynchronously in a browser.
+//!
+//! Notation: the **target** is the large model whose distribution the output follows;
+//! the **draft** is the small model that proposes tokens.
+//!
+//! | method | config | per round |
+//! |---|---|---|
+//! | autoregressive | [`Method::Autoregressive`] | one target call, one token |
+//! | speculative | [`Method::Speculative`] | γ draft calls, one target call over γ + 1 positions |
+//! | SpecTr, i.i.d. drafts | [`Method::SpecTr`] with [`DraftShape::Iid`] | L draft calls (all K sequences each), one target call over every node |
+//! | SpecTr, prefix tree | [`Method::SpecTr`] with [`DraftShape::Tree`] | L draft calls, one target call over every node |
+//! | multi-round | [`Method::MultiRound`] | as SpecTr, multi-round rejection instead of k-Seq |
+//! | mentored | [`Method::Mentored`] | as speculative, lossy test with KL ≤ D per position |
+//!
+//! Temperature 0 makes every method greedy (greedy verification). Models return logits;
+//! the engine turns them into distributions with the same [`SamplingConfig`] for both
+//! models, and draws each draft token from exactly the distribution later used to test it.
+//!
+//! Each round yields a [`RoundTrace`] (serde-serialisable), and the decoder keeps
+//! [`Metrics`] with vLLM's definitions. Time is read through an injectable [`Clock`].
+//!
+//! ```
+//! use specula_engine::synthetic::MarkovModel;
+//! use specula_engine::{DecodeConfig, Decoder, DraftShape, Method, generate};
+//!
+//! let mut target = MarkovModel::random(6, 2, 7, 2.0)?;
+//! let mut draft = target.perturbed(8, 1.0)?;
+//! let config = DecodeConfig {
+//!     max_new_tokens: 20,
+//!     ..DecodeConfig::new(Method::SpecTr { drafts: DraftShape::Iid { k: 3, length: 4 } })
+//! };
+//! let mut decoder = Decoder::new(config, vec![1, 2])?;
+//! let out = generate(&mut decoder, &mut draft, &mut target)?;
+//! assert_eq!(out.tokens.len(), 20);
+//! let m = &out.metrics;
+//! assert_eq!(m.emitted_tokens, m.accepted_tokens + m.resampled_tokens + m.bonus_tokens);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`SamplingConfig`]: specula_core::SamplingConfig
+#![deny(missing_docs)]
+
+mod clock;
+mod config;
+mod decoder;
+mod draft_tree;
+mod driver;
+mod error;
+mod gamma;
+mod metrics;
+mod model;
+mod request;
+mod round;
+mod select;
+mod stopping;
+pub mod synthetic;
+mod trace;
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use clock::StdClock;
+pub use clock::{Clock, ManualClock, NoClock};
+pub use config::{DecodeConfig, DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method};
+pub use decoder::Decoder;
+pub use driver::{Generation, generate, generate_autoregressive};
+pub use error::{Error, ModelError, Result};
+pub use metrics::{Metrics, MetricsSummary};
+pub use model::LanguageModel;
+pub use request::{ForwardRequest, ForwardResponse, Query, Role, Step};
+pub use specula_core::SamplingConfig;
+pub use stopping::{Detokenizer, FinishReason};
+pub use trace::{BonusStep, DepthStep, DraftNode, RoundTrace, Timing, TokenCounts, TokenSource};

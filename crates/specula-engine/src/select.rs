@@ -1,0 +1,87 @@
+//! The token-level rule of each method at one depth: which of the candidate draft
+//! tokens (i.i.d. draws from `draft`) to accept, or what to draw instead. All the math is
+//! the core's.
+
+use rand::Rng;
+use specula_core::{
+    Distribution, KSeqPlan, MentoredPlan, TokenOutcome, greedy_verify, kseq_sample,
+    mentored_sample, multiround_sample, speculative_sample,
+};
+
+use crate::config::Rule;
+use crate::error::Result;
+
+/// The outcome at one depth, with the scheme's parameters for the trace.
+pub(crate) struct Selection {
+    pub outcome: TokenOutcome,
+    pub kseq: Option<KSeqPlan>,
+    pub mentored: Option<MentoredPlan>,
+}
+
+impl Selection {
+    fn plain(outcome: TokenOutcome) -> Self {
+        Self {
+            outcome,
+            kseq: None,
+            mentored: None,
+        }
+    }
+}
+
+/// Selects a token given the candidates drawn i.i.d. from `draft` (at least one).
+///
+/// Greedy decoding (temperature 0) uses greedy verification for every method: emit the
+/// target's argmax, accepting it when some candidate proposed it.
+pub(crate) fn select<R: Rng + ?Sized>(
+    rule: Rule,
+    greedy: bool,
+    target: &Distribution,
+    draft: &Distribution,
+    candidates: &[usize],
+    rng: &mut R,
+) -> Result<Selection> {
+    if greedy {
+        return greedy_select(target, candidates).map(Selection::plain);
+    }
+    let first = candidates.first().copied().unwrap_or(0);
+    Ok(match rule {
+        Rule::Standard | Rule::Autoregressive if candidates.len() == 1 => {
+            Selection::plain(speculative_sample(target, draft, first, rng)?)
+        }
+        Rule::Mentored(kl_budget) if candidates.len() == 1 => {
+            let (plan, outcome) = mentored_sample(target, draft, first, kl_budget, rng)?;
+            Selection {
+                outcome,
+                kseq: None,
+                mentored: Some(plan),
+            }
+        }
+        Rule::MultiRound => Selection::plain(multiround_sample(target, draft, candidates, rng)?),
+        // k-Seq with k = 1 is standard speculative sampling, so it also covers a chain
+        // rule handed several candidates (which the draft shapes never produce).
+        _ => {
+            let (plan, outcome) = kseq_sample(target, draft, candidates, None, rng)?;
+            Selection {
+                outcome,
+                kseq: Some(plan),
+                mentored: None,
+            }
+        }
+    })
+}
+
+/// Greedy verification over several candidates: test the one equal to the target's
+/// argmax if any, else the first.
+fn greedy_select(target: &Distribution, candidates: &[usize]) -> Result<TokenOutcome> {
+    let best = target.argmax();
+    let index = candidates.iter().position(|&c| c == best).unwrap_or(0);
+    let token = candidates.get(index).copied().unwrap_or(best);
+    let mut outcome = greedy_verify(target, token)?;
+    for test in &mut outcome.tests {
+        test.draft_index = index;
+    }
+    if outcome.accepted_draft.is_some() {
+        outcome.accepted_draft = Some(index);
+    }
+    Ok(outcome)
+}

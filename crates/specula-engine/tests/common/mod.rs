@@ -1,0 +1,137 @@
+//! Shared helpers for the engine's integration tests.
+#![allow(dead_code)]
+
+use specula_engine::synthetic::MarkovModel;
+use specula_engine::{
+    DecodeConfig, Decoder, DraftShape, ForwardRequest, ForwardResponse, GammaPolicy, Generation,
+    LanguageModel, Method, ModelError, generate, generate_autoregressive,
+};
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// A target and a draft that roughly agree: order-1 Markov models over `vocab` tokens.
+pub fn pair(vocab: usize, order: usize, seed: u64, noise: f32) -> (MarkovModel, MarkovModel) {
+    let target = MarkovModel::random(vocab, order, seed, 2.0).unwrap();
+    let draft = target.perturbed(seed + 1000, noise).unwrap();
+    (target, draft)
+}
+
+pub fn speculative(gamma: usize) -> Method {
+    Method::Speculative {
+        gamma,
+        policy: GammaPolicy::Fixed,
+    }
+}
+
+pub fn spectr_iid(k: usize, length: usize) -> Method {
+    Method::SpecTr {
+        drafts: DraftShape::Iid { k, length },
+    }
+}
+
+pub fn spectr_tree(branching: &[usize]) -> Method {
+    Method::SpecTr {
+        drafts: DraftShape::Tree {
+            k: branching.iter().product(),
+            branching: branching.to_vec(),
+        },
+    }
+}
+
+pub fn multiround_iid(k: usize, length: usize) -> Method {
+    Method::MultiRound {
+        drafts: DraftShape::Iid { k, length },
+    }
+}
+
+pub fn multiround_tree(branching: &[usize]) -> Method {
+    Method::MultiRound {
+        drafts: DraftShape::Tree {
+            k: branching.iter().product(),
+            branching: branching.to_vec(),
+        },
+    }
+}
+
+pub fn mentored(gamma: usize, kl_budget: f64) -> Method {
+    Method::Mentored {
+        gamma,
+        kl_budget,
+        policy: GammaPolicy::Fixed,
+    }
+}
+
+/// Every method, with small shapes.
+pub fn all_methods() -> Vec<Method> {
+    vec![
+        Method::Autoregressive,
+        speculative(1),
+        speculative(4),
+        spectr_iid(3, 3),
+        spectr_tree(&[2, 2, 1]),
+        spectr_tree(&[3, 2]),
+        multiround_iid(3, 2),
+        multiround_tree(&[2, 2]),
+        mentored(3, 0.05),
+    ]
+}
+
+/// Runs a decoder to the end with the right driver for its method.
+pub fn run(
+    config: DecodeConfig,
+    prompt: &[u32],
+    draft: &mut MarkovModel,
+    target: &mut MarkovModel,
+) -> Generation {
+    let needs_draft = config.method.needs_draft();
+    let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
+    if needs_draft {
+        generate(&mut decoder, draft, target).unwrap()
+    } else {
+        generate_autoregressive(&mut decoder, target).unwrap()
+    }
+}
+
+/// Pearson's chi-square of `counts` against `probs` (cells with zero probability must
+/// be empty); returns the p-value.
+pub fn chi_square_p(counts: &[u64], probs: &[f64]) -> f64 {
+    let n: u64 = counts.iter().sum();
+    let mut stat = 0.0;
+    let mut cells = 0;
+    for (&o, &prob) in counts.iter().zip(probs) {
+        if prob == 0.0 {
+            assert_eq!(o, 0, "a sequence of probability 0 was generated");
+            continue;
+        }
+        let e = prob * n as f64;
+        stat += (o as f64 - e).powi(2) / e;
+        cells += 1;
+    }
+    let df = (cells - 1).max(1) as f64;
+    1.0 - ChiSquared::new(df).unwrap().cdf(stat)
+}
+
+/// A model wrapper that records every request it answers.
+pub struct Recording<M> {
+    pub inner: M,
+    pub requests: Vec<ForwardRequest>,
+}
+
+impl<M> Recording<M> {
+    pub fn new(inner: M) -> Self {
+        Self {
+            inner,
+            requests: Vec::new(),
+        }
+    }
+}
+
+impl<M: LanguageModel> LanguageModel for Recording<M> {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn forward(&mut self, request: &ForwardRequest) -> Result<ForwardResponse, ModelError> {
+        self.requests.push(request.clone());
+        self.inner.forward(request)
+    }
+}
