@@ -113,8 +113,12 @@ impl OtmPlan {
                 .and_then(|i| i.checked_add(x))
                 .ok_or_else(|| mismatch.clone())?;
         }
-        let start = index.checked_mul(self.vocab).ok_or_else(|| mismatch.clone())?;
-        let end = start.checked_add(self.vocab).ok_or_else(|| mismatch.clone())?;
+        let start = index
+            .checked_mul(self.vocab)
+            .ok_or_else(|| mismatch.clone())?;
+        let end = start
+            .checked_add(self.vocab)
+            .ok_or_else(|| mismatch.clone())?;
         self.coupling.get(start..end).ok_or(mismatch)
     }
 }

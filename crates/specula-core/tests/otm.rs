@@ -367,15 +367,24 @@ fn errors_are_typed() {
     let mut r = rng(7);
     assert_eq!(
         otm_sample(&plan, &[0], &mut r).unwrap_err(),
-        Error::DraftCountMismatch { expected: 2, got: 1 }
+        Error::DraftCountMismatch {
+            expected: 2,
+            got: 1
+        }
     );
     assert_eq!(
         otm_sample(&plan, &[], &mut r).unwrap_err(),
-        Error::DraftCountMismatch { expected: 2, got: 0 }
+        Error::DraftCountMismatch {
+            expected: 2,
+            got: 0
+        }
     );
     assert_eq!(
         otm_sample(&plan, &[0, 1, 1], &mut r).unwrap_err(),
-        Error::DraftCountMismatch { expected: 2, got: 3 }
+        Error::DraftCountMismatch {
+            expected: 2,
+            got: 3
+        }
     );
     assert_eq!(
         otm_sample(&plan, &[0, 2], &mut r).unwrap_err(),
@@ -386,7 +395,10 @@ fn errors_are_typed() {
     edited.vocab = 1000;
     assert_eq!(
         otm_sample(&edited, &[999, 999], &mut r).unwrap_err(),
-        Error::DraftCountMismatch { expected: 2, got: 2 }
+        Error::DraftCountMismatch {
+            expected: 2,
+            got: 2
+        }
     );
 }
 
