@@ -9,8 +9,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution as _, Normal};
 use specula_core::{
-    Distribution, SamplingConfig, kseq_sample, multiround_sample, overlap, overlap_at,
-    speculative_sample,
+    Distribution, SamplingConfig, kseq_sample, mentored_sample, multiround_sample, overlap,
+    overlap_at, speculative_sample,
 };
 
 const VOCABS: [usize; 3] = [64, 32_000, 50_257];
@@ -83,7 +83,18 @@ fn schemes(c: &mut Criterion) {
                     .token
             });
         });
-        // MENTORED_BENCH
+        for kl in [0.05, 0.5] {
+            let id = BenchmarkId::new(format!("mentored D={kl}"), n);
+            group.bench_with_input(id, &n, |b, _| {
+                b.iter(|| {
+                    let x = next(1)[0];
+                    mentored_sample(&target, &draft, x, kl, &mut rng)
+                        .unwrap()
+                        .1
+                        .token
+                });
+            });
+        }
         let _ = rng.random::<u8>();
     }
     group.finish();
