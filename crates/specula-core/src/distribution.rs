@@ -205,13 +205,18 @@ impl Distribution {
 }
 
 /// Inverse-CDF draw from unnormalised non-negative `weights` whose total is `total`,
-/// using the uniform `u` in `[0, 1)`. Rounding can leave the running sum just short of
-/// `u·total`; the last token with positive weight is returned then, never a zero-weight one.
+/// using the uniform `u` in `[0, 1)`.
 pub(crate) fn sample_weights(weights: &[f64], u: f64, total: f64) -> usize {
-    let threshold = u * total;
+    sample_iter(weights.iter().copied(), u * total)
+}
+
+/// The first index at which the running sum of `weights` exceeds `threshold`. Rounding
+/// can leave the running sum just short of it; the last index with positive weight is
+/// returned then, never a zero-weight one.
+pub(crate) fn sample_iter(weights: impl Iterator<Item = f64>, threshold: f64) -> usize {
     let mut acc = 0.0;
     let mut last_positive = 0;
-    for (i, &w) in weights.iter().enumerate() {
+    for (i, w) in weights.enumerate() {
         if w > 0.0 {
             acc += w;
             last_positive = i;

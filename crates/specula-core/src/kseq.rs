@@ -13,7 +13,7 @@ use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::outcome::{TokenAnalysis, TokenOutcome};
 use crate::residual::{Residual, check_same_len, draw};
-use crate::speculative::{acceptance_test, combine};
+use crate::speculative::{acceptance_test, combine, outcome, test_in_turn};
 
 /// Relative slack allowed when an override ρ is compared with ρ*: ρ* is found to about
 /// machine precision (bisection down to adjacent floats), so a user value that agrees
@@ -120,27 +120,10 @@ pub fn kseq_sample_with_plan<R: Rng + ?Sized>(
     for &x in drafts {
         target.check_token(x)?;
     }
-    let mut tests = Vec::with_capacity(drafts.len());
-    for (i, &x) in drafts.iter().enumerate() {
-        let test = acceptance_test(i, x, target.prob(x), draft.prob(x), plan.rho, rng);
-        let accepted = test.accepted;
-        tests.push(test);
-        if accepted {
-            return Ok(TokenOutcome {
-                token: x,
-                tests,
-                accepted_draft: Some(i),
-                residual: None,
-            });
-        }
-    }
-    let draw = draw(plan.residual(), target, draft, rng);
-    Ok(TokenOutcome {
-        token: draw.token,
-        tests,
-        accepted_draft: None,
-        residual: Some(draw),
-    })
+    let tests = test_in_turn(drafts, |i, x| {
+        acceptance_test(i, x, target.prob(x), draft.prob(x), plan.rho, rng)
+    });
+    Ok(outcome(tests, || draw(plan.residual(), target, draft, rng)))
 }
 
 /// The exact output distribution and acceptance of k-Seq with `k` drafts, from its parts:

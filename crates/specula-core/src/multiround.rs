@@ -10,7 +10,7 @@ use crate::distribution::{Distribution, sample_weights};
 use crate::error::{Error, Result};
 use crate::outcome::{ResidualDraw, TokenAnalysis, TokenOutcome};
 use crate::residual::{RESIDUAL_EPSILON, Residual, check_same_len};
-use crate::speculative::{acceptance_test, combine};
+use crate::speculative::{acceptance_test, combine, outcome, test_in_turn};
 
 /// Tries `drafts` (each drawn i.i.d. from `draft`) in order.
 ///
@@ -32,35 +32,24 @@ pub fn multiround_sample<R: Rng + ?Sized>(
     }
     let d = draft.probs();
     let mut current = target.probs().to_vec();
-    let mut tests = Vec::with_capacity(drafts.len());
-    for (i, &x) in drafts.iter().enumerate() {
-        let test = acceptance_test(i, x, current[x], d[x], 1.0, rng);
-        let accepted = test.accepted;
-        tests.push(test);
-        if accepted {
-            return Ok(TokenOutcome {
-                token: x,
-                tests,
-                accepted_draft: Some(i),
-                residual: None,
-            });
+    let tests = test_in_turn(drafts, |i, x| {
+        // Each rejection moves the test to the next residual.
+        if i > 0 {
+            next_residual(&mut current, d);
         }
+        acceptance_test(i, x, current[x], d[x], 1.0, rng)
+    });
+    Ok(outcome(tests, || {
         next_residual(&mut current, d);
-    }
-    let u = rng.random::<f64>();
-    let token = sample_weights(&current, u, 1.0);
-    Ok(TokenOutcome {
-        token,
-        tests,
-        accepted_draft: None,
-        residual: Some(ResidualDraw {
+        let u = rng.random::<f64>();
+        ResidualDraw {
             residual: Residual::MultiRound {
                 rounds: drafts.len(),
             },
             uniform: Some(u),
-            token,
-        }),
-    })
+            token: sample_weights(&current, u, 1.0),
+        }
+    }))
 }
 
 /// The exact output distribution and acceptance with `k` drafts: round i is reached with

@@ -6,7 +6,7 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::distribution::{Distribution, sample_weights};
+use crate::distribution::{Distribution, sample_iter, sample_weights};
 use crate::error::{Error, Result};
 use crate::outcome::ResidualDraw;
 
@@ -149,19 +149,11 @@ pub(crate) fn draw<R: Rng + ?Sized>(
 
 /// Inverse-CDF scan over point-wise residual weights.
 fn sample_pointwise(residual: Residual, t: &[f64], d: &[f64], threshold: f64) -> usize {
-    let mut acc = 0.0;
-    let mut last_positive = 0;
-    for (i, (&a, &b)) in t.iter().zip(d).enumerate() {
-        let w = residual.pointwise_weight(a, b);
-        if w > 0.0 {
-            acc += w;
-            last_positive = i;
-            if acc > threshold {
-                return i;
-            }
-        }
-    }
-    last_positive
+    let weights = t
+        .iter()
+        .zip(d)
+        .map(|(&a, &b)| residual.pointwise_weight(a, b));
+    sample_iter(weights, threshold)
 }
 
 /// Target and draft must cover the same vocabulary.

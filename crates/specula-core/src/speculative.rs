@@ -136,20 +136,48 @@ pub(crate) fn acceptance_test<R: Rng + ?Sized>(
 
 /// Turns a single test into an outcome, drawing the residual only on rejection.
 pub(crate) fn finish(test: DraftTest, residual: impl FnOnce() -> ResidualDraw) -> TokenOutcome {
-    if test.accepted {
-        TokenOutcome {
-            token: test.token,
-            accepted_draft: Some(test.draft_index),
-            tests: vec![test],
-            residual: None,
+    outcome(vec![test], residual)
+}
+
+/// Runs `test(i, x)` on the drafts in order and stops after the first acceptance:
+/// the shared loop of every scheme that tries drafts one after another.
+pub(crate) fn test_in_turn(
+    drafts: &[usize],
+    mut test: impl FnMut(usize, usize) -> DraftTest,
+) -> Vec<DraftTest> {
+    let mut tests = Vec::with_capacity(drafts.len());
+    for (i, &x) in drafts.iter().enumerate() {
+        let result = test(i, x);
+        let accepted = result.accepted;
+        tests.push(result);
+        if accepted {
+            break;
         }
-    } else {
-        let draw = residual();
-        TokenOutcome {
-            token: draw.token,
-            tests: vec![test],
-            accepted_draft: None,
-            residual: Some(draw),
+    }
+    tests
+}
+
+/// The outcome of a run of tests: the accepted draft if the last test accepted, else a
+/// residual draw (made only then).
+pub(crate) fn outcome(
+    tests: Vec<DraftTest>,
+    residual: impl FnOnce() -> ResidualDraw,
+) -> TokenOutcome {
+    match tests.last() {
+        Some(last) if last.accepted => TokenOutcome {
+            token: last.token,
+            accepted_draft: Some(last.draft_index),
+            tests,
+            residual: None,
+        },
+        _ => {
+            let draw = residual();
+            TokenOutcome {
+                token: draw.token,
+                tests,
+                accepted_draft: None,
+                residual: Some(draw),
+            }
         }
     }
 }
