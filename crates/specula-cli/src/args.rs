@@ -29,6 +29,14 @@ pub enum Command {
     /// Exact token-level analysis of one scheme on one pair of distributions.
     #[command(long_about = PLAN_LONG_ABOUT, after_long_help = PLAN_AFTER_HELP)]
     Plan(PlanArgs),
+    /// Generate text with the bundled draft/target pair, streamed, then the metrics.
+    Generate(crate::generate_cmd::GenerateArgs),
+    /// Independent continuations as JSON lines, for distribution checks.
+    Sample(crate::sample_cmd::SampleArgs),
+    /// Every decoding method on fixed prompts, with speedups and forward costs.
+    Bench(crate::bench_cmd::BenchArgs),
+    /// Train the draft or target model on Tiny Shakespeare (resumable).
+    Train(crate::train_cmd::TrainArgs),
 }
 
 const PLAN_LONG_ABOUT: &str = "\
@@ -137,19 +145,6 @@ impl Method {
             Self::Multiround => "multiround",
             Self::Otm => "otm",
             Self::Mentored => "mentored",
-        }
-    }
-
-    /// A longer human-readable title.
-    #[must_use]
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::Speculative => "standard speculative sampling",
-            Self::Greedy => "greedy verification",
-            Self::Kseq => "SpecTr k-Seq",
-            Self::Multiround => "multi-round rejection sampling",
-            Self::Otm => "optimal transport with membership cost, exact LP",
-            Self::Mentored => "mentored decoding, lossy with KL <= D",
         }
     }
 

@@ -4,9 +4,19 @@
 //! computes a serialisable report, [`render`] prints it as a table.
 
 mod args;
+mod bench_cmd;
+mod decode;
+mod decode_args;
 mod error;
+mod generate_cmd;
+mod models;
+mod parse;
 mod plan;
+mod plot;
 mod render;
+mod report;
+mod sample_cmd;
+mod train_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,6 +30,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plan(args) => run_plan(args),
+        Command::Generate(args) => generate_cmd::run(args),
+        Command::Sample(args) => sample_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(args),
+        Command::Train(args) => train_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

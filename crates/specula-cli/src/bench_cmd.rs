@@ -1,0 +1,479 @@
+//! `specula bench`: every method on fixed prompts in one run, against autoregressive
+//! decoding measured in the same run, plus the per-position forward costs of both models.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+use specula_engine::{
+    DecodeConfig, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Metrics, Query,
+    Role, SamplingConfig,
+};
+use specula_model::{Backend, BurnLm};
+
+use crate::error::CliError;
+use crate::{decode, models, parse};
+
+/// The fixed prompts (speaker cues, as the corpus has them).
+pub const PROMPTS: [&str; 4] = [
+    "ROMEO:\n",
+    "JULIET:\n",
+    "First Citizen:\n",
+    "KING RICHARD III:\n",
+];
+
+/// Flags of `specula bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Characters generated per prompt.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "200",
+        allow_hyphen_values = true
+    )]
+    pub tokens: String,
+    /// Runs per prompt (seeds 0..R).
+    #[arg(
+        long,
+        value_name = "R",
+        default_value = "2",
+        allow_hyphen_values = true
+    )]
+    pub repeat: String,
+    /// Sampling temperature.
+    #[arg(
+        long,
+        value_name = "T",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub temperature: String,
+    /// γ values for speculative decoding.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "1,2,3,4,6",
+        allow_hyphen_values = true
+    )]
+    pub gammas: String,
+    /// K values for SpecTr (and K = 4 for multi-round).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "2,4,8",
+        allow_hyphen_values = true
+    )]
+    pub drafts: String,
+    /// Draft length L of SpecTr and multi-round, and γ of mentored decoding.
+    #[arg(
+        long,
+        value_name = "L",
+        default_value = "4",
+        allow_hyphen_values = true
+    )]
+    pub length: String,
+    /// KL budgets D for mentored decoding.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "0.1,0.3,1",
+        allow_hyphen_values = true
+    )]
+    pub kls: String,
+    /// Load the pair from DIR instead of the bundled one.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub models: Option<std::path::PathBuf>,
+    /// CPU threads for burn.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub threads: String,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Forward costs in milliseconds (medians).
+#[derive(Debug, Clone, Serialize)]
+struct Costs {
+    /// Target forward over n new positions after a 100-token cached prefix: (n, ms).
+    target_positions_ms: Vec<(usize, f64)>,
+    /// Draft forward, one new position in each of k sequences: (k, ms).
+    draft_rows_ms: Vec<(usize, f64)>,
+    /// Draft one-position cost / target one-position cost.
+    cost_ratio: f64,
+}
+
+/// One method's totals.
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    method: &'static str,
+    params: String,
+    tokens: u64,
+    seconds: f64,
+    tokens_per_second: f64,
+    speedup: f64,
+    acceptance_rate: Option<f64>,
+    mean_acceptance_length: Option<f64>,
+    block_efficiency: Option<f64>,
+    /// α inverted from the block efficiency (speculative only).
+    alpha: Option<f64>,
+    /// Mean draft call time / mean autoregressive target call time.
+    c: Option<f64>,
+    /// Block efficiency / (1 + draft calls per round × c): the ideal walltime factor if
+    /// verification cost one autoregressive step (Leviathan et al. for speculative).
+    theoretical_factor: f64,
+    /// speedup / theoretical_factor.
+    of_theory: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    prompts: Vec<&'static str>,
+    tokens_per_prompt: usize,
+    repeat: u64,
+    temperature: f64,
+    threads: usize,
+    costs: Costs,
+    rows: Vec<Row>,
+}
+
+/// Runs `specula bench`.
+///
+/// # Errors
+/// Usage errors for bad flags; failures for model errors.
+pub fn run(args: BenchArgs) -> Result<(), CliError> {
+    let tokens = parse::uint("--tokens", &args.tokens, 1, 1 << 20)?;
+    let repeat = parse::uint("--repeat", &args.repeat, 1_u64, 1000)?;
+    let temperature = parse::float("--temperature", &args.temperature, 0.0, 1e6)?;
+    let gammas = parse::uint_list("--gammas", &args.gammas, 64)?;
+    let ks = parse::uint_list("--drafts", &args.drafts, 64)?;
+    let length = parse::uint("--length", &args.length, 1, 64)?;
+    let kls = parse_kls(&args.kls)?;
+    let threads = parse::uint("--threads", &args.threads, 1, 256)?;
+    let mut pair = models::load(args.models.as_deref(), Backend::Cpu, threads)?;
+    let prompts: Vec<Vec<u32>> = PROMPTS
+        .iter()
+        .map(|p| pair.encode(p))
+        .collect::<Result<_, _>>()?;
+    for p in &prompts {
+        pair.check_length(p.len(), tokens, "--tokens")?;
+    }
+    let sampling = SamplingConfig {
+        temperature,
+        top_k: None,
+        top_p: None,
+    };
+    let costs = measure_costs(&mut pair, &ks)?;
+    if !args.json {
+        crate::emit(&costs_table(&costs))?;
+    }
+    let mut methods: Vec<(Method, String)> = vec![(Method::Autoregressive, "-".into())];
+    for &g in &gammas {
+        methods.push((
+            Method::Speculative {
+                gamma: g,
+                policy: GammaPolicy::Fixed,
+            },
+            format!("gamma={g}"),
+        ));
+    }
+    for &k in &ks {
+        methods.push((
+            Method::SpecTr {
+                drafts: DraftShape::Iid { k, length },
+            },
+            format!("K={k} L={length}"),
+        ));
+    }
+    methods.push((
+        Method::MultiRound {
+            drafts: DraftShape::Iid { k: 4, length },
+        },
+        format!("K=4 L={length}"),
+    ));
+    for &d in &kls {
+        methods.push((
+            Method::Mentored {
+                gamma: length,
+                kl_budget: d,
+                policy: GammaPolicy::Fixed,
+            },
+            format!("gamma={length} D={d}"),
+        ));
+    }
+    // Warm-up: first calls allocate and fault in the weights.
+    let warm = DecodeConfig {
+        max_new_tokens: 20,
+        ..DecodeConfig::new(Method::Autoregressive)
+    };
+    decode::run(&mut pair, warm, &prompts[0], |_| {})?;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut ar_target_call = None;
+    if !args.json {
+        crate::emit(&format!("{}\n", header()))?;
+    }
+    for (method, params) in methods {
+        let mut total = Metrics::default();
+        let mut seconds = 0.0;
+        for (i, prompt) in prompts.iter().enumerate() {
+            for r in 0..repeat {
+                let config = DecodeConfig {
+                    sampling,
+                    max_new_tokens: tokens,
+                    seed: r * 1000 + i as u64,
+                    ..DecodeConfig::new(method.clone())
+                };
+                let run = decode::run(&mut pair, config, prompt, |_| {})?;
+                seconds += run.wall.as_secs_f64();
+                add(&mut total, &run.metrics);
+            }
+        }
+        let per_call = |nanos: u64, calls: u64| (calls > 0).then(|| nanos as f64 / calls as f64);
+        if matches!(method, Method::Autoregressive) {
+            ar_target_call = per_call(total.timing.target_nanos, total.target_calls);
+        }
+        let rate = total.emitted_tokens as f64 / seconds.max(1e-9);
+        let speedup = rows.first().map_or(1.0, |ar| rate / ar.tokens_per_second);
+        let c = match (
+            per_call(total.timing.draft_nanos, total.draft_calls),
+            ar_target_call,
+        ) {
+            (Some(d), Some(t)) if t > 0.0 => Some(d / t),
+            _ => None,
+        };
+        let be = total.block_efficiency();
+        let calls_per_round = total.draft_calls as f64 / total.rounds.max(1) as f64;
+        let theoretical_factor = be.unwrap_or(1.0) / (1.0 + calls_per_round * c.unwrap_or(0.0));
+        let alpha = match (&method, be) {
+            (Method::Speculative { gamma, .. }, Some(be)) => {
+                Some(invert_block_efficiency(be, *gamma))
+            }
+            _ => None,
+        };
+        let row = Row {
+            method: method.name(),
+            params,
+            tokens: total.emitted_tokens,
+            seconds,
+            tokens_per_second: rate,
+            speedup,
+            acceptance_rate: total.acceptance_rate(),
+            mean_acceptance_length: total.mean_acceptance_length(),
+            block_efficiency: be,
+            alpha,
+            c,
+            theoretical_factor,
+            of_theory: speedup / theoretical_factor,
+        };
+        if !args.json {
+            crate::emit(&format!("{}\n", line(&row)))?;
+        }
+        rows.push(row);
+    }
+    if args.json {
+        let report = Report {
+            prompts: PROMPTS.to_vec(),
+            tokens_per_prompt: tokens,
+            repeat,
+            temperature,
+            threads,
+            costs,
+            rows,
+        };
+        let mut json = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::failure(format!("cannot serialise the report: {e}")))?;
+        json.push('\n');
+        crate::emit(&json)?;
+    }
+    Ok(())
+}
+
+fn parse_kls(raw: &str) -> Result<Vec<f64>, CliError> {
+    raw.split(',')
+        .map(|d| parse::float("--kls", d, 0.0, 1e6))
+        .collect()
+}
+
+fn add(total: &mut Metrics, m: &Metrics) {
+    total.rounds += m.rounds;
+    total.drafted_tokens += m.drafted_tokens;
+    total.accepted_tokens += m.accepted_tokens;
+    total.resampled_tokens += m.resampled_tokens;
+    total.bonus_tokens += m.bonus_tokens;
+    total.emitted_tokens += m.emitted_tokens;
+    total.draft_calls += m.draft_calls;
+    total.target_calls += m.target_calls;
+    total.timing.add(&m.timing);
+}
+
+/// The α with `(1 − α^{γ+1}) / (1 − α) = be` (bisection; the left side grows with α).
+fn invert_block_efficiency(be: f64, gamma: usize) -> f64 {
+    let f = |a: f64| (0..=gamma).map(|i| a.powi(i as i32)).sum::<f64>();
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < be {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Median time of `f` over `reps` runs, in ms.
+fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result<f64, CliError> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliError> {
+    let prefix = pair.encode(&"ROMEO:\nI will not speak of it; ".repeat(4))?;
+    let prefix = &prefix[..100.min(prefix.len())];
+    let forward = |lm: &mut BurnLm, sequences: Vec<Vec<u32>>, queries: Vec<Query>| {
+        lm.truncate(prefix.len());
+        let request = ForwardRequest {
+            role: Role::Target,
+            committed_len: prefix.len(),
+            sequences,
+            queries,
+        };
+        lm.forward(&request)
+            .map(|_| ())
+            .map_err(|e| CliError::failure(e.to_string()))
+    };
+    let mut target_positions_ms = Vec::new();
+    for n in [1, 2, 3, 4, 5, 8] {
+        let mut seq = prefix.to_vec();
+        seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
+        let queries: Vec<Query> = (1..=n)
+            .map(|i| Query {
+                sequence: 0,
+                prefix_len: prefix.len() + i,
+            })
+            .collect();
+        forward(
+            &mut pair.target,
+            vec![prefix.to_vec()],
+            vec![Query {
+                sequence: 0,
+                prefix_len: prefix.len(),
+            }],
+        )?;
+        let ms = median_ms(31, || {
+            forward(&mut pair.target, vec![seq.clone()], queries.clone())
+        })?;
+        target_positions_ms.push((n, ms));
+    }
+    let mut draft_rows_ms = Vec::new();
+    for k in std::iter::once(1).chain(ks.iter().copied()) {
+        let sequences: Vec<Vec<u32>> = (0..k as u32)
+            .map(|i| prefix.iter().copied().chain([(i * 7 + 2) % 60]).collect())
+            .collect();
+        let queries: Vec<Query> = (0..k)
+            .map(|s| Query {
+                sequence: s,
+                prefix_len: prefix.len() + 1,
+            })
+            .collect();
+        forward(
+            &mut pair.draft,
+            vec![prefix.to_vec()],
+            vec![Query {
+                sequence: 0,
+                prefix_len: prefix.len(),
+            }],
+        )?;
+        let ms = median_ms(31, || {
+            forward(&mut pair.draft, sequences.clone(), queries.clone())
+        })?;
+        draft_rows_ms.push((k, ms));
+    }
+    let cost_ratio = draft_rows_ms[0].1 / target_positions_ms[0].1;
+    Ok(Costs {
+        target_positions_ms,
+        draft_rows_ms,
+        cost_ratio,
+    })
+}
+
+fn costs_table(c: &Costs) -> String {
+    let mut s = String::from("forward cost after a 100-token cached prefix (median of 31):\n");
+    let one = c.target_positions_ms[0].1;
+    for &(n, ms) in &c.target_positions_ms {
+        let _ = writeln!(
+            s,
+            "  target, {n} new position(s): {ms:7.3} ms  ({:.2}x one position)",
+            ms / one
+        );
+    }
+    for &(k, ms) in &c.draft_rows_ms {
+        let _ = writeln!(s, "  draft, {k} sequence(s) x 1 position: {ms:7.3} ms");
+    }
+    let _ = writeln!(
+        s,
+        "  c = draft / target (one position) = {:.3}\n",
+        c.cost_ratio
+    );
+    s
+}
+
+fn header() -> String {
+    format!(
+        "{:<15} {:<16} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>7} {:>7}",
+        "method",
+        "params",
+        "tok/s",
+        "speedup",
+        "accept",
+        "mean_len",
+        "blk_eff",
+        "alpha",
+        "c",
+        "theory",
+        "of_thy"
+    )
+}
+
+fn line(r: &Row) -> String {
+    let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+    format!(
+        "{:<15} {:<16} {:>8.1} {:>7.2}x {:>7} {:>8} {:>7} {:>6} {:>6} {:>6.2}x {:>6.0}%",
+        r.method,
+        r.params,
+        r.tokens_per_second,
+        r.speedup,
+        o(r.acceptance_rate),
+        o(r.mean_acceptance_length),
+        o(r.block_efficiency),
+        r.alpha.map_or_else(|| "-".into(), |a| format!("{a:.2}")),
+        r.c.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+        r.theoretical_factor,
+        r.of_theory * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpha_inversion_round_trips() {
+        for &(a, g) in &[(0.3, 1), (0.7, 4), (0.9, 6)] {
+            let be: f64 = (0..=g).map(|i| f64::powi(a, i as i32)).sum();
+            assert!((invert_block_efficiency(be, g) - a).abs() < 1e-9);
+        }
+    }
+}

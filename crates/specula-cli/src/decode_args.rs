@@ -1,0 +1,274 @@
+//! Flags shared by `generate` and `sample`: the decoding method and sampling settings,
+//! parsed into an engine [`Method`] and [`SamplingConfig`] with one-line errors.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use specula_engine::{DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method, SamplingConfig};
+use specula_model::Backend;
+
+use crate::error::CliError;
+use crate::parse;
+
+/// The methods `--method` accepts.
+pub const METHODS: [&str; 5] = [
+    "autoregressive",
+    "speculative",
+    "spectr",
+    "multiround",
+    "mentored",
+];
+
+/// Decoding flags, as typed.
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// The prompt text (characters of the corpus alphabet).
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub prompt: String,
+    /// autoregressive, speculative, spectr, multiround or mentored.
+    #[arg(
+        long,
+        value_name = "METHOD",
+        default_value = "speculative",
+        allow_hyphen_values = true
+    )]
+    pub method: String,
+    /// Draft length: γ for speculative/mentored, L for spectr/multiround (default 4).
+    #[arg(long, value_name = "G", allow_hyphen_values = true)]
+    pub gamma: Option<String>,
+    /// Number of draft sequences K for spectr/multiround (default 4).
+    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    pub drafts: Option<String>,
+    /// Prefix-tree branching for spectr/multiround, e.g. 2,2,1 (K = product).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub tree: Option<String>,
+    /// KL budget D (nats per position) for mentored (required there).
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    pub kl: Option<String>,
+    /// Sampling temperature (0 = greedy).
+    #[arg(
+        long,
+        value_name = "T",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub temperature: String,
+    /// Keep only the N most likely tokens.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub top_k: Option<String>,
+    /// Keep the smallest set of tokens with mass >= P.
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub top_p: Option<String>,
+    /// Seed of the decoder's random numbers.
+    #[arg(
+        long,
+        value_name = "S",
+        default_value = "0",
+        allow_hyphen_values = true
+    )]
+    pub seed: String,
+    /// cpu or wgpu (wgpu needs `cargo build -p specula-cli --features wgpu`).
+    #[arg(
+        long,
+        value_name = "BACKEND",
+        default_value = "cpu",
+        allow_hyphen_values = true
+    )]
+    pub backend: String,
+    /// Load draft.{json,bpk} and target.{json,bpk} from DIR instead of the bundled pair.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub models: Option<PathBuf>,
+    /// CPU threads for burn.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub threads: String,
+}
+
+/// Checked decoding settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeSettings {
+    /// The prompt text.
+    pub prompt: String,
+    /// The engine method.
+    pub method: Method,
+    /// Temperature, top-k, top-p.
+    pub sampling: SamplingConfig,
+    /// Decoder seed.
+    pub seed: u64,
+    /// Where the models run.
+    pub backend: Backend,
+    /// A directory of model files, or the bundled pair.
+    pub models: Option<PathBuf>,
+    /// CPU threads.
+    pub threads: usize,
+}
+
+impl DecodeArgs {
+    /// Parses every flag and checks that it fits the method.
+    ///
+    /// # Errors
+    /// A usage error naming the first bad flag.
+    pub fn into_settings(self) -> Result<DecodeSettings, CliError> {
+        if self.prompt.is_empty() {
+            return Err(CliError::usage(
+                "--prompt is empty: give at least one character",
+            ));
+        }
+        let name = parse::choice("--method", &self.method, &METHODS)?;
+        let multi = matches!(name, "spectr" | "multiround");
+        let drafting = name != "autoregressive";
+        refuse(
+            name,
+            "--gamma",
+            self.gamma.as_ref(),
+            drafting,
+            "the drafting methods (speculative, spectr, multiround, mentored)",
+        )?;
+        refuse(
+            name,
+            "--drafts",
+            self.drafts.as_ref(),
+            multi,
+            "spectr and multiround",
+        )?;
+        refuse(
+            name,
+            "--tree",
+            self.tree.as_ref(),
+            multi,
+            "spectr and multiround",
+        )?;
+        refuse(
+            name,
+            "--kl",
+            self.kl.as_ref(),
+            name == "mentored",
+            "mentored",
+        )?;
+        let gamma = self
+            .gamma
+            .as_deref()
+            .map(|g| parse::uint("--gamma", g, 1, 64))
+            .transpose()?;
+        let method = match name {
+            "autoregressive" => Method::Autoregressive,
+            "speculative" => Method::Speculative {
+                gamma: gamma.unwrap_or(4),
+                policy: GammaPolicy::Fixed,
+            },
+            "mentored" => {
+                let raw = self.kl.as_deref().ok_or_else(|| {
+                    CliError::usage(
+                        "--method mentored needs a KL budget: add --kl D (D >= 0, in nats)",
+                    )
+                })?;
+                Method::Mentored {
+                    gamma: gamma.unwrap_or(4),
+                    kl_budget: parse::float("--kl", raw, 0.0, 1e6)?,
+                    policy: GammaPolicy::Fixed,
+                }
+            }
+            _ => {
+                let drafts = draft_shape(self.drafts.as_deref(), self.tree.as_deref(), gamma)?;
+                if name == "spectr" {
+                    Method::SpecTr { drafts }
+                } else {
+                    Method::MultiRound { drafts }
+                }
+            }
+        };
+        let sampling = SamplingConfig {
+            temperature: parse::float("--temperature", &self.temperature, 0.0, 1e6)?,
+            top_k: self
+                .top_k
+                .as_deref()
+                .map(|k| parse::uint("--top-k", k, 1, 1 << 20))
+                .transpose()?,
+            top_p: self
+                .top_p
+                .as_deref()
+                .map(|p| parse::float("--top-p", p, 0.0, 1.0))
+                .transpose()?,
+        };
+        if sampling.top_p == Some(0.0) {
+            return Err(CliError::usage("--top-p must be in (0, 1], got 0"));
+        }
+        let backend = match parse::choice("--backend", &self.backend, &["cpu", "wgpu"])? {
+            "cpu" => Backend::Cpu,
+            _ => Backend::Wgpu,
+        };
+        Ok(DecodeSettings {
+            prompt: self.prompt,
+            method,
+            sampling,
+            seed: parse::uint("--seed", &self.seed, 0, u64::MAX)?,
+            backend,
+            models: self.models,
+            threads: parse::uint("--threads", &self.threads, 1, 256)?,
+        })
+    }
+}
+
+/// K i.i.d. drafts of length L, or a tree from `--tree` (whose depth is L).
+fn draft_shape(
+    drafts: Option<&str>,
+    tree: Option<&str>,
+    gamma: Option<usize>,
+) -> Result<DraftShape, CliError> {
+    let k = drafts
+        .map(|k| parse::uint("--drafts", k, 1, 4096))
+        .transpose()?;
+    let Some(raw) = tree else {
+        return Ok(DraftShape::Iid {
+            k: k.unwrap_or(4),
+            length: gamma.unwrap_or(4),
+        });
+    };
+    let branching = parse::uint_list("--tree", raw, 4096)?;
+    if gamma.is_some_and(|g| g != branching.len()) {
+        return Err(CliError::usage(format!(
+            "--gamma ({}) must equal the depth of --tree ({}), or be left out",
+            gamma.unwrap_or(0),
+            branching.len()
+        )));
+    }
+    let product = branching.iter().try_fold(1_usize, |a, &b| a.checked_mul(b));
+    let product = match product {
+        Some(p) if p <= MAX_DRAFT_NODES => p,
+        _ => {
+            return Err(CliError::usage(format!(
+                "--tree has more than {MAX_DRAFT_NODES} leaves"
+            )));
+        }
+    };
+    if k.is_some_and(|k| k != product) {
+        return Err(CliError::usage(format!(
+            "--drafts ({}) must equal the product of --tree ({product}), or be left out",
+            k.unwrap_or(0)
+        )));
+    }
+    Ok(DraftShape::Tree {
+        k: product,
+        branching,
+    })
+}
+
+fn refuse(
+    method: &str,
+    flag: &str,
+    value: Option<&String>,
+    allowed: bool,
+    takers: &str,
+) -> Result<(), CliError> {
+    if value.is_none() || allowed {
+        Ok(())
+    } else {
+        Err(CliError::usage(format!(
+            "{flag} does not apply to --method {method}; it is only for {takers}"
+        )))
+    }
+}

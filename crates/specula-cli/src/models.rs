@@ -1,0 +1,94 @@
+//! Loading the draft/target pair (bundled, or from a directory) and encoding prompts.
+
+use std::path::Path;
+
+use specula_model::{Backend, BurnLm, CharTokenizer, ModelBundle, ModelRole, bundled};
+
+use crate::error::CliError;
+
+/// Both models and their shared tokenizer.
+#[derive(Debug)]
+pub struct Pair {
+    /// The draft model.
+    pub draft: BurnLm,
+    /// The target model.
+    pub target: BurnLm,
+    /// The tokenizer (the same alphabet for both).
+    pub tokenizer: CharTokenizer,
+}
+
+/// Loads the bundled pair, or `dir/{draft,target}.{json,bpk}`, on `backend`.
+///
+/// # Errors
+/// Usage errors for a missing or corrupt directory or a mismatched pair; failures for a
+/// backend that cannot start.
+pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair, CliError> {
+    // Only the first call in a process can size the pool; later ones keep it.
+    let _ = specula_model::set_cpu_threads(threads);
+    let bundle =
+        |role| match dir {
+            Some(d) => ModelBundle::load_dir(d, role)
+                .map_err(|e| CliError::usage(format!("--models: {e}"))),
+            None => bundled::bundle(role)
+                .map_err(|e| CliError::failure(format!("bundled weights: {e}"))),
+        };
+    let (draft, target) = (bundle(ModelRole::Draft)?, bundle(ModelRole::Target)?);
+    if draft.meta.tokenizer != target.meta.tokenizer {
+        return Err(CliError::usage(
+            "the draft and target models use different alphabets",
+        ));
+    }
+    let device = backend
+        .device()
+        .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
+    let build = |b: &ModelBundle| {
+        b.build(&device)
+            .map_err(|e| CliError::failure(e.to_string()))
+    };
+    Ok(Pair {
+        draft: build(&draft)?,
+        target: build(&target)?,
+        tokenizer: target.meta.tokenizer,
+    })
+}
+
+impl Pair {
+    /// The prompt's tokens.
+    ///
+    /// # Errors
+    /// A usage error naming the first character outside the alphabet.
+    pub fn encode(&self, prompt: &str) -> Result<Vec<u32>, CliError> {
+        self.tokenizer
+            .encode(prompt)
+            .map_err(|e| CliError::usage(format!("--prompt: {e}")))
+    }
+
+    /// The text of generated tokens (always in the alphabet).
+    #[must_use]
+    pub fn decode(&self, tokens: &[u32]) -> String {
+        self.tokenizer.decode(tokens).unwrap_or_default()
+    }
+
+    /// Checks that `prompt_len + new_tokens` fits the models' positions.
+    ///
+    /// # Errors
+    /// A usage error naming `flag`.
+    pub fn check_length(
+        &self,
+        prompt_len: usize,
+        new_tokens: usize,
+        flag: &str,
+    ) -> Result<(), CliError> {
+        let max = self
+            .target
+            .config()
+            .max_seq
+            .min(self.draft.config().max_seq);
+        if prompt_len + new_tokens > max {
+            return Err(CliError::usage(format!(
+                "the prompt ({prompt_len} characters) plus {flag} {new_tokens} exceeds the models' {max} positions"
+            )));
+        }
+        Ok(())
+    }
+}

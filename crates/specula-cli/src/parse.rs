@@ -1,0 +1,98 @@
+//! Parsing raw flag values of the model commands into checked numbers, each failure one
+//! `error: …` line naming the flag.
+
+use std::str::FromStr;
+
+use crate::error::CliError;
+
+/// A whole number in `min..=max`.
+///
+/// # Errors
+/// A usage error naming `flag`.
+pub fn uint<T>(flag: &str, raw: &str, min: T, max: T) -> Result<T, CliError>
+where
+    T: FromStr + PartialOrd + Copy + std::fmt::Display,
+{
+    let raw = raw.trim();
+    match raw.parse::<T>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(CliError::usage(format!(
+            "{flag} must be a whole number in {min}..={max}, got {raw:?}"
+        ))),
+    }
+}
+
+/// A finite number in `[min, max]`.
+///
+/// # Errors
+/// A usage error naming `flag`.
+pub fn float(flag: &str, raw: &str, min: f64, max: f64) -> Result<f64, CliError> {
+    let raw = raw.trim();
+    match raw.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v),
+        _ => Err(CliError::usage(format!(
+            "{flag} must be a number in [{min}, {max}], got {raw:?}"
+        ))),
+    }
+}
+
+/// A comma-separated list of whole numbers, each in `1..=max`.
+///
+/// # Errors
+/// A usage error naming `flag` and the entry.
+pub fn uint_list(flag: &str, raw: &str, max: usize) -> Result<Vec<usize>, CliError> {
+    if raw.trim().is_empty() {
+        return Err(CliError::usage(format!(
+            "{flag} is empty: give comma-separated whole numbers, e.g. 2,2,1"
+        )));
+    }
+    raw.split(',')
+        .enumerate()
+        .map(|(i, item)| {
+            uint(flag, item, 1, max).map_err(|_| {
+                CliError::usage(format!(
+                    "{flag}: entry {i} ({:?}) must be a whole number in 1..={max}",
+                    item.trim()
+                ))
+            })
+        })
+        .collect()
+}
+
+/// One of `choices` (exact match).
+///
+/// # Errors
+/// A usage error listing the choices.
+pub fn choice<'a>(flag: &str, raw: &str, choices: &[&'a str]) -> Result<&'a str, CliError> {
+    choices
+        .iter()
+        .find(|c| **c == raw.trim())
+        .copied()
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "{flag} must be one of {}, got {:?}",
+                choices.join(", "),
+                raw.trim()
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_enforced() {
+        assert_eq!(uint("--n", "3", 1_usize, 5).ok(), Some(3));
+        assert!(uint("--n", "0", 1_usize, 5).is_err());
+        assert!(uint("--n", "-1", 1_usize, 5).is_err());
+        assert!(float("--t", "nan", 0.0, 1.0).is_err());
+        assert_eq!(uint_list("--tree", "2, 2,1", 8).ok(), Some(vec![2, 2, 1]));
+        assert!(uint_list("--tree", "2,0", 8).is_err());
+        assert_eq!(
+            choice("--role", "draft", &["draft", "target"]).ok(),
+            Some("draft")
+        );
+        assert!(choice("--role", "x", &["draft", "target"]).is_err());
+    }
+}

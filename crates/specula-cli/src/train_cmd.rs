@@ -1,0 +1,324 @@
+//! `specula train`: trains the draft or the target model on the corpus, resumably.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use specula_model::data::{Corpus, TINY_SHAKESPEARE_SHA256};
+use specula_model::train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
+use specula_model::{Backend, ModelRole, sha256_hex};
+
+use crate::error::CliError;
+use crate::parse;
+use crate::plot;
+
+/// Flags of `specula train`, as typed.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Which model: draft or target.
+    #[arg(long, value_name = "ROLE", allow_hyphen_values = true)]
+    pub role: String,
+    /// The corpus (fetch it with scripts/fetch-corpus.sh).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "data/tinyshakespeare.txt",
+        allow_hyphen_values = true
+    )]
+    pub corpus: PathBuf,
+    /// Run directory: checkpoint/, export/ (f16 bundle), loss.csv, loss.svg.
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    pub out: Option<PathBuf>,
+    /// Continue the run in --out from its checkpoint (settings come from the checkpoint).
+    #[arg(long)]
+    pub resume: bool,
+    /// Total optimiser steps (with --resume: the new total).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub steps: Option<String>,
+    /// Sequences per batch.
+    #[arg(long, value_name = "B", allow_hyphen_values = true)]
+    pub batch: Option<String>,
+    /// Tokens per sequence.
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub context: Option<String>,
+    /// Peak learning rate.
+    #[arg(long, value_name = "LR", allow_hyphen_values = true)]
+    pub lr: Option<String>,
+    /// Dropout.
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub dropout: Option<String>,
+    /// Model width (overrides the role's shape).
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    pub d_model: Option<String>,
+    /// Transformer blocks.
+    #[arg(long, value_name = "L", allow_hyphen_values = true)]
+    pub layers: Option<String>,
+    /// Attention heads.
+    #[arg(long, value_name = "H", allow_hyphen_values = true)]
+    pub heads: Option<String>,
+    /// Evaluate (and write loss.csv / loss.svg) every N steps.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub eval_every: Option<String>,
+    /// Checkpoint every N steps.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub checkpoint_every: Option<String>,
+    /// Seed of initialisation, batches and dropout.
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    pub seed: Option<String>,
+    /// CPU threads for burn (default 1, to leave the machine usable).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub threads: String,
+    /// Stop (with a checkpoint) after this many minutes; resume later.
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    pub max_minutes: Option<String>,
+    /// Hide the progress bar (log one line per evaluation instead).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs `specula train`.
+///
+/// # Errors
+/// Usage errors for bad flags or a corpus that fails its checksum; failures for I/O.
+pub fn run(args: TrainArgs) -> Result<(), CliError> {
+    let role = match parse::choice("--role", &args.role, &["draft", "target"])? {
+        "draft" => ModelRole::Draft,
+        _ => ModelRole::Target,
+    };
+    let threads = parse::uint("--threads", &args.threads, 1_usize, 256)?;
+    let max_minutes = args
+        .max_minutes
+        .as_deref()
+        .map(|m| parse::float("--max-minutes", m, 0.0, 1e6))
+        .transpose()?;
+    let steps = args
+        .steps
+        .as_deref()
+        .map(|s| parse::uint("--steps", s, 1_u64, 100_000_000))
+        .transpose()?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("runs/{}", role.name())));
+    if args.resume {
+        reject_shape_flags(&args)?;
+    }
+    let corpus = load_corpus(&args.corpus)?;
+    specula_model::set_cpu_threads(threads).map_err(|e| CliError::failure(e.to_string()))?;
+    let device = Backend::Cpu
+        .device()
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    let mut trainer = if args.resume {
+        Trainer::resume(corpus, &out, steps, &device)
+    } else {
+        let config = config_from_flags(&args, role, corpus.tokenizer.vocab_size(), steps)?;
+        Trainer::start(corpus, config, &out, &device)
+    }
+    .map_err(|e| CliError::usage(e.to_string()))?;
+    let mut observer = Progress::new(&out, trainer.state(), args.quiet, max_minutes);
+    trainer
+        .run(&mut observer)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    observer.finish(trainer.state());
+    Ok(())
+}
+
+fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        CliError::usage(format!(
+            "cannot read the corpus {}: {e}; run scripts/fetch-corpus.sh first",
+            path.display()
+        ))
+    })?;
+    let digest = sha256_hex(&bytes);
+    if digest != TINY_SHAKESPEARE_SHA256 {
+        return Err(CliError::usage(format!(
+            "{} is not Tiny Shakespeare (sha256 {digest}); run scripts/fetch-corpus.sh",
+            path.display()
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CliError::usage(format!("{} is not UTF-8 text", path.display())))?;
+    Corpus::from_text(&text).map_err(|e| CliError::usage(e.to_string()))
+}
+
+fn reject_shape_flags(args: &TrainArgs) -> Result<(), CliError> {
+    let given = [
+        ("--batch", &args.batch),
+        ("--context", &args.context),
+        ("--lr", &args.lr),
+        ("--dropout", &args.dropout),
+        ("--d-model", &args.d_model),
+        ("--layers", &args.layers),
+        ("--heads", &args.heads),
+        ("--eval-every", &args.eval_every),
+        ("--checkpoint-every", &args.checkpoint_every),
+        ("--seed", &args.seed),
+    ];
+    match given.iter().find(|(_, v)| v.is_some()) {
+        Some((flag, _)) => Err(CliError::usage(format!(
+            "{flag} cannot change a resumed run (its settings come from the checkpoint); only --steps can"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn config_from_flags(
+    args: &TrainArgs,
+    role: ModelRole,
+    vocab: usize,
+    steps: Option<u64>,
+) -> Result<TrainConfig, CliError> {
+    let mut c = TrainConfig::for_role(role, vocab);
+    if let Some(s) = steps {
+        c.steps = s;
+    }
+    let u = |flag: &str, v: &Option<String>, max: usize| -> Result<Option<usize>, CliError> {
+        v.as_deref()
+            .map(|raw| parse::uint(flag, raw, 1, max))
+            .transpose()
+    };
+    if let Some(b) = u("--batch", &args.batch, 4096)? {
+        c.batch_size = b;
+    }
+    if let Some(d) = u("--d-model", &args.d_model, 4096)? {
+        c.model.d_model = d;
+        c.model.d_ff = 4 * d;
+    }
+    if let Some(l) = u("--layers", &args.layers, 64)? {
+        c.model.n_layers = l;
+    }
+    if let Some(h) = u("--heads", &args.heads, 64)? {
+        c.model.n_heads = h;
+    }
+    if let Some(t) = u("--context", &args.context, 4096)? {
+        c.context = t;
+        c.model.max_seq = c.model.max_seq.max(t);
+    }
+    if let Some(lr) = args.lr.as_deref() {
+        c.learning_rate = parse::float("--lr", lr, 1e-6, 1.0)?;
+        c.min_learning_rate = c.learning_rate / 10.0;
+    }
+    if let Some(p) = args.dropout.as_deref() {
+        c.dropout = parse::float("--dropout", p, 0.0, 0.9)?;
+    }
+    let every = |flag: &str, v: &Option<String>| -> Result<Option<u64>, CliError> {
+        v.as_deref()
+            .map(|raw| parse::uint(flag, raw, 1_u64, 100_000_000))
+            .transpose()
+    };
+    if let Some(e) = every("--eval-every", &args.eval_every)? {
+        c.eval_every = e;
+    }
+    if let Some(e) = every("--checkpoint-every", &args.checkpoint_every)? {
+        c.checkpoint_every = e;
+    }
+    if let Some(s) = args.seed.as_deref() {
+        c.seed = parse::uint("--seed", s, 0_u64, u64::MAX)?;
+    }
+    c.validate().map_err(|e| CliError::usage(e.to_string()))?;
+    Ok(c)
+}
+
+/// Progress bar, loss files and the time limit.
+struct Progress {
+    bar: ProgressBar,
+    dir: PathBuf,
+    title: String,
+    quiet: bool,
+    started: Instant,
+    limit: Option<Duration>,
+    last_val: Option<f64>,
+}
+
+impl Progress {
+    fn new(dir: &Path, state: &TrainState, quiet: bool, max_minutes: Option<f64>) -> Self {
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(state.config.steps)
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps, ETA {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.set_position(state.step);
+        let m = &state.config.model;
+        Self {
+            bar,
+            dir: dir.to_path_buf(),
+            title: format!(
+                "{} model: d={} layers={} heads={} ({:.2} M parameters)",
+                state.config.role.name(),
+                m.d_model,
+                m.n_layers,
+                m.n_heads,
+                m.num_params() as f64 / 1e6
+            ),
+            quiet,
+            started: Instant::now(),
+            limit: max_minutes.map(|m| Duration::from_secs_f64(m * 60.0)),
+            last_val: state.history.last().map(|p| p.val_loss),
+        }
+    }
+
+    fn write_curves(&self, state: &TrainState) {
+        // Losing a plot must not stop training; the checkpoint holds the history anyway.
+        let _ = std::fs::create_dir_all(&self.dir);
+        let _ = std::fs::write(self.dir.join("loss.csv"), plot::csv(&state.history));
+        let _ = std::fs::write(
+            self.dir.join("loss.svg"),
+            plot::svg(&self.title, &state.history),
+        );
+    }
+
+    fn finish(&self, state: &TrainState) {
+        self.bar.finish_and_clear();
+        if let Some(p) = state.history.last() {
+            eprintln!(
+                "{}: step {} of {}, train {:.4}, validation {:.4} nats/char; checkpoint in {}",
+                self.title,
+                state.step,
+                state.config.steps,
+                p.train_loss,
+                p.val_loss,
+                self.dir.join("checkpoint").display()
+            );
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn step(&mut self, state: &TrainState, loss: f64, tokens_per_sec: f64) {
+        self.bar.set_position(state.step);
+        let val = self
+            .last_val
+            .map(|v| format!(", val {v:.3}"))
+            .unwrap_or_default();
+        self.bar
+            .set_message(format!("loss {loss:.3}{val}, {tokens_per_sec:.0} tok/s"));
+    }
+
+    fn eval(&mut self, state: &TrainState, point: &LossPoint) {
+        self.last_val = Some(point.val_loss);
+        self.write_curves(state);
+        if self.quiet {
+            eprintln!(
+                "step {}: train {:.4}, val {:.4}, {:.0} s",
+                point.step, point.train_loss, point.val_loss, point.elapsed_secs
+            );
+        }
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.limit.is_some_and(|l| self.started.elapsed() >= l)
+    }
+}

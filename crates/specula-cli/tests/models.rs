@@ -1,0 +1,190 @@
+//! `generate`, `sample`, `bench` and `train` with the bundled models: output shape and
+//! the one-line errors for bad flags.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn specula(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run specula: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Fails with exit status 2 and exactly one `error: …` line containing `needle`.
+fn assert_error(args: &[&str], needle: &str) {
+    let out = specula(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{args:?}: expected one line, got {stderr:?}"
+    );
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+}
+
+fn generate<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["generate", "--prompt", "ROMEO:"];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn bad_generate_flags_are_refused_with_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--method", "beam"], "--method must be one of"),
+        (&["--gamma", "0"], "--gamma"),
+        (&["--gamma", "x"], "--gamma"),
+        (
+            &["--method", "autoregressive", "--gamma", "3"],
+            "does not apply",
+        ),
+        (
+            &["--method", "speculative", "--drafts", "2"],
+            "--drafts does not apply",
+        ),
+        (
+            &["--method", "speculative", "--kl", "0.1"],
+            "--kl does not apply",
+        ),
+        (&["--method", "mentored"], "needs a KL budget"),
+        (&["--method", "mentored", "--kl", "-1"], "--kl"),
+        (&["--method", "mentored", "--kl", "NaN"], "--kl"),
+        (&["--method", "spectr", "--tree", "2,0"], "--tree"),
+        (
+            &["--method", "spectr", "--tree", "2,2", "--drafts", "3"],
+            "product of --tree",
+        ),
+        (
+            &["--method", "spectr", "--tree", "2,2", "--gamma", "3"],
+            "depth of --tree",
+        ),
+        (&["--temperature", "-1"], "--temperature"),
+        (&["--top-k", "0"], "--top-k"),
+        (&["--top-p", "0"], "--top-p"),
+        (&["--top-p", "1.5"], "--top-p"),
+        (&["--seed", "-3"], "--seed"),
+        (&["--max-tokens", "0"], "--max-tokens"),
+        (&["--max-tokens", "400"], "positions"),
+        (&["--backend", "tpu"], "--backend"),
+        (&["--backend", "wgpu"], "--features wgpu"),
+        (&["--models", "/nonexistent"], "--models"),
+    ];
+    for (extra, needle) in cases {
+        assert_error(&generate(extra), needle);
+    }
+    assert_error(&["generate", "--prompt", ""], "--prompt is empty");
+    assert_error(&["generate", "--prompt", "ROMEO€"], "'€'");
+    assert_error(&["sample", "--prompt", "A", "--samples", "0"], "--samples");
+    assert_error(&["sample", "--prompt", "A", "--length", "x"], "--length");
+    assert_error(&["bench", "--gammas", "1,,2"], "--gammas");
+    assert_error(&["bench", "--kls", "-0.5"], "--kls");
+    assert_error(&["train", "--role", "critic"], "--role");
+    assert_error(
+        &["train", "--role", "draft", "--corpus", "/nonexistent"],
+        "fetch-corpus",
+    );
+    assert_error(
+        &["train", "--role", "draft", "--resume", "--lr", "0.1"],
+        "--lr cannot change",
+    );
+}
+
+#[test]
+fn generate_json_reports_text_tokens_and_vllm_metrics() {
+    let out = specula(&generate(&[
+        "--temperature",
+        "0",
+        "--max-tokens",
+        "24",
+        "--json",
+    ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tokens = json["tokens"].as_array().unwrap();
+    assert_eq!(tokens.len(), 24);
+    assert_eq!(json["text"].as_str().unwrap().chars().count(), 24);
+    let m = &json["metrics"];
+    for key in [
+        "num_drafts",
+        "num_draft_tokens",
+        "num_accepted_tokens",
+        "num_accepted_tokens_per_pos",
+        "draft_acceptance_rate",
+        "mean_acceptance_length",
+        "block_efficiency",
+    ] {
+        assert!(m.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(m["num_generated_tokens"], 24);
+    // Greedy speculative decoding reproduces greedy autoregressive decoding.
+    let ar = specula(&generate(&[
+        "--method",
+        "autoregressive",
+        "--temperature",
+        "0",
+        "--max-tokens",
+        "24",
+        "--json",
+    ]));
+    let ar: Value = serde_json::from_slice(&ar.stdout).unwrap();
+    assert_eq!(ar["tokens"], json["tokens"]);
+}
+
+#[test]
+fn generate_streams_text_then_metrics() {
+    let out = specula(&generate(&[
+        "--method",
+        "spectr",
+        "--tree",
+        "2,2,1",
+        "--max-tokens",
+        "16",
+        "--seed",
+        "3",
+    ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("ROMEO:"));
+    assert!(stdout.contains("--- spectr_tree") && stdout.contains("block efficiency"));
+}
+
+#[test]
+fn sample_writes_one_json_line_per_sample() {
+    let out = specula(&[
+        "sample",
+        "--prompt",
+        "JULIET:",
+        "--method",
+        "mentored",
+        "--kl",
+        "0.2",
+        "--length",
+        "5",
+        "--samples",
+        "4",
+        "--seed",
+        "9",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for line in &lines {
+        assert_eq!(line["tokens"].as_array().unwrap().len(), 5);
+        assert_eq!(line["text"].as_str().unwrap().chars().count(), 5);
+    }
+}

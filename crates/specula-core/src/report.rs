@@ -1,0 +1,373 @@
+//! The closed-form report of one token-level scheme on one pair of distributions: what
+//! `specula plan --json` prints and what the browser package's `plan()` returns, built in
+//! one place so the two cannot drift apart. Front ends check their own inputs and word
+//! their own errors; [`PlanError`] says which input was at fault.
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::{
+    Distribution, OTM_MAX_VARIABLES, Residual, greedy_analysis, kl_divergence, kseq_analysis,
+    mentored_accept_probs, mentored_analysis, multiround_analysis, otm_analysis,
+    speculative_analysis, total_variation,
+};
+
+/// A token-level scheme that [`plan_report`] analyses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanMethod {
+    /// Standard speculative sampling.
+    Speculative,
+    /// Greedy verification.
+    Greedy,
+    /// SpecTr k-Seq.
+    Kseq,
+    /// Multi-round rejection sampling.
+    Multiround,
+    /// Optimal transport with membership cost (exact LP).
+    Otm,
+    /// Mentored decoding (lossy, bounded KL).
+    Mentored,
+}
+
+impl PlanMethod {
+    /// Every method, in documentation order.
+    pub const ALL: [Self; 6] = [
+        Self::Speculative,
+        Self::Greedy,
+        Self::Kseq,
+        Self::Multiround,
+        Self::Otm,
+        Self::Mentored,
+    ];
+
+    /// The name used on the command line and in JSON.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Speculative => "speculative",
+            Self::Greedy => "greedy",
+            Self::Kseq => "kseq",
+            Self::Multiround => "multiround",
+            Self::Otm => "otm",
+            Self::Mentored => "mentored",
+        }
+    }
+
+    /// The method called `name`, if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// A longer human-readable title.
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Speculative => "standard speculative sampling",
+            Self::Greedy => "greedy verification",
+            Self::Kseq => "SpecTr k-Seq",
+            Self::Multiround => "multi-round rejection sampling",
+            Self::Otm => "optimal transport with membership cost, exact LP",
+            Self::Mentored => "mentored decoding, lossy with KL <= D",
+        }
+    }
+
+    /// Whether the method uses several drafts.
+    #[must_use]
+    pub fn takes_drafts(self) -> bool {
+        matches!(self, Self::Kseq | Self::Multiround | Self::Otm)
+    }
+}
+
+/// Method-specific parameters, already checked by the front end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PlanParams {
+    /// No extra parameters.
+    None,
+    /// k-Seq: drafts and an optional ρ override (checked against ρ* here).
+    KSeq {
+        /// Number of drafts.
+        k: usize,
+        /// ρ override.
+        rho: Option<f64>,
+    },
+    /// Multi-round or OTM: number of drafts.
+    Drafts(usize),
+    /// Mentored: KL budget.
+    Kl(f64),
+}
+
+/// What to analyse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanInput {
+    /// The scheme.
+    pub method: PlanMethod,
+    /// Raw target entries.
+    pub target: Vec<f64>,
+    /// Raw draft entries.
+    pub draft: Vec<f64>,
+    /// Rescale the entries to sum to 1 instead of refusing them.
+    pub normalize: bool,
+    /// Method parameters.
+    pub params: PlanParams,
+}
+
+/// Which input distribution an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanSide {
+    /// The target distribution.
+    Target,
+    /// The draft distribution.
+    Draft,
+}
+
+/// Why [`plan_report`] refused its input.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum PlanError {
+    /// One distribution is invalid (NaN, negative, not summing to 1, empty).
+    #[error("{side:?}: {source}")]
+    Distribution {
+        /// Which one.
+        side: PlanSide,
+        /// The core's reason.
+        source: crate::Error,
+    },
+    /// The analysis refused the pair or the parameters (ρ below ρ*, bad KL budget, …).
+    #[error("{0}")]
+    Analysis(crate::Error),
+    /// An OTM linear program above [`OTM_MAX_VARIABLES`].
+    #[error("OTM needs vocab^(k+1) LP variables, more than the limit")]
+    OtmTooLarge {
+        /// Vocabulary size.
+        vocab: usize,
+        /// Drafts.
+        k: usize,
+        /// `vocab^(k+1)`, `None` beyond `u128`.
+        variables: Option<u128>,
+    },
+    /// Parameters that do not belong to the method (a front-end bug).
+    #[error("parameters {params:?} do not match method {}", .method.name())]
+    ParamsMismatch {
+        /// The method.
+        method: PlanMethod,
+        /// The parameters given.
+        params: PlanParams,
+    },
+}
+
+/// Everything a plan reports. Non-finite numbers become `null` in JSON (serde_json's
+/// rule). Optional fields are left out when they do not apply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanReport {
+    /// The scheme.
+    pub method: PlanMethod,
+    /// Target probabilities used (after normalising, if asked).
+    pub target: Vec<f64>,
+    /// Draft probabilities used (after normalising, if asked).
+    pub draft: Vec<f64>,
+    /// Vocabulary size.
+    pub vocab: usize,
+    /// Whether the inputs were rescaled.
+    pub normalized: bool,
+    /// Number of drafts k (multi-draft methods only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drafts: Option<usize>,
+    /// Probability that a drafted token is accepted.
+    pub acceptance: f64,
+    /// The exact distribution of the emitted token.
+    pub output: Vec<f64>,
+    /// `KL(target ‖ output)` in nats.
+    pub kl_target_output: f64,
+    /// `TV(target, output)`.
+    pub tv_target_output: f64,
+    /// `KL(target ‖ draft)` in nats.
+    pub kl_target_draft: f64,
+    /// `TV(target, draft)`.
+    pub tv_target_draft: f64,
+    /// k-Seq: the ρ in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rho: Option<f64>,
+    /// k-Seq: the smallest valid ρ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rho_star: Option<f64>,
+    /// k-Seq: `b(ρ) = Σ min(draft, target/ρ)`, the per-draft acceptance probability.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<f64>,
+    /// Mentored: the KL budget D.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kl_budget: Option<f64>,
+    /// Mentored: lower ratio threshold α ≤ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Mentored: upper ratio threshold β ≥ 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Mentored: acceptance probability of a drafted token the target rules out (non-zero
+    /// only when `alpha` is 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zero_target_accept: Option<f64>,
+    /// Mentored: whether every draft is accepted (KL(target ‖ draft) ≤ D).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepts_all: Option<bool>,
+    /// OTM: an upper bound on the best achievable acceptance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upper_bound: Option<f64>,
+    /// Per token x: the probability that x, once drafted, is accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept_probs: Option<Vec<f64>>,
+    /// The distribution sampled when every draft is rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residual: Option<Vec<f64>>,
+}
+
+/// Builds the two distributions and runs the method's closed-form analysis.
+///
+/// # Errors
+/// [`PlanError::Distribution`] for an invalid input distribution,
+/// [`PlanError::OtmTooLarge`] before any OTM work that would exceed the limit,
+/// [`PlanError::Analysis`] when the analysis refuses, [`PlanError::ParamsMismatch`].
+pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
+    let target = build(PlanSide::Target, &input.target, input.normalize)?;
+    let draft = build(PlanSide::Draft, &input.draft, input.normalize)?;
+    let mut report = PlanReport {
+        method: input.method,
+        target: target.probs().to_vec(),
+        draft: draft.probs().to_vec(),
+        vocab: target.len(),
+        normalized: input.normalize,
+        drafts: None,
+        acceptance: f64::NAN,
+        output: Vec::new(),
+        kl_target_output: f64::NAN,
+        tv_target_output: f64::NAN,
+        kl_target_draft: kl_divergence(target.probs(), draft.probs()),
+        tv_target_draft: total_variation(target.probs(), draft.probs()),
+        rho: None,
+        rho_star: None,
+        overlap: None,
+        kl_budget: None,
+        alpha: None,
+        beta: None,
+        zero_target_accept: None,
+        accepts_all: None,
+        upper_bound: None,
+        accept_probs: None,
+        residual: None,
+    };
+    let analysis = match (input.method, input.params) {
+        (PlanMethod::Speculative, _) => {
+            report.accept_probs = Some(scaled_accept_probs(&target, &draft, 1.0));
+            report.residual = Some(residual(Residual::TargetMinusDraft, &target, &draft)?);
+            speculative_analysis(&target, &draft).map_err(PlanError::Analysis)?
+        }
+        (PlanMethod::Greedy, _) => {
+            let best = target.argmax();
+            let accept = (0..target.len()).map(|x| if x == best { 1.0 } else { 0.0 });
+            report.accept_probs = Some(accept.collect());
+            report.residual = Some(
+                Distribution::one_hot(target.len(), best)
+                    .map_err(PlanError::Analysis)?
+                    .into_probs(),
+            );
+            greedy_analysis(&target, &draft).map_err(PlanError::Analysis)?
+        }
+        (PlanMethod::Kseq, PlanParams::KSeq { k, rho }) => {
+            let (plan, analysis) =
+                kseq_analysis(&target, &draft, k, rho).map_err(PlanError::Analysis)?;
+            report.drafts = Some(k);
+            report.rho = Some(plan.rho);
+            report.rho_star = Some(plan.rho_star);
+            report.overlap = Some(plan.overlap);
+            report.accept_probs = Some(scaled_accept_probs(&target, &draft, plan.rho));
+            report.residual = Some(residual(plan.residual(), &target, &draft)?);
+            analysis
+        }
+        (PlanMethod::Multiround, PlanParams::Drafts(k)) => {
+            report.drafts = Some(k);
+            report.residual = Some(residual(
+                Residual::MultiRound { rounds: k },
+                &target,
+                &draft,
+            )?);
+            multiround_analysis(&target, &draft, k).map_err(PlanError::Analysis)?
+        }
+        (PlanMethod::Otm, PlanParams::Drafts(k)) => {
+            check_otm_size(target.len(), k)?;
+            let (plan, analysis) = otm_analysis(&target, &draft, k).map_err(PlanError::Analysis)?;
+            report.drafts = Some(k);
+            report.upper_bound = Some(plan.upper_bound);
+            analysis
+        }
+        (PlanMethod::Mentored, PlanParams::Kl(kl_budget)) => {
+            let (plan, analysis) =
+                mentored_analysis(&target, &draft, kl_budget).map_err(PlanError::Analysis)?;
+            report.kl_budget = Some(kl_budget);
+            report.alpha = Some(plan.alpha);
+            report.beta = Some(plan.beta);
+            report.zero_target_accept = Some(plan.zero_target_accept);
+            report.accepts_all = Some(plan.accepts_all);
+            report.accept_probs = Some(mentored_accept_probs(&target, &draft, &plan));
+            report.residual = Some(residual(plan.residual(), &target, &draft)?);
+            analysis
+        }
+        (method, params) => return Err(PlanError::ParamsMismatch { method, params }),
+    };
+    report.kl_target_output = kl_divergence(target.probs(), &analysis.output);
+    report.tv_target_output = total_variation(target.probs(), &analysis.output);
+    report.acceptance = analysis.acceptance;
+    report.output = analysis.output;
+    Ok(report)
+}
+
+/// A distribution from raw entries, strict or rescaled.
+fn build(side: PlanSide, values: &[f64], normalize: bool) -> Result<Distribution, PlanError> {
+    let values = values.to_vec();
+    let built = if normalize {
+        Distribution::from_weights(values)
+    } else {
+        Distribution::from_probs(values)
+    };
+    built.map_err(|source| PlanError::Distribution { side, source })
+}
+
+/// `min(1, target/(scale·draft))` per token; 0 where the draft is 0 (never drafted).
+fn scaled_accept_probs(target: &Distribution, draft: &Distribution, scale: f64) -> Vec<f64> {
+    target
+        .probs()
+        .iter()
+        .zip(draft.probs())
+        .map(|(&t, &d)| {
+            if d > 0.0 {
+                (t / (scale * d)).min(1.0)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// A residual rule as a probability vector.
+fn residual(
+    rule: Residual,
+    target: &Distribution,
+    draft: &Distribution,
+) -> Result<Vec<f64>, PlanError> {
+    rule.distribution(target, draft)
+        .map(Distribution::into_probs)
+        .map_err(PlanError::Analysis)
+}
+
+/// Refuses an OTM problem above the core's limit before any work is done.
+fn check_otm_size(vocab: usize, k: usize) -> Result<(), PlanError> {
+    let exponent = u32::try_from(k.saturating_add(1)).unwrap_or(u32::MAX);
+    let variables = (vocab as u128).checked_pow(exponent);
+    if variables.is_none_or(|v| v > OTM_MAX_VARIABLES) {
+        return Err(PlanError::OtmTooLarge {
+            vocab,
+            k,
+            variables,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! # specula-model
+//!
+//! Tiny GPT-style language models in [burn](https://burn.dev) for speculative decoding:
+//! one decoder-only transformer definition used for both roles (a small **draft** and a
+//! larger **target**), a character-level tokenizer, and [`BurnLm`], which implements
+//! [`specula_engine::LanguageModel`] with
+//!
+//! - a per-layer K/V cache preallocated as `[1, heads, max_seq, head_dim]`, rolled back to
+//!   any accepted length by comparing tokens (a rejected draft simply stops matching);
+//! - one batched forward pass over many positions of many sequences (γ + 1 positions for
+//!   speculative verification, K × L for SpecTr) that reuses the cache for the shared prefix.
+//!
+//! Weights are stored as f16 burnpack bytes with a JSON description and a SHA-256
+//! checksum ([`ModelBundle`]); the trained pair ships inside the crate ([`bundled`]).
+//! Training (`train`, feature `train`, on by default) is a plain AdamW loop on an
+//! autodiff device.
+//!
+//! Features: `train`, `rayon` (threaded CPU kernels and `set_cpu_threads`), `simd` and
+//! `x86-v4` (AVX-512 matmul, chosen at run time) are on by default; `wgpu` adds
+//! [`Backend::Wgpu`]. A wasm build takes `default-features = false`.
+#![deny(missing_docs)]
+
+mod backend;
+pub mod bundled;
+mod cache;
+mod config;
+pub mod data;
+mod error;
+mod init;
+mod lm;
+mod tokenizer;
+#[cfg(feature = "train")]
+pub mod train;
+mod transformer;
+mod weights;
+
+pub use backend::Backend;
+pub use config::{ModelConfig, ModelRole};
+pub use error::{Error, Result};
+pub use lm::{BurnLm, ForwardStats};
+pub use tokenizer::CharTokenizer;
+pub use transformer::{Gpt, KvContext, LayerKv};
+pub use weights::{
+    FORMAT_VERSION, ModelBundle, ModelMeta, TrainingRecord, load_model, model_bytes, sha256_hex,
+};
+
+#[cfg(feature = "rayon")]
+/// Limits burn's CPU backend to `threads` worker threads (rayon's global pool), e.g. 1 to
+/// keep a long training run from taking the whole machine. Must run before any tensor work;
+/// later calls have no effect.
+///
+/// # Errors
+/// [`Error::BadConfig`] when the pool was already built or `threads` is 0.
+pub fn set_cpu_threads(threads: usize) -> Result<()> {
+    if threads == 0 {
+        return Err(Error::BadConfig("threads must be at least 1".into()));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| Error::BadConfig(format!("cannot set the thread count: {e}")))
+}

@@ -1,0 +1,469 @@
+//! [`BurnLm`]: a [`Gpt`] behind the engine's [`LanguageModel`] trait, with a rollback-able
+//! K/V cache for the shared prefix and a per-sequence "branch" cache for draft suffixes.
+//!
+//! One request is answered in at most two forward passes:
+//! 1. the common prefix of every sequence goes into the shared cache (batch 1), computing
+//!    only the positions not already cached with the same tokens — a rejected draft simply
+//!    does not match, which is the rollback;
+//! 2. the remaining suffixes run as one batch attending to that prefix (and to the
+//!    previous call's suffixes when each new sequence extends one of them, as SpecTr's
+//!    draft calls do), padded at the end to a common length.
+
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
+
+use crate::cache::KvCache;
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::transformer::{Gpt, KvContext, LayerKv};
+
+/// Suffixes computed by the previous request, one row per sequence.
+#[derive(Debug)]
+struct Branch {
+    /// Length of the shared prefix they were computed against.
+    base: usize,
+    /// Tokens per row after the prefix.
+    len: usize,
+    /// Full token sequences (`base + len` each).
+    rows: Vec<Vec<u32>>,
+    /// Keys/values per layer, `[rows, heads, len, head_dim]`.
+    layers: Vec<LayerKv>,
+    /// `rows × len × vocab` logits.
+    logits: Vec<f32>,
+}
+
+/// Work counters, for measuring cost per position.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ForwardStats {
+    /// Requests answered.
+    pub requests: u64,
+    /// Forward passes run (at most two per request).
+    pub passes: u64,
+    /// Positions computed (rows × new tokens, padding included).
+    pub positions: u64,
+}
+
+/// A transformer language model with caches, ready for the decoding engine.
+#[derive(Debug)]
+pub struct BurnLm {
+    model: Gpt,
+    config: ModelConfig,
+    device: Device,
+    cache: KvCache,
+    branch: Option<Branch>,
+    stats: ForwardStats,
+}
+
+impl BurnLm {
+    /// Wraps `model` (built for `config`, on `device`) with empty caches.
+    ///
+    /// # Errors
+    /// [`Error::BadConfig`] when `config` is invalid or does not match the model.
+    pub fn new(model: Gpt, config: ModelConfig, device: Device) -> Result<Self> {
+        config.validate()?;
+        if model.vocab_size() != config.vocab_size
+            || model.max_seq() != config.max_seq
+            || model.n_layers() != config.n_layers
+        {
+            return Err(Error::BadConfig(
+                "the model does not match its configuration".into(),
+            ));
+        }
+        let cache = KvCache::new(&config, &device);
+        Ok(Self {
+            model,
+            config,
+            device,
+            cache,
+            branch: None,
+            stats: ForwardStats::default(),
+        })
+    }
+
+    /// The model's shape.
+    #[must_use]
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// The device it runs on.
+    #[must_use]
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The underlying module.
+    #[must_use]
+    pub fn model(&self) -> &Gpt {
+        &self.model
+    }
+
+    /// Work done so far.
+    #[must_use]
+    pub fn stats(&self) -> ForwardStats {
+        self.stats
+    }
+
+    /// Forgets every cached position.
+    pub fn reset(&mut self) {
+        self.cache.truncate(0);
+        self.branch = None;
+    }
+
+    /// Rolls the shared cache back to its first `len` positions (and drops the branch).
+    pub fn truncate(&mut self, len: usize) {
+        self.cache.truncate(len);
+        self.branch = None;
+    }
+
+    /// The tokens currently in the shared cache.
+    #[must_use]
+    pub fn cached_tokens(&self) -> &[u32] {
+        self.cache.tokens()
+    }
+
+    /// Logits at every position of `tokens` from a full forward pass without any cache
+    /// (the reference the cached path must match), `len × vocab` row-major.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] for an empty or too long sequence, [`Error::UnknownToken`].
+    pub fn logits_uncached(&self, tokens: &[u32]) -> Result<Vec<f32>> {
+        self.check_tokens(tokens)?;
+        if tokens.is_empty() {
+            return Err(Error::BadRequest("the sequence is empty".into()));
+        }
+        let logits = self
+            .model
+            .forward(self.int_tensor(tokens, [1, tokens.len()]));
+        read(logits)
+    }
+
+    /// Answers `request`: one row of logits per query, in order.
+    ///
+    /// Blocks on the device read-back; in a browser on WebGPU, where blocking is
+    /// impossible, use [`answer_async`](Self::answer_async).
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] for a query outside its sequence, a sequence longer than
+    /// `max_seq`, or a committed length longer than a sequence (also when the read-back
+    /// cannot complete synchronously); [`Error::UnknownToken`].
+    pub fn answer(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
+        // Natively this blocks; in wasm it succeeds only when the read-back is already
+        // done, which holds for the CPU backend.
+        burn::tensor::try_read_sync(self.answer_async(request)).unwrap_or_else(|| {
+            Err(Error::BadRequest(
+                "the device cannot be read synchronously here; use answer_async".into(),
+            ))
+        })
+    }
+
+    /// [`answer`](Self::answer) with an awaited read-back, for WebGPU in a browser (the
+    /// only way to read a GPU buffer there) or any async caller.
+    ///
+    /// # Errors
+    /// As [`answer`](Self::answer).
+    pub async fn answer_async(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
+        let vocab = self.config.vocab_size;
+        // How far each sequence is needed: up to its longest query.
+        let mut need = vec![0_usize; request.sequences.len()];
+        for q in &request.queries {
+            let seq = request.sequences.get(q.sequence).ok_or_else(|| {
+                Error::BadRequest(format!("query for sequence {} out of range", q.sequence))
+            })?;
+            if q.prefix_len == 0 || q.prefix_len > seq.len() {
+                return Err(Error::BadRequest(format!(
+                    "query prefix length {} is outside 1..={} for sequence {}",
+                    q.prefix_len,
+                    seq.len(),
+                    q.sequence
+                )));
+            }
+            need[q.sequence] = need[q.sequence].max(q.prefix_len);
+        }
+        if request
+            .sequences
+            .iter()
+            .any(|s| s.len() < request.committed_len)
+        {
+            return Err(Error::BadRequest(
+                "a sequence is shorter than the committed length".into(),
+            ));
+        }
+        let used: Vec<usize> = (0..need.len()).filter(|&i| need[i] > 0).collect();
+        let Some(&first) = used.first() else {
+            return Ok(Vec::new());
+        };
+        let rows: Vec<&[u32]> = request
+            .sequences
+            .iter()
+            .zip(&need)
+            .map(|(s, &n)| &s[..n])
+            .collect();
+        for &i in &used {
+            self.check_tokens(rows[i])?;
+        }
+        let shared = used
+            .iter()
+            .map(|&i| common_prefix(rows[first], rows[i]))
+            .min()
+            .unwrap_or(0);
+        self.stats.requests += 1;
+        self.sync_shared(&rows[first][..shared]).await?;
+
+        let suffix_rows: Vec<usize> = used.iter().copied().filter(|&i| need[i] > shared).collect();
+        let suffix = if suffix_rows.is_empty() {
+            None
+        } else {
+            Some(self.run_suffixes(&rows, &suffix_rows, shared).await?)
+        };
+
+        let mut out = Vec::with_capacity(request.queries.len() * vocab);
+        for q in &request.queries {
+            let pos = q.prefix_len - 1;
+            let row = if pos < shared {
+                self.cache.logits_row(pos)
+            } else {
+                let r = suffix_rows.iter().position(|&i| i == q.sequence);
+                match (&suffix, r) {
+                    (Some(s), Some(r)) => s.row(r, pos - shared, vocab),
+                    _ => None,
+                }
+            };
+            let row =
+                row.ok_or_else(|| Error::BadRequest("internal: missing logits row".into()))?;
+            out.extend_from_slice(row);
+        }
+        if let Some(s) = suffix {
+            self.branch = s.next_branch;
+        }
+        Ok(out)
+    }
+
+    /// Makes the shared cache hold exactly `prefix` at its start, computing only what is
+    /// missing. Positions beyond are kept (they may match a later request) unless new
+    /// ones must be written.
+    async fn sync_shared(&mut self, prefix: &[u32]) -> Result<()> {
+        let keep = common_prefix(self.cache.tokens(), prefix);
+        if keep == prefix.len() {
+            return Ok(());
+        }
+        self.cache.truncate(keep);
+        let new = &prefix[keep..];
+        let (logits, kv) = {
+            // The views must be gone before `append`, or it copies the cache.
+            let context = self.cache.view(keep);
+            self.model.forward_with(
+                self.int_tensor(new, [1, new.len()]),
+                keep,
+                KvContext {
+                    shared: context.as_deref(),
+                    branch: None,
+                },
+            )
+        };
+        self.stats.passes += 1;
+        self.stats.positions += new.len() as u64;
+        let logits = read_async(logits).await?;
+        self.cache.append(new, kv, logits);
+        Ok(())
+    }
+
+    /// Runs every suffix row (tokens after `base`) in one batch.
+    async fn run_suffixes(
+        &mut self,
+        rows: &[&[u32]],
+        suffix_rows: &[usize],
+        base: usize,
+    ) -> Result<Suffix> {
+        let vocab = self.config.vocab_size;
+        let parents = self.branch_parents(rows, suffix_rows, base);
+        let reused = match (&parents, &self.branch) {
+            (Some(_), Some(b)) => b.len,
+            _ => 0,
+        };
+        let start = base + reused;
+        let lens: Vec<usize> = suffix_rows.iter().map(|&i| rows[i].len() - start).collect();
+        let width = lens.iter().copied().max().unwrap_or(0);
+        let mut old_logits = Vec::new();
+        let mut gathered: Option<Vec<LayerKv>> = None;
+        if let (Some(parents), Some(branch)) = (&parents, &self.branch) {
+            let row_len = branch.len * vocab;
+            for &p in parents {
+                old_logits.extend_from_slice(&branch.logits[p * row_len..(p + 1) * row_len]);
+            }
+            let index: Vec<i64> = parents.iter().map(|&p| p as i64).collect();
+            let index =
+                Tensor::<1, Int>::from_data(TensorData::new(index, [parents.len()]), &self.device);
+            gathered = Some(
+                branch
+                    .layers
+                    .iter()
+                    .map(|l| LayerKv {
+                        k: l.k.clone().select(0, index.clone()),
+                        v: l.v.clone().select(0, index.clone()),
+                    })
+                    .collect(),
+            );
+        }
+        if width == 0 {
+            // Every wanted position was computed by the previous request.
+            return Ok(Suffix {
+                reused,
+                width,
+                old_logits,
+                new_logits: Vec::new(),
+                next_branch: None,
+            });
+        }
+        // Pad at the end: causal attention keeps padding out of every real position.
+        let mut tokens = Vec::with_capacity(suffix_rows.len() * width);
+        for &i in suffix_rows {
+            let row = &rows[i][start..];
+            tokens.extend_from_slice(row);
+            tokens.extend(std::iter::repeat_n(0, width - row.len()));
+        }
+        let shared = self.cache.view(base);
+        let (logits, kv) = self.model.forward_with(
+            self.int_tensor(&tokens, [suffix_rows.len(), width]),
+            start,
+            KvContext {
+                shared: shared.as_deref(),
+                branch: gathered.as_deref(),
+            },
+        );
+        self.stats.passes += 1;
+        self.stats.positions += tokens.len() as u64;
+        let new_logits = read_async(logits).await?;
+        // Only unpadded rows can be extended by the next request.
+        let next_branch = lens.iter().all(|&l| l == width).then(|| {
+            let layers = match gathered {
+                Some(old) => old
+                    .into_iter()
+                    .zip(kv)
+                    .map(|(o, n)| LayerKv {
+                        k: Tensor::cat(vec![o.k, n.k], 2),
+                        v: Tensor::cat(vec![o.v, n.v], 2),
+                    })
+                    .collect(),
+                None => kv,
+            };
+            let mut logits = Vec::with_capacity(suffix_rows.len() * (reused + width) * vocab);
+            for r in 0..suffix_rows.len() {
+                logits.extend_from_slice(&old_logits[r * reused * vocab..(r + 1) * reused * vocab]);
+                logits.extend_from_slice(&new_logits[r * width * vocab..(r + 1) * width * vocab]);
+            }
+            Branch {
+                base,
+                len: reused + width,
+                rows: suffix_rows.iter().map(|&i| rows[i].to_vec()).collect(),
+                layers,
+                logits,
+            }
+        });
+        Ok(Suffix {
+            reused,
+            width,
+            old_logits,
+            new_logits,
+            next_branch,
+        })
+    }
+
+    /// For each suffix row, the previous branch row it extends, if every row extends one
+    /// computed against the same prefix.
+    fn branch_parents(
+        &self,
+        rows: &[&[u32]],
+        suffix_rows: &[usize],
+        base: usize,
+    ) -> Option<Vec<usize>> {
+        let branch = self.branch.as_ref().filter(|b| b.base == base)?;
+        suffix_rows
+            .iter()
+            .map(|&i| {
+                let row = rows[i];
+                branch
+                    .rows
+                    .iter()
+                    .position(|b| row.len() >= b.len() && row.starts_with(b))
+            })
+            .collect()
+    }
+
+    fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
+        if tokens.len() > self.config.max_seq {
+            return Err(Error::BadRequest(format!(
+                "a sequence of {} tokens is longer than the model's {} positions",
+                tokens.len(),
+                self.config.max_seq
+            )));
+        }
+        let vocab = self.config.vocab_size;
+        match tokens.iter().find(|&&t| t as usize >= vocab) {
+            Some(&token) => Err(Error::UnknownToken { token, vocab }),
+            None => Ok(()),
+        }
+    }
+
+    fn int_tensor(&self, tokens: &[u32], shape: [usize; 2]) -> Tensor<2, Int> {
+        let data: Vec<i64> = tokens.iter().map(|&t| i64::from(t)).collect();
+        Tensor::from_data(TensorData::new(data, shape), &self.device)
+    }
+}
+
+/// The outcome of one suffix batch.
+struct Suffix {
+    reused: usize,
+    width: usize,
+    /// `rows × reused × vocab`, from the previous branch.
+    old_logits: Vec<f32>,
+    /// `rows × width × vocab`.
+    new_logits: Vec<f32>,
+    next_branch: Option<Branch>,
+}
+
+impl Suffix {
+    /// Logits of suffix row `r` at offset `off` after the shared prefix.
+    fn row(&self, r: usize, off: usize, vocab: usize) -> Option<&[f32]> {
+        if off < self.reused {
+            let at = (r * self.reused + off) * vocab;
+            self.old_logits.get(at..at + vocab)
+        } else {
+            let at = (r * self.width + off - self.reused) * vocab;
+            self.new_logits.get(at..at + vocab)
+        }
+    }
+}
+
+impl LanguageModel for BurnLm {
+    fn vocab_size(&self) -> usize {
+        self.config.vocab_size
+    }
+
+    fn forward(
+        &mut self,
+        request: &ForwardRequest,
+    ) -> std::result::Result<ForwardResponse, ModelError> {
+        let logits = self.answer(request)?;
+        Ok(ForwardResponse::new(self.config.vocab_size, logits))
+    }
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn read<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
+    t.try_into_data()
+        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))?
+        .try_into_vec::<f32>()
+        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))
+}
+
+async fn read_async<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
+    t.into_data_async()
+        .await
+        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))?
+        .try_into_vec::<f32>()
+        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))
+}

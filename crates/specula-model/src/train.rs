@@ -1,0 +1,464 @@
+//! A plain, resumable training loop: AdamW on an autodiff device, warm-up then cosine
+//! learning rate, seeded batches (batch `i` is the same after a resume), periodic
+//! evaluation on fixed train/validation batches, and checkpoints holding the f32 weights,
+//! the optimiser state and the loss history.
+//!
+//! Presentation (progress bar, CSV, plot) is the caller's, through [`Observer`].
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::grad_clipping::GradientClippingConfig;
+use burn::module::Module;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ModelConfig, ModelRole};
+use crate::data::{self, Corpus, Split};
+use crate::error::{Error, Result};
+use crate::transformer::Gpt;
+use crate::weights::{ModelBundle, TrainingRecord, load_model, model_bytes};
+
+/// Every training setting. Stored in the checkpoint; a resumed run keeps them, except
+/// the total number of steps, which may be raised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    /// The role (names files and the bundle).
+    pub role: ModelRole,
+    /// The model's shape.
+    pub model: ModelConfig,
+    /// Sequences per batch.
+    pub batch_size: usize,
+    /// Tokens per sequence (at most `model.max_seq`).
+    pub context: usize,
+    /// Total optimiser steps.
+    pub steps: u64,
+    /// Peak learning rate.
+    pub learning_rate: f64,
+    /// Final learning rate of the cosine decay.
+    pub min_learning_rate: f64,
+    /// Linear warm-up steps.
+    pub warmup_steps: u64,
+    /// AdamW decoupled weight decay.
+    pub weight_decay: f64,
+    /// Dropout on embeddings and residual branches.
+    pub dropout: f64,
+    /// Gradient-norm clip.
+    pub grad_clip: f64,
+    /// Evaluate every this many steps.
+    pub eval_every: u64,
+    /// Batches per split per evaluation.
+    pub eval_batches: usize,
+    /// Write a checkpoint every this many steps.
+    pub checkpoint_every: u64,
+    /// Seeds initialisation, batches and dropout.
+    pub seed: u64,
+}
+
+impl TrainConfig {
+    /// Defaults for `role` over `vocab_size` characters (see MODELS.md for the choices).
+    #[must_use]
+    pub fn for_role(role: ModelRole, vocab_size: usize) -> Self {
+        let model = ModelConfig::for_role(role, vocab_size);
+        // Both runs are far from overfitting at the step counts this CPU allows, so no
+        // dropout; the small draft takes a higher learning rate.
+        let (learning_rate, dropout, batch_size) = match role {
+            ModelRole::Draft => (2e-3, 0.0, 16),
+            ModelRole::Target => (1e-3, 0.0, 12),
+        };
+        Self {
+            role,
+            model,
+            batch_size,
+            context: 256,
+            steps: 5000,
+            learning_rate,
+            min_learning_rate: learning_rate / 10.0,
+            warmup_steps: 100,
+            weight_decay: 0.1,
+            dropout,
+            grad_clip: 1.0,
+            eval_every: 250,
+            eval_batches: 8,
+            checkpoint_every: 250,
+            seed: 1337,
+        }
+    }
+
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// [`Error::Training`] naming the bad setting, [`Error::BadConfig`] for the shape.
+    pub fn validate(&self) -> Result<()> {
+        self.model.validate()?;
+        let bad = |m: &str| Err(Error::Training(m.into()));
+        if self.batch_size == 0 || self.context == 0 {
+            return bad("batch size and context must be at least 1");
+        }
+        if self.context > self.model.max_seq {
+            return bad("the context is longer than the model's positions");
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return bad("the learning rate must be positive");
+        }
+        if !(0.0..=self.learning_rate).contains(&self.min_learning_rate) {
+            return bad("the minimum learning rate must be in [0, learning rate]");
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return bad("dropout must be in [0, 1)");
+        }
+        if !(self.weight_decay >= 0.0 && self.grad_clip > 0.0) {
+            return bad("weight decay must be >= 0 and the gradient clip > 0");
+        }
+        if self.eval_every == 0 || self.checkpoint_every == 0 || self.eval_batches == 0 {
+            return bad("evaluation and checkpoint intervals must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The learning rate at `step`: linear warm-up, then cosine decay to the minimum.
+    #[must_use]
+    pub fn learning_rate_at(&self, step: u64) -> f64 {
+        if step < self.warmup_steps {
+            return self.learning_rate * (step + 1) as f64 / self.warmup_steps as f64;
+        }
+        let span = self.steps.saturating_sub(self.warmup_steps).max(1) as f64;
+        let progress = ((step - self.warmup_steps) as f64 / span).min(1.0);
+        let cosine = 0.5 * (1.0 + (std::f64::consts::PI * progress).cos());
+        self.min_learning_rate + (self.learning_rate - self.min_learning_rate) * cosine
+    }
+}
+
+/// One evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LossPoint {
+    /// Steps done when evaluated.
+    pub step: u64,
+    /// Training tokens seen.
+    pub tokens_seen: u64,
+    /// Mean cross-entropy on fixed training batches (nats per character).
+    pub train_loss: f64,
+    /// Mean cross-entropy on fixed validation batches.
+    pub val_loss: f64,
+    /// Training wall time so far (all sessions), seconds.
+    pub elapsed_secs: f64,
+    /// The learning rate at this step.
+    pub learning_rate: f64,
+}
+
+/// Progress of a run, saved in every checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainState {
+    /// The settings.
+    pub config: TrainConfig,
+    /// Steps done.
+    pub step: u64,
+    /// Training tokens seen.
+    pub tokens_seen: u64,
+    /// Training wall time so far (all sessions), seconds.
+    pub elapsed_secs: f64,
+    /// Every evaluation so far.
+    pub history: Vec<LossPoint>,
+}
+
+/// What the loop reports. Every method has a default that does nothing.
+pub trait Observer {
+    /// After each step: the batch loss and the throughput of this session.
+    fn step(&mut self, _state: &TrainState, _loss: f64, _tokens_per_sec: f64) {}
+    /// After each evaluation.
+    fn eval(&mut self, _state: &TrainState, _point: &LossPoint) {}
+    /// After a checkpoint was written to `dir`.
+    fn checkpoint(&mut self, _state: &TrainState, _dir: &Path) {}
+    /// Asked before each step; `true` ends the run early (a checkpoint is written).
+    fn should_stop(&mut self) -> bool {
+        false
+    }
+}
+
+/// A no-op observer.
+impl Observer for () {}
+
+/// A training run in progress.
+pub struct Trainer {
+    corpus: Corpus,
+    state: TrainState,
+    model: Gpt,
+    optim: ModuleOptimizer,
+    device: Device,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Trainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trainer")
+            .field("state", &self.state)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+fn optimizer(config: &TrainConfig) -> ModuleOptimizer {
+    AdamWConfig::new()
+        .with_beta_2(0.99)
+        .with_weight_decay(config.weight_decay as f32)
+        .with_grad_clipping(Some(GradientClippingConfig::Norm(config.grad_clip as f32)))
+        .init()
+}
+
+const CHECKPOINT: &str = "checkpoint";
+
+impl Trainer {
+    /// A fresh run writing to `dir` (checkpoints in `dir/checkpoint`).
+    ///
+    /// # Errors
+    /// [`Error::Training`] when `dir` already holds a checkpoint (resume it instead) or a
+    /// setting is bad; [`Error::BadConfig`] when the vocabulary differs from the corpus.
+    pub fn start(corpus: Corpus, config: TrainConfig, dir: &Path, device: &Device) -> Result<Self> {
+        config.validate()?;
+        if config.model.vocab_size != corpus.tokenizer.vocab_size() {
+            return Err(Error::BadConfig(format!(
+                "the model has {} tokens but the corpus {} characters",
+                config.model.vocab_size,
+                corpus.tokenizer.vocab_size()
+            )));
+        }
+        if dir.join(CHECKPOINT).join("state.json").exists() {
+            return Err(Error::Training(format!(
+                "{} already holds a checkpoint; resume it or choose another directory",
+                dir.display()
+            )));
+        }
+        let device = device.clone().autodiff();
+        let model = Gpt::new(&config.model, config.seed, config.dropout, &device)?;
+        Ok(Self {
+            optim: optimizer(&config),
+            state: TrainState {
+                config,
+                step: 0,
+                tokens_seen: 0,
+                elapsed_secs: 0.0,
+                history: Vec::new(),
+            },
+            corpus,
+            model,
+            device,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Continues the run checkpointed in `dir`, optionally raising its total steps.
+    ///
+    /// # Errors
+    /// [`Error::Io`], [`Error::Weights`] for an unreadable checkpoint, [`Error::Training`]
+    /// for a lower step total.
+    pub fn resume(corpus: Corpus, dir: &Path, steps: Option<u64>, device: &Device) -> Result<Self> {
+        let ck = dir.join(CHECKPOINT);
+        let state_path = ck.join("state.json");
+        let text = std::fs::read_to_string(&state_path).map_err(|e| Error::io(&state_path, e))?;
+        let mut state: TrainState =
+            serde_json::from_str(&text).map_err(|e| Error::Weights(e.to_string()))?;
+        if let Some(steps) = steps {
+            if steps < state.step {
+                return Err(Error::Training(format!(
+                    "the run already took {} steps; --steps {steps} is fewer",
+                    state.step
+                )));
+            }
+            state.config.steps = steps;
+        }
+        let device = device.clone().autodiff();
+        let model_path = ck.join("model.bpk");
+        let bytes = std::fs::read(&model_path).map_err(|e| Error::io(&model_path, e))?;
+        let model = load_model(&state.config.model, &bytes, &device)?;
+        // load_model builds without dropout; rebuild the dropout layers by reloading into
+        // a fresh module with the configured rate.
+        let fresh = Gpt::new(&state.config.model, 0, state.config.dropout, &device)?;
+        let model = fresh.load_record(model.into_record()).train();
+        let optim_path = ck.join("optim.bpk");
+        let optim = optimizer(&state.config)
+            .load(&optim_path)
+            .map_err(|e| Error::Weights(format!("{}: {e}", optim_path.display())))?;
+        Ok(Self {
+            corpus,
+            state,
+            model,
+            optim,
+            device,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// The progress so far.
+    #[must_use]
+    pub fn state(&self) -> &TrainState {
+        &self.state
+    }
+
+    /// Runs until the configured steps are done or `observer` asks to stop, evaluating and
+    /// checkpointing on schedule and once more at the end.
+    ///
+    /// # Errors
+    /// Batching errors ([`Error::Training`]), checkpoint errors.
+    pub fn run(&mut self, observer: &mut dyn Observer) -> Result<()> {
+        let session = Instant::now();
+        let session_start_tokens = self.state.tokens_seen;
+        let base_elapsed = self.state.elapsed_secs;
+        let mut last_checkpoint = self.state.step;
+        while self.state.step < self.state.config.steps && !observer.should_stop() {
+            let loss = self.step()?;
+            self.state.elapsed_secs = base_elapsed + session.elapsed().as_secs_f64();
+            let rate = (self.state.tokens_seen - session_start_tokens) as f64
+                / session.elapsed().as_secs_f64().max(1e-9);
+            observer.step(&self.state, loss, rate);
+            let step = self.state.step;
+            if step.is_multiple_of(self.state.config.eval_every) {
+                let point = self.evaluate()?;
+                observer.eval(&self.state, &point);
+            }
+            if step.is_multiple_of(self.state.config.checkpoint_every) {
+                self.save_checkpoint()?;
+                last_checkpoint = step;
+                observer.checkpoint(&self.state, &self.dir.join(CHECKPOINT));
+            }
+        }
+        if self.state.history.last().map(|p| p.step) != Some(self.state.step) {
+            let point = self.evaluate()?;
+            observer.eval(&self.state, &point);
+        }
+        if last_checkpoint != self.state.step || !self.dir.join(CHECKPOINT).exists() {
+            self.save_checkpoint()?;
+            observer.checkpoint(&self.state, &self.dir.join(CHECKPOINT));
+        }
+        Ok(())
+    }
+
+    /// One optimiser step; returns the batch loss.
+    fn step(&mut self) -> Result<f64> {
+        let c = &self.state.config;
+        let step = self.state.step;
+        let lr = c.learning_rate_at(step);
+        self.device.seed(c.seed.wrapping_add(step));
+        let b = data::batch(&self.corpus.train, c.batch_size, c.context, c.seed, step)?;
+        let loss = loss(&self.model, &b, &self.device);
+        let value = scalar(loss.clone())?;
+        let grads = GradientsParams::from_grads(loss.backward(), &self.model);
+        self.model = self.optim.step(lr, self.model.clone(), grads);
+        self.state.step += 1;
+        self.state.tokens_seen += (c.batch_size * c.context) as u64;
+        Ok(value)
+    }
+
+    /// Mean loss on fixed batches of both splits (the same batches every time).
+    ///
+    /// # Errors
+    /// [`Error::Training`] when a split is shorter than one window.
+    pub fn evaluate(&mut self) -> Result<LossPoint> {
+        let c = &self.state.config;
+        let model = self.model.valid();
+        let device = self.device.clone().inner();
+        let mut means = [0.0; 2];
+        for (mean, split) in means.iter_mut().zip([Split::Train, Split::Val]) {
+            let mut total = 0.0;
+            for i in 0..c.eval_batches {
+                // Indices far from any training step keep evaluation batches distinct.
+                let index = u64::MAX - i as u64;
+                let b = data::batch(
+                    self.corpus.part(split),
+                    c.batch_size,
+                    c.context,
+                    c.seed,
+                    index,
+                )?;
+                total += scalar(loss(&model, &b, &device))?;
+            }
+            *mean = total / c.eval_batches as f64;
+        }
+        let point = LossPoint {
+            step: self.state.step,
+            tokens_seen: self.state.tokens_seen,
+            train_loss: means[0],
+            val_loss: means[1],
+            elapsed_secs: self.state.elapsed_secs,
+            learning_rate: c.learning_rate_at(self.state.step),
+        };
+        self.state.history.push(point.clone());
+        Ok(point)
+    }
+
+    /// Writes `dir/checkpoint/{model.bpk, optim.bpk, state.json}` (via a temporary
+    /// directory, so an interrupted write leaves the previous checkpoint intact) and the
+    /// f16 bundle in `dir/export/`.
+    ///
+    /// # Errors
+    /// [`Error::Io`], [`Error::Weights`].
+    pub fn save_checkpoint(&self) -> Result<()> {
+        let tmp = self.dir.join("checkpoint.tmp");
+        let ck = self.dir.join(CHECKPOINT);
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let model_path = tmp.join("model.bpk");
+        std::fs::write(&model_path, model_bytes(&self.model, DType::F32)?)
+            .map_err(|e| Error::io(&model_path, e))?;
+        let optim_path = tmp.join("optim.bpk");
+        self.optim
+            .save(&optim_path)
+            .map_err(|e| Error::Weights(format!("{}: {e}", optim_path.display())))?;
+        let state_path = tmp.join("state.json");
+        let json =
+            serde_json::to_string_pretty(&self.state).map_err(|e| Error::Weights(e.to_string()))?;
+        std::fs::write(&state_path, json).map_err(|e| Error::io(&state_path, e))?;
+        let old = self.dir.join("checkpoint.old");
+        let _ = std::fs::remove_dir_all(&old);
+        if ck.exists() {
+            std::fs::rename(&ck, &old).map_err(|e| Error::io(&ck, e))?;
+        }
+        std::fs::rename(&tmp, &ck).map_err(|e| Error::io(&tmp, e))?;
+        let _ = std::fs::remove_dir_all(&old);
+        self.export()?.save_dir(&self.dir.join("export"))
+    }
+
+    /// The current weights as an f16 bundle with the training figures.
+    ///
+    /// # Errors
+    /// [`Error::Weights`].
+    pub fn export(&self) -> Result<ModelBundle> {
+        let last = self.state.history.last();
+        ModelBundle::from_model(
+            &self.model,
+            self.state.config.role,
+            self.state.config.model,
+            self.corpus.tokenizer.clone(),
+            Some(TrainingRecord {
+                steps: self.state.step,
+                tokens_seen: self.state.tokens_seen,
+                train_loss: last.map(|p| p.train_loss),
+                val_loss: last.map(|p| p.val_loss),
+                seed: self.state.config.seed,
+            }),
+        )
+    }
+}
+
+/// Mean next-token cross-entropy of `model` on `batch`, in nats.
+fn loss(model: &Gpt, batch: &data::Batch, device: &Device) -> Tensor<1> {
+    let to_tensor = |tokens: &[u32]| -> Vec<i64> { tokens.iter().map(|&t| i64::from(t)).collect() };
+    let inputs = Tensor::<2, Int>::from_data(
+        TensorData::new(to_tensor(&batch.inputs), [batch.batch, batch.len]),
+        device,
+    );
+    let n = batch.batch * batch.len;
+    let targets =
+        Tensor::<2, Int>::from_data(TensorData::new(to_tensor(&batch.targets), [n, 1]), device);
+    let logits = model.forward(inputs);
+    let vocab = logits.dims()[2];
+    let log_probs = log_softmax(logits.reshape([n, vocab]), 1);
+    log_probs.gather(1, targets).neg().mean()
+}
+
+fn scalar(t: Tensor<1>) -> Result<f64> {
+    t.try_into_scalar::<f32>()
+        .map(f64::from)
+        .map_err(|e| Error::Training(format!("reading the loss: {e:?}")))
+}

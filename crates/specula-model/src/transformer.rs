@@ -1,0 +1,266 @@
+//! The GPT-style decoder-only transformer: pre-norm blocks, learned positions, one
+//! definition for both roles. Every forward pass goes through [`Gpt::forward_with`], which
+//! attends to optional cached keys/values, so the cached and uncached paths share code.
+
+use burn::module::Module;
+use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, Linear};
+use burn::tensor::activation::{gelu, softmax};
+use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+
+use crate::config::ModelConfig;
+use crate::error::Result;
+use crate::init::Init;
+
+/// Keys and values of one layer, `[batch, heads, len, head_dim]` each.
+#[derive(Debug, Clone)]
+pub struct LayerKv {
+    /// Keys.
+    pub k: Tensor<4>,
+    /// Values.
+    pub v: Tensor<4>,
+}
+
+/// Cached keys/values the new tokens attend to, in order: `shared` (batch 1, broadcast to
+/// every row, the common prefix) then `branch` (one row per sequence). Either may be absent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KvContext<'a> {
+    /// One entry per layer, batch 1.
+    pub shared: Option<&'a [LayerKv]>,
+    /// One entry per layer, batch equal to the number of rows.
+    pub branch: Option<&'a [LayerKv]>,
+}
+
+impl KvContext<'_> {
+    fn len(&self) -> usize {
+        let len = |kv: Option<&[LayerKv]>| kv.and_then(|l| l.first()).map_or(0, |l| l.k.dims()[2]);
+        len(self.shared) + len(self.branch)
+    }
+}
+
+/// Self-attention of one block.
+#[derive(Module, Debug)]
+pub struct Attention {
+    qkv: Linear,
+    proj: Linear,
+    n_heads: usize,
+}
+
+/// One pre-norm transformer block.
+#[derive(Module, Debug)]
+pub struct Block {
+    norm_attn: LayerNorm,
+    attn: Attention,
+    norm_mlp: LayerNorm,
+    fc_in: Linear,
+    fc_out: Linear,
+    dropout: Dropout,
+}
+
+/// A decoder-only transformer language model.
+#[derive(Module, Debug)]
+pub struct Gpt {
+    token_embedding: Embedding,
+    position_embedding: Embedding,
+    blocks: Vec<Block>,
+    final_norm: LayerNorm,
+    head: Linear,
+    dropout: Dropout,
+    vocab_size: usize,
+    max_seq: usize,
+}
+
+impl Gpt {
+    /// A model of shape `config` with seeded GPT-2 initialisation; `dropout` applies only
+    /// when training on an autodiff device.
+    ///
+    /// # Errors
+    /// [`Error::BadConfig`](crate::Error::BadConfig) for an invalid shape.
+    pub fn new(config: &ModelConfig, seed: u64, dropout: f64, device: &Device) -> Result<Self> {
+        config.validate()?;
+        let mut init = Init::new(seed, device);
+        let d = config.d_model;
+        // GPT-2 scales the residual projections by 1/sqrt(2·layers).
+        let residual = 1.0 / ((2 * config.n_layers) as f64).sqrt();
+        let token_embedding = init.embedding(config.vocab_size, d);
+        let position_embedding = init.embedding(config.max_seq, d);
+        let blocks = (0..config.n_layers)
+            .map(|_| Block {
+                norm_attn: init.layer_norm(d),
+                attn: Attention {
+                    qkv: init.linear(d, 3 * d, 1.0),
+                    proj: init.linear(d, d, residual),
+                    n_heads: config.n_heads,
+                },
+                norm_mlp: init.layer_norm(d),
+                fc_in: init.linear(d, config.d_ff, 1.0),
+                fc_out: init.linear(config.d_ff, d, residual),
+                dropout: DropoutConfig::new(dropout).init(),
+            })
+            .collect();
+        Ok(Self {
+            token_embedding,
+            position_embedding,
+            blocks,
+            final_norm: init.layer_norm(d),
+            head: init.linear(d, config.vocab_size, 1.0),
+            dropout: DropoutConfig::new(dropout).init(),
+            vocab_size: config.vocab_size,
+            max_seq: config.max_seq,
+        })
+    }
+
+    /// The vocabulary size.
+    #[must_use]
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    /// The number of positions.
+    #[must_use]
+    pub fn max_seq(&self) -> usize {
+        self.max_seq
+    }
+
+    /// The number of layers.
+    #[must_use]
+    pub fn n_layers(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Logits for every position of `tokens` (`[batch, len]`, no cache): `[batch, len, vocab]`.
+    ///
+    /// # Panics
+    /// If `len` exceeds `max_seq` (callers check lengths first).
+    #[must_use]
+    pub fn forward(&self, tokens: Tensor<2, Int>) -> Tensor<3> {
+        self.forward_with(tokens, 0, KvContext::default()).0
+    }
+
+    /// Logits for `tokens` (`[rows, n]`) at positions `start..start + n`, attending first to
+    /// the cached `context` (which must hold exactly `start` positions), and the new keys and
+    /// values of every layer (`[rows, heads, n, head_dim]`).
+    ///
+    /// # Panics
+    /// If `start + n` exceeds `max_seq` or the context's shapes do not fit (callers check).
+    #[must_use]
+    pub fn forward_with(
+        &self,
+        tokens: Tensor<2, Int>,
+        start: usize,
+        context: KvContext<'_>,
+    ) -> (Tensor<3>, Vec<LayerKv>) {
+        let device = tokens.device();
+        let [rows, n] = tokens.dims();
+        let positions =
+            Tensor::<1, Int>::arange(start as i64..(start + n) as i64, &device).reshape([1, n]);
+        let pos = self.position_embedding.forward(positions);
+        let d = pos.dims()[2];
+        let mut x = self.token_embedding.forward(tokens) + pos.expand([rows, n, d]);
+        x = self.dropout.forward(x);
+        let mask = causal_mask(n, context.len(), &device);
+        let mut new_kv = Vec::with_capacity(self.blocks.len());
+        for (i, block) in self.blocks.iter().enumerate() {
+            let (y, kv) = block.forward(
+                x,
+                context.shared.and_then(|l| l.get(i)),
+                context.branch.and_then(|l| l.get(i)),
+                mask.clone(),
+            );
+            x = y;
+            new_kv.push(kv);
+        }
+        let logits = self.head.forward(self.final_norm.forward(x));
+        (logits, new_kv)
+    }
+}
+
+impl Block {
+    fn forward(
+        &self,
+        x: Tensor<3>,
+        shared: Option<&LayerKv>,
+        branch: Option<&LayerKv>,
+        mask: Option<Tensor<4, Bool>>,
+    ) -> (Tensor<3>, LayerKv) {
+        let (a, kv) = self
+            .attn
+            .forward(self.norm_attn.forward(x.clone()), shared, branch, mask);
+        let x = x + self.dropout.forward(a);
+        let h = gelu(self.fc_in.forward(self.norm_mlp.forward(x.clone())));
+        let x = x.clone() + self.dropout.forward(self.fc_out.forward(h));
+        (x, kv)
+    }
+}
+
+impl Attention {
+    fn forward(
+        &self,
+        x: Tensor<3>,
+        shared: Option<&LayerKv>,
+        branch: Option<&LayerKv>,
+        mask: Option<Tensor<4, Bool>>,
+    ) -> (Tensor<3>, LayerKv) {
+        let [rows, n, d] = x.dims();
+        let h = self.n_heads;
+        let hd = d / h;
+        let qkv = self.qkv.forward(x);
+        let split = |i: usize| {
+            qkv.clone()
+                .narrow(2, i * d, d)
+                .reshape([rows, n, h, hd])
+                .swap_dims(1, 2)
+        };
+        let (q, k, v) = (split(0), split(1), split(2));
+        let mut keys = Vec::with_capacity(3);
+        let mut values = Vec::with_capacity(3);
+        if let Some(s) = shared {
+            let len = s.k.dims()[2];
+            keys.push(s.k.clone().expand([rows, h, len, hd]));
+            values.push(s.v.clone().expand([rows, h, len, hd]));
+        }
+        if let Some(b) = branch {
+            keys.push(b.k.clone());
+            values.push(b.v.clone());
+        }
+        keys.push(k.clone());
+        values.push(v.clone());
+        let keys = if keys.len() == 1 {
+            k.clone()
+        } else {
+            Tensor::cat(keys, 2)
+        };
+        let values = if values.len() == 1 {
+            v.clone()
+        } else {
+            Tensor::cat(values, 2)
+        };
+        let total = keys.dims()[2];
+        let mut scores = q
+            .matmul(keys.swap_dims(2, 3))
+            .mul_scalar(1.0 / (hd as f64).sqrt());
+        if let Some(mask) = mask {
+            scores = scores.mask_fill(mask.expand([rows, h, n, total]), f32::NEG_INFINITY);
+        }
+        let context = softmax(scores, 3)
+            .matmul(values)
+            .swap_dims(1, 2)
+            .reshape([rows, n, d]);
+        (self.proj.forward(context), LayerKv { k, v })
+    }
+}
+
+/// `[1, 1, n, cached + n]`, true where new token i (at position cached + i) must not look:
+/// columns after cached + i. `None` for one new token, which may see everything.
+fn causal_mask(n: usize, cached: usize, device: &Device) -> Option<Tensor<4, Bool>> {
+    if n <= 1 {
+        return None;
+    }
+    let total = cached + n;
+    let data: Vec<bool> = (0..n)
+        .flat_map(|i| (0..total).map(move |c| c > cached + i))
+        .collect();
+    Some(Tensor::from_data(
+        TensorData::new(data, [1, 1, n, total]),
+        device,
+    ))
+}

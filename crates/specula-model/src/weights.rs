@@ -1,0 +1,212 @@
+//! Trained weights on disk and in memory: a JSON description (shape, alphabet, training
+//! figures, the SHA-256 of the weights) beside burnpack weights stored as f16 (half the
+//! size; the logits move by ~1e-3, far below what sampling can notice — see MODELS.md).
+
+use std::path::Path;
+
+use burn::module::{Module, ModuleMapper, Param};
+use burn::store::ModuleRecord;
+use burn::tensor::{Bytes, DType, Device, Tensor};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::{ModelConfig, ModelRole};
+use crate::error::{Error, Result};
+use crate::lm::BurnLm;
+use crate::tokenizer::CharTokenizer;
+use crate::transformer::Gpt;
+
+/// The format version written in every description.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Training figures recorded with the weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainingRecord {
+    /// Optimiser steps taken.
+    pub steps: u64,
+    /// Training tokens seen (batch × context × steps).
+    pub tokens_seen: u64,
+    /// Mean training cross-entropy at the last evaluation, nats per character.
+    pub train_loss: Option<f64>,
+    /// Mean validation cross-entropy at the last evaluation, nats per character.
+    pub val_loss: Option<f64>,
+    /// The training seed.
+    pub seed: u64,
+}
+
+/// Everything needed to rebuild a model besides its weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelMeta {
+    /// [`FORMAT_VERSION`].
+    pub format: u32,
+    /// Which role the model was trained for.
+    pub role: ModelRole,
+    /// Its shape.
+    pub config: ModelConfig,
+    /// The character alphabet, in token order.
+    pub tokenizer: CharTokenizer,
+    /// How it was trained, if it was.
+    pub training: Option<TrainingRecord>,
+    /// Hex SHA-256 of the weight bytes.
+    pub weights_sha256: String,
+}
+
+/// A description plus the burnpack weight bytes it checks.
+#[derive(Debug, Clone)]
+pub struct ModelBundle {
+    /// The description.
+    pub meta: ModelMeta,
+    /// burnpack bytes (f16 parameters).
+    pub weights: Vec<u8>,
+}
+
+/// Hex SHA-256 of `bytes`.
+#[must_use]
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Casts every float parameter.
+struct CastParams(DType);
+
+impl ModuleMapper for CastParams {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let dtype = self.0;
+        param.map(|t| t.cast(dtype))
+    }
+}
+
+/// The burnpack bytes of `model` with parameters in `dtype`.
+///
+/// # Errors
+/// [`Error::Weights`] when serialisation fails.
+pub fn model_bytes(model: &Gpt, dtype: DType) -> Result<Vec<u8>> {
+    let model = model.valid().map(&mut CastParams(dtype));
+    let bytes = model
+        .into_record()
+        .into_bytes()
+        .map_err(|e| Error::Weights(e.to_string()))?;
+    Ok(bytes.to_vec())
+}
+
+/// Loads burnpack `bytes` into a fresh model of shape `config` on `device` (parameters
+/// converted to f32).
+///
+/// # Errors
+/// [`Error::BadConfig`], [`Error::Weights`] for bytes that do not fit the shape.
+pub fn load_model(config: &ModelConfig, bytes: &[u8], device: &Device) -> Result<Gpt> {
+    let model = Gpt::new(config, 0, 0.0, device)?;
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes.to_vec()))
+        .map_err(|e| Error::Weights(e.to_string()))?
+        .cast_to_module_dtype();
+    model
+        .try_load_record(record)
+        .map_err(|e| Error::Weights(e.to_string()))
+}
+
+impl ModelBundle {
+    /// A bundle of `model` stored as f16.
+    ///
+    /// # Errors
+    /// [`Error::Weights`] when serialisation fails.
+    pub fn from_model(
+        model: &Gpt,
+        role: ModelRole,
+        config: ModelConfig,
+        tokenizer: CharTokenizer,
+        training: Option<TrainingRecord>,
+    ) -> Result<Self> {
+        let weights = model_bytes(model, DType::F16)?;
+        Ok(Self {
+            meta: ModelMeta {
+                format: FORMAT_VERSION,
+                role,
+                config,
+                tokenizer,
+                training,
+                weights_sha256: sha256_hex(&weights),
+            },
+            weights,
+        })
+    }
+
+    /// A bundle from a JSON description and weight bytes, checking the checksum.
+    ///
+    /// # Errors
+    /// [`Error::Weights`] for bad JSON or an unknown format, [`Error::Checksum`],
+    /// [`Error::BadConfig`] when the alphabet and the vocabulary disagree.
+    pub fn from_parts(meta_json: &[u8], weights: &[u8]) -> Result<Self> {
+        let meta: ModelMeta =
+            serde_json::from_slice(meta_json).map_err(|e| Error::Weights(e.to_string()))?;
+        if meta.format != FORMAT_VERSION {
+            return Err(Error::Weights(format!(
+                "format {} is not the supported {FORMAT_VERSION}",
+                meta.format
+            )));
+        }
+        let actual = sha256_hex(weights);
+        if actual != meta.weights_sha256 {
+            return Err(Error::Checksum {
+                name: format!("{} weights", meta.role.name()),
+                expected: meta.weights_sha256,
+                actual,
+            });
+        }
+        meta.config.validate()?;
+        if meta.tokenizer.vocab_size() != meta.config.vocab_size {
+            return Err(Error::BadConfig(format!(
+                "the alphabet has {} characters but the model {} tokens",
+                meta.tokenizer.vocab_size(),
+                meta.config.vocab_size
+            )));
+        }
+        Ok(Self {
+            meta,
+            weights: weights.to_vec(),
+        })
+    }
+
+    /// Reads `DIR/ROLE.json` and `DIR/ROLE.bpk`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] and the errors of [`from_parts`](Self::from_parts).
+    pub fn load_dir(dir: &Path, role: ModelRole) -> Result<Self> {
+        let (meta_path, weights_path) = paths(dir, role);
+        let meta = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
+        let weights = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
+        Self::from_parts(&meta, &weights)
+    }
+
+    /// Writes `DIR/ROLE.json` and `DIR/ROLE.bpk`, creating `DIR`.
+    ///
+    /// # Errors
+    /// [`Error::Io`].
+    pub fn save_dir(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let (meta_path, weights_path) = paths(dir, self.meta.role);
+        let mut json =
+            serde_json::to_string_pretty(&self.meta).map_err(|e| Error::Weights(e.to_string()))?;
+        json.push('\n');
+        std::fs::write(&meta_path, json).map_err(|e| Error::io(&meta_path, e))?;
+        std::fs::write(&weights_path, &self.weights).map_err(|e| Error::io(&weights_path, e))
+    }
+
+    /// The model, ready for decoding on `device`.
+    ///
+    /// # Errors
+    /// The errors of [`load_model`] and [`BurnLm::new`].
+    pub fn build(&self, device: &Device) -> Result<BurnLm> {
+        let model = load_model(&self.meta.config, &self.weights, device)?;
+        BurnLm::new(model, self.meta.config, device.clone())
+    }
+}
+
+fn paths(dir: &Path, role: ModelRole) -> (std::path::PathBuf, std::path::PathBuf) {
+    (
+        dir.join(format!("{}.json", role.name())),
+        dir.join(format!("{}.bpk", role.name())),
+    )
+}

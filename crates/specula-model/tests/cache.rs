@@ -1,0 +1,215 @@
+//! The cached, batched forward path against full uncached forwards, on tiny random models.
+
+use burn::tensor::Device;
+use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
+use specula_model::{BurnLm, Gpt, ModelConfig};
+
+const TOL: f32 = 1e-4;
+
+fn tiny(seed: u64) -> BurnLm {
+    let config = ModelConfig {
+        vocab_size: 11,
+        d_model: 32,
+        n_layers: 2,
+        n_heads: 4,
+        d_ff: 64,
+        max_seq: 48,
+    };
+    let device = Device::flex();
+    BurnLm::new(
+        Gpt::new(&config, seed, 0.0, &device).unwrap(),
+        config,
+        device,
+    )
+    .unwrap()
+}
+
+fn seq(seed: u32, len: usize) -> Vec<u32> {
+    (0..len as u32)
+        .map(|i| (i * 7 + seed * 3 + i * i) % 11)
+        .collect()
+}
+
+/// Every query row of `request` must equal the uncached logits of its prefix.
+fn check(lm: &mut BurnLm, request: &ForwardRequest) {
+    let response = lm.forward(request).unwrap();
+    assert_eq!(response.rows(), request.queries.len());
+    for (i, q) in request.queries.iter().enumerate() {
+        let prefix = &request.sequences[q.sequence][..q.prefix_len];
+        let full = lm.logits_uncached(prefix).unwrap();
+        let expected = &full[(q.prefix_len - 1) * 11..q.prefix_len * 11];
+        let got = response.row(i).unwrap();
+        let diff = expected
+            .iter()
+            .zip(got)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < TOL, "query {i} {q:?}: max |diff| {diff}");
+    }
+}
+
+fn request(
+    committed: usize,
+    sequences: Vec<Vec<u32>>,
+    queries: Vec<(usize, usize)>,
+) -> ForwardRequest {
+    ForwardRequest {
+        role: Role::Target,
+        committed_len: committed,
+        sequences,
+        queries: queries
+            .into_iter()
+            .map(|(sequence, prefix_len)| Query {
+                sequence,
+                prefix_len,
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn cached_logits_equal_uncached_ones_token_by_token() {
+    let mut lm = tiny(1);
+    let tokens = seq(1, 30);
+    // A 5-token prompt, then one new token per request, as autoregressive decoding does.
+    for len in 5..=30 {
+        check(
+            &mut lm,
+            &request(len, vec![tokens[..len].to_vec()], vec![(0, len)]),
+        );
+    }
+    assert_eq!(lm.cached_tokens(), &tokens[..]);
+}
+
+#[test]
+fn verification_rows_and_rollback_match_uncached_logits() {
+    let mut lm = tiny(2);
+    let mut tokens = seq(2, 10);
+    // γ = 4 verification: 5 rows over the committed prefix plus 4 drafts.
+    tokens.extend([1, 2, 3, 4]);
+    check(
+        &mut lm,
+        &request(
+            10,
+            vec![tokens.clone()],
+            (10..=14).map(|p| (0, p)).collect(),
+        ),
+    );
+    // Two drafts accepted, the third replaced: the cache must drop positions 12 and 13.
+    let mut next = tokens[..12].to_vec();
+    next.push(9);
+    next.extend([5, 6]);
+    check(
+        &mut lm,
+        &request(13, vec![next.clone()], (13..=15).map(|p| (0, p)).collect()),
+    );
+    // An explicit rollback far back, then forward again.
+    lm.truncate(3);
+    assert_eq!(lm.cached_tokens().len(), 3);
+    check(
+        &mut lm,
+        &request(15, vec![next.clone()], vec![(0, 4), (0, 15)]),
+    );
+    // A completely different sequence (nothing shared).
+    check(&mut lm, &request(6, vec![seq(9, 6)], vec![(0, 6)]));
+}
+
+#[test]
+fn batched_verification_equals_one_by_one() {
+    let committed = seq(3, 12);
+    let drafts = [[1, 2, 3], [1, 5, 7], [4, 4, 4], [0, 9, 2]];
+    let sequences: Vec<Vec<u32>> = drafts
+        .iter()
+        .map(|d| committed.iter().chain(d).copied().collect())
+        .collect();
+    // Every node of the draft set, as a SpecTr target request lists them.
+    let mut queries = vec![(0, 12)];
+    for s in 0..4 {
+        queries.extend((13..=15).map(|p| (s, p)));
+    }
+    let mut batched = tiny(3);
+    let all = request(12, sequences.clone(), queries.clone());
+    let together = batched.forward(&all).unwrap();
+    check(&mut batched, &all);
+    for (i, &(s, p)) in queries.iter().enumerate() {
+        let mut alone = tiny(3);
+        let one = alone
+            .forward(&request(12, vec![sequences[s].clone()], vec![(0, p)]))
+            .unwrap();
+        let diff = one
+            .row(0)
+            .unwrap()
+            .iter()
+            .zip(together.row(i).unwrap())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < TOL, "query {i}: {diff}");
+    }
+}
+
+#[test]
+fn draft_calls_reuse_their_branches_and_ragged_rows_are_padded() {
+    let mut lm = tiny(4);
+    let committed = seq(4, 9);
+    let with = |suffix: &[u32]| -> Vec<u32> { committed.iter().chain(suffix).copied().collect() };
+    // SpecTr draft calls: depth 1 (one sequence), then three branches grown one token at a time.
+    check(&mut lm, &request(9, vec![committed.clone()], vec![(0, 9)]));
+    let depth2 = vec![with(&[1]), with(&[2]), with(&[3])];
+    check(
+        &mut lm,
+        &request(9, depth2, vec![(0, 10), (1, 10), (2, 10)]),
+    );
+    let depth3 = vec![with(&[1, 5]), with(&[2, 6]), with(&[3, 7])];
+    check(
+        &mut lm,
+        &request(9, depth3, vec![(0, 11), (1, 11), (2, 11)]),
+    );
+    let positions = lm.stats().positions;
+    let depth4 = vec![with(&[1, 5, 0]), with(&[2, 6, 1]), with(&[3, 7, 2])];
+    check(
+        &mut lm,
+        &request(9, depth4, vec![(0, 12), (1, 12), (2, 12)]),
+    );
+    assert_eq!(
+        lm.stats().positions - positions,
+        3,
+        "one new position per branch"
+    );
+    // A tree level: two children of the same parent, and rows of different lengths.
+    let tree = vec![with(&[1, 5, 0, 4]), with(&[1, 5, 0, 8]), with(&[2, 6])];
+    check(
+        &mut lm,
+        &request(9, tree, vec![(0, 13), (1, 13), (2, 11), (0, 10)]),
+    );
+}
+
+#[test]
+fn bad_requests_are_errors_not_panics() {
+    let mut lm = tiny(5);
+    assert!(
+        lm.forward(&request(2, vec![vec![1, 2]], vec![(0, 3)]))
+            .is_err()
+    );
+    assert!(
+        lm.forward(&request(2, vec![vec![1, 2]], vec![(1, 1)]))
+            .is_err()
+    );
+    assert!(
+        lm.forward(&request(2, vec![vec![1, 20]], vec![(0, 2)]))
+            .is_err()
+    );
+    assert!(
+        lm.forward(&request(1, vec![seq(1, 49)], vec![(0, 49)]))
+            .is_err()
+    );
+    assert!(
+        lm.forward(&request(0, vec![vec![1]], vec![(0, 0)]))
+            .is_err()
+    );
+    assert_eq!(
+        lm.forward(&request(1, vec![vec![1]], vec![]))
+            .unwrap()
+            .rows(),
+        0
+    );
+}

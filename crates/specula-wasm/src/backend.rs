@@ -1,0 +1,175 @@
+//! Choosing where the models run: WebGPU (burn-wgpu) when the browser gives an adapter,
+//! otherwise burn's CPU backend (`flex`) inside wasm. WebGPU is probed from JavaScript
+//! first because wgpu panics instead of erroring when there is none, and burn's WebGPU
+//! runtime is initialised once per page: a second init fails.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use burn::tensor::Device;
+use serde::Serialize;
+
+use crate::error::{Result, WasmError};
+
+/// Set when the browser reports the GPU device lost (or a test simulates it); the next
+/// model call then moves to the CPU.
+static GPU_LOST: AtomicBool = AtomicBool::new(false);
+
+/// Whether the GPU device has been reported lost.
+pub(crate) fn gpu_lost() -> bool {
+    GPU_LOST.load(Ordering::Relaxed)
+}
+
+/// Marks the GPU device lost (the browser's callback).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn mark_gpu_lost() {
+    GPU_LOST.store(true, Ordering::Relaxed);
+}
+
+/// What the caller asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// WebGPU when available, else CPU.
+    Auto,
+    /// WebGPU or an error.
+    WebGpu,
+    /// The CPU backend inside wasm.
+    Cpu,
+}
+
+impl BackendChoice {
+    /// Parses `"auto" | "webgpu" | "cpu"` (default auto).
+    ///
+    /// # Errors
+    /// [`WasmError::InvalidOption`] for anything else.
+    pub fn parse(name: Option<&str>) -> Result<Self> {
+        match name.unwrap_or("auto") {
+            "auto" => Ok(Self::Auto),
+            "webgpu" => Ok(Self::WebGpu),
+            "cpu" => Ok(Self::Cpu),
+            other => Err(WasmError::option(format!(
+                "unknown backend {other:?}; use \"auto\", \"webgpu\" or \"cpu\""
+            ))),
+        }
+    }
+}
+
+/// Where the models run, as reported to JavaScript.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BackendInfo {
+    /// `"webgpu"` or `"cpu"`.
+    pub backend: &'static str,
+    /// What was asked for.
+    pub requested: BackendChoice,
+    /// The GPU adapter's name (WebGPU only).
+    pub adapter: Option<String>,
+    /// Whether the adapter is a software fallback such as SwiftShader (slow).
+    pub is_fallback_adapter: Option<bool>,
+    /// Why the models are not on WebGPU when `auto` was asked, or why they left it.
+    pub reason: Option<String>,
+}
+
+impl BackendInfo {
+    /// The CPU backend, for `reason`.
+    pub(crate) fn cpu(requested: BackendChoice, reason: Option<String>) -> Self {
+        Self {
+            backend: "cpu",
+            requested,
+            adapter: None,
+            is_fallback_adapter: None,
+            reason,
+        }
+    }
+}
+
+/// The GPU adapter as the browser describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Adapter {
+    pub(crate) name: String,
+    pub(crate) is_fallback: Option<bool>,
+}
+
+/// The state of the page's one WebGPU runtime.
+enum WebGpu {
+    Idle,
+    Starting,
+    Ready(Device, Adapter),
+    Failed(String),
+}
+
+thread_local! {
+    static WEBGPU: Rc<RefCell<WebGpu>> = Rc::new(RefCell::new(WebGpu::Idle));
+}
+
+/// The device and backend report for `choice`, initialising WebGPU on first use.
+///
+/// # Errors
+/// [`WasmError::Backend`] when `webgpu` was asked for and cannot be had.
+pub(crate) async fn select(choice: BackendChoice) -> Result<(Device, BackendInfo)> {
+    if choice == BackendChoice::Cpu {
+        return Ok((Device::flex(), BackendInfo::cpu(choice, None)));
+    }
+    match webgpu().await {
+        Ok((device, adapter)) => Ok((
+            device,
+            BackendInfo {
+                backend: "webgpu",
+                requested: choice,
+                adapter: Some(adapter.name),
+                is_fallback_adapter: adapter.is_fallback,
+                reason: None,
+            },
+        )),
+        Err(reason) if choice == BackendChoice::Auto => {
+            Ok((Device::flex(), BackendInfo::cpu(choice, Some(reason))))
+        }
+        Err(reason) => Err(WasmError::Backend(format!(
+            "backend \"webgpu\" is not available: {reason}; use backend \"cpu\" or \"auto\""
+        ))),
+    }
+}
+
+async fn webgpu() -> std::result::Result<(Device, Adapter), String> {
+    if gpu_lost() {
+        return Err("the WebGPU device was lost earlier on this page".into());
+    }
+    let state = WEBGPU.with(Rc::clone);
+    match &*state.borrow() {
+        WebGpu::Ready(device, adapter) => return Ok((device.clone(), adapter.clone())),
+        WebGpu::Failed(reason) => return Err(reason.clone()),
+        WebGpu::Starting => {
+            return Err("WebGPU is still being initialised by another load()".into());
+        }
+        WebGpu::Idle => {}
+    }
+    *state.borrow_mut() = WebGpu::Starting;
+    let result = init().await;
+    *state.borrow_mut() = match &result {
+        Ok((device, adapter)) => WebGpu::Ready(device.clone(), adapter.clone()),
+        Err(reason) => WebGpu::Failed(reason.clone()),
+    };
+    result
+}
+
+#[cfg(target_arch = "wasm32")]
+async fn init() -> std::result::Result<(Device, Adapter), String> {
+    use burn::tensor::wgpu::WgpuBackend;
+
+    let adapter = crate::gpu_probe::probe().await?;
+    let (device, setup) = Device::wgpu_options()
+        .graphics_api(WgpuBackend::WebGpu)
+        .init_with_setup_async()
+        .await
+        .map_err(|e| format!("burn could not initialise WebGPU: {e}"))?;
+    setup
+        .device
+        .set_device_lost_callback(|_reason, _message| mark_gpu_lost());
+    Ok((device, adapter))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+async fn init() -> std::result::Result<(Device, Adapter), String> {
+    Err("WebGPU exists only in the browser build".into())
+}

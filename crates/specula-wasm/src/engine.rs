@@ -1,0 +1,275 @@
+//! `Engine`, the class JavaScript drives: load the models once, then for each generation
+//! `start(options)` and await `nextRound()` until it gives `null`. Every asynchronous call
+//! takes the models out of the shared state while it runs, so an overlapping call gets a
+//! clear "busy" error instead of a borrow panic.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::Promise;
+use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::backend::{self, BackendChoice, BackendInfo};
+use crate::camel::to_js;
+use crate::error::{Result, WasmError};
+use crate::generation::{Generation, RoundReport, Summary};
+use crate::js_options::{generate_options, load_options};
+use crate::models::{Bundles, Models};
+
+#[derive(Default)]
+struct State {
+    models: Option<Models>,
+    generation: Option<Generation>,
+    busy: Option<&'static str>,
+}
+
+/// The models and the current generation. One generation runs at a time.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct Engine {
+    state: Rc<RefCell<State>>,
+    abort: Rc<Cell<bool>>,
+    lose_gpu: Rc<Cell<bool>>,
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// An engine with no models; call `load` next.
+    #[wasm_bindgen(constructor)]
+    #[must_use]
+    pub fn new() -> Self {
+        crate::run_constructors();
+        Self::default()
+    }
+
+    /// Loads both models (`{ backend, draftMeta, draftWeights, targetMeta, targetWeights }`,
+    /// metas as JSON text, weights as bytes), checking their SHA-256 checksums. Resolves to
+    /// the backend report `{ backend, requested, adapter, isFallbackAdapter, reason }`.
+    pub fn load(&self, options: JsValue) -> Promise {
+        let parsed = load_options(&options);
+        let state = Rc::clone(&self.state);
+        future_to_promise(async move {
+            let (choice, bundles) = parsed?;
+            let info = load_into(&state, choice, bundles).await?;
+            Ok(to_js(&info)?)
+        })
+    }
+
+    /// Where the models run, or `undefined` before `load`.
+    #[wasm_bindgen(js_name = backendInfo)]
+    pub fn backend_info(&self) -> std::result::Result<JsValue, JsValue> {
+        let state = self
+            .state
+            .try_borrow()
+            .map_err(|_| WasmError::Busy("load"))?;
+        match &state.models {
+            Some(models) => Ok(to_js(models.info())?),
+            None if state.busy.is_some() => {
+                Err(WasmError::Busy(state.busy.unwrap_or("a call")).into())
+            }
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// The characters the models know, in token order.
+    pub fn alphabet(&self) -> std::result::Result<String, JsValue> {
+        self.with_models(|models| Ok(models.tokenizer().alphabet().iter().collect()))
+    }
+
+    /// Starts a generation (replacing any finished or idle one); throws on invalid options,
+    /// before `load`, or while a call is running.
+    pub fn start(&self, options: JsValue) -> std::result::Result<(), JsValue> {
+        let options = generate_options(&options)?;
+        let mut state = self
+            .state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = state.busy {
+            return Err(WasmError::Busy(what).into());
+        }
+        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        let generation = Generation::start(models, options.validate()?)?;
+        state.generation = Some(generation);
+        self.abort.set(false);
+        Ok(())
+    }
+
+    /// Runs the current generation to the end of its next round. Resolves to the round
+    /// (`{ round, text, tokens, counts, backend, fallback, finish, trace }`) or `null` once
+    /// the generation is over (finished or aborted).
+    #[wasm_bindgen(js_name = nextRound)]
+    pub fn next_round(&self) -> Promise {
+        let state = Rc::clone(&self.state);
+        let abort = Rc::clone(&self.abort);
+        let lose_gpu = Rc::clone(&self.lose_gpu);
+        future_to_promise(async move {
+            let round = next_round_in(&state, &abort, &lose_gpu).await?;
+            match round {
+                Some(round) => Ok(to_js(&round)?),
+                None => Ok(JsValue::NULL),
+            }
+        })
+    }
+
+    /// Stops the current generation before its next model call; the pending `nextRound`
+    /// resolves to `null`. The models stay loaded and the next `start` works as usual.
+    pub fn abort(&self) {
+        self.abort.set(true);
+    }
+
+    /// The current generation so far: `{ prompt, text, tokens, finish, aborted, metrics,
+    /// summary, backend }`.
+    pub fn summary(&self) -> std::result::Result<JsValue, JsValue> {
+        let state = self
+            .state
+            .try_borrow()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = state.busy {
+            return Err(WasmError::Busy(what).into());
+        }
+        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        let generation = state.generation.as_ref().ok_or(WasmError::NotStarted)?;
+        Ok(to_js(&generation.summary(models))?)
+    }
+
+    /// Acts as if the browser reported this engine's GPU device lost: the next model call
+    /// moves the models to the CPU and the generation goes on there. For tests of the
+    /// fallback; other engines on the page keep the GPU.
+    #[wasm_bindgen(js_name = simulateDeviceLoss)]
+    pub fn simulate_device_loss(&self) {
+        self.lose_gpu.set(true);
+    }
+}
+
+impl Engine {
+    fn with_models<T>(
+        &self,
+        f: impl FnOnce(&Models) -> Result<T>,
+    ) -> std::result::Result<T, JsValue> {
+        let state = self
+            .state
+            .try_borrow()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = state.busy {
+            return Err(WasmError::Busy(what).into());
+        }
+        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        Ok(f(models)?)
+    }
+
+    /// [`load`](Self::load) from Rust, with bundles already checked.
+    ///
+    /// # Errors
+    /// As `load`.
+    pub async fn load_bundles(
+        &self,
+        choice: BackendChoice,
+        bundles: Bundles,
+    ) -> Result<BackendInfo> {
+        load_into(&self.state, choice, bundles).await
+    }
+
+    /// [`start`](Self::start) from Rust.
+    ///
+    /// # Errors
+    /// As `start`.
+    pub fn start_with(&self, options: &crate::options::GenerateOptions) -> Result<()> {
+        let mut state = self
+            .state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = state.busy {
+            return Err(WasmError::Busy(what));
+        }
+        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        state.generation = Some(Generation::start(models, options.validate()?)?);
+        self.abort.set(false);
+        Ok(())
+    }
+
+    /// [`next_round`](Self::next_round) from Rust.
+    ///
+    /// # Errors
+    /// As `nextRound`.
+    pub async fn next_round_rs(&self) -> Result<Option<RoundReport>> {
+        next_round_in(&self.state, &self.abort, &self.lose_gpu).await
+    }
+
+    /// [`summary`](Self::summary) from Rust.
+    ///
+    /// # Errors
+    /// As `summary`.
+    pub fn summary_rs(&self) -> Result<Summary> {
+        let state = self
+            .state
+            .try_borrow()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        let generation = state.generation.as_ref().ok_or(WasmError::NotStarted)?;
+        Ok(generation.summary(models))
+    }
+}
+
+async fn load_into(
+    state: &Rc<RefCell<State>>,
+    choice: BackendChoice,
+    bundles: Bundles,
+) -> Result<BackendInfo> {
+    {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = s.busy {
+            return Err(WasmError::Busy(what));
+        }
+        s.busy = Some("load");
+    }
+    let built = match backend::select(choice).await {
+        Ok((device, info)) => Models::build(bundles, &device, info),
+        Err(e) => Err(e),
+    };
+    let mut s = state
+        .try_borrow_mut()
+        .map_err(|_| WasmError::Busy("a call"))?;
+    s.busy = None;
+    let models = built?;
+    let info = models.info().clone();
+    s.models = Some(models);
+    s.generation = None;
+    Ok(info)
+}
+
+async fn next_round_in(
+    state: &Rc<RefCell<State>>,
+    abort: &Cell<bool>,
+    lose_gpu: &Cell<bool>,
+) -> Result<Option<RoundReport>> {
+    let (mut models, mut generation) = {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = s.busy {
+            return Err(WasmError::Busy(what));
+        }
+        if s.models.is_none() {
+            return Err(WasmError::NotLoaded);
+        }
+        let generation = s.generation.take().ok_or(WasmError::NotStarted)?;
+        let models = s.models.take().ok_or(WasmError::NotLoaded)?;
+        s.busy = Some("nextRound");
+        (models, generation)
+    };
+    if lose_gpu.replace(false) {
+        models.simulate_device_loss();
+    }
+    let result = generation.next_round(&mut models, abort).await;
+    let mut s = state
+        .try_borrow_mut()
+        .map_err(|_| WasmError::Busy("a call"))?;
+    s.busy = None;
+    s.models = Some(models);
+    s.generation = Some(generation);
+    result
+}

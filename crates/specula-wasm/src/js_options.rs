@@ -1,0 +1,70 @@
+//! Filling the option structs from JavaScript objects.
+
+use wasm_bindgen::JsValue;
+
+use crate::backend::BackendChoice;
+use crate::error::{Result, WasmError};
+use crate::fields::Fields;
+use crate::models::Bundles;
+use crate::options::{GENERATE_KEYS, GenerateOptions};
+use crate::plan::{PLAN_KEYS, PlanOptions};
+
+/// `generate`/`start` options.
+pub(crate) fn generate_options(value: &JsValue) -> Result<GenerateOptions> {
+    let f = Fields::new(value, "generate options", &GENERATE_KEYS)?;
+    Ok(GenerateOptions {
+        prompt: f.string("prompt")?,
+        method: f.string("method")?,
+        gamma: f.number("gamma")?,
+        drafts: f.number("drafts")?,
+        kl: f.number("kl")?,
+        temperature: f.number("temperature")?,
+        top_k: f.number("topK")?,
+        top_p: f.number("topP")?,
+        seed: f.number("seed")?,
+        max_tokens: f.number("maxTokens")?,
+        stop: f.strings("stop")?,
+        record_distributions: f.boolean("recordDistributions")?,
+    })
+}
+
+/// `plan` options.
+pub(crate) fn plan_options(value: &JsValue) -> Result<PlanOptions> {
+    let f = Fields::new(value, "plan options", &PLAN_KEYS)?;
+    Ok(PlanOptions {
+        method: f.string("method")?,
+        target: f.numbers("target")?,
+        draft: f.numbers("draft")?,
+        drafts: f.number("drafts")?,
+        kl: f.number("kl")?,
+        rho: f.number("rho")?,
+        normalize: f.boolean("normalize")?,
+    })
+}
+
+/// The option names `load` accepts.
+const LOAD_KEYS: [&str; 5] = [
+    "backend",
+    "draftMeta",
+    "draftWeights",
+    "targetMeta",
+    "targetWeights",
+];
+
+/// `load` options: the backend and both models' description (JSON text) and weights.
+pub(crate) fn load_options(value: &JsValue) -> Result<(BackendChoice, Bundles)> {
+    let f = Fields::new(value, "load options", &LOAD_KEYS)?;
+    let backend = BackendChoice::parse(f.string("backend")?.as_deref())?;
+    let required = |name: &str, v: Option<Vec<u8>>| {
+        v.ok_or_else(|| WasmError::option(format!("{name} is required in load options")))
+    };
+    let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
+    let target_meta = required(
+        "targetMeta",
+        f.string("targetMeta")?.map(String::into_bytes),
+    )?;
+    let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
+    let target_weights = required("targetWeights", f.bytes("targetWeights")?)?;
+    let bundles = Bundles::from_parts(&draft_meta, &draft_weights, &target_meta, &target_weights)?;
+    Ok((backend, bundles))
+}

@@ -1,0 +1,187 @@
+//! The draft/target pair on one device, answering the engine's requests asynchronously
+//! (WebGPU read-back can only be awaited in a browser), and moving to the CPU when the
+//! GPU fails or is lost. The decoder keeps every committed token and waits for the same
+//! request after a failure, so the move loses no text.
+
+use burn::tensor::Device;
+use specula_engine::{ForwardRequest, ForwardResponse, Role};
+use specula_model::{BurnLm, CharTokenizer, ModelBundle, ModelRole};
+
+use crate::backend::{BackendInfo, gpu_lost};
+use crate::error::{Result, WasmError};
+
+/// The two checked bundles, kept to rebuild the models on the CPU.
+#[derive(Debug, Clone)]
+pub struct Bundles {
+    /// The draft model.
+    pub draft: ModelBundle,
+    /// The target model.
+    pub target: ModelBundle,
+}
+
+impl Bundles {
+    /// Checks checksums, roles and that both models share one alphabet.
+    ///
+    /// # Errors
+    /// [`WasmError::Weights`] naming the model and the problem.
+    pub fn from_parts(
+        draft_meta: &[u8],
+        draft_weights: &[u8],
+        target_meta: &[u8],
+        target_weights: &[u8],
+    ) -> Result<Self> {
+        let load = |name: &str, meta: &[u8], weights: &[u8], role: ModelRole| {
+            let bundle = ModelBundle::from_parts(meta, weights)
+                .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))?;
+            if bundle.meta.role != role {
+                return Err(WasmError::Weights(format!(
+                    "{name} model: these weights are for the {} model",
+                    bundle.meta.role.name()
+                )));
+            }
+            Ok(bundle)
+        };
+        let bundles = Self {
+            draft: load("draft", draft_meta, draft_weights, ModelRole::Draft)?,
+            target: load("target", target_meta, target_weights, ModelRole::Target)?,
+        };
+        if bundles.draft.meta.tokenizer != bundles.target.meta.tokenizer {
+            return Err(WasmError::Weights(
+                "the draft and target models have different alphabets; they must share one".into(),
+            ));
+        }
+        Ok(bundles)
+    }
+}
+
+/// Both models, ready on one device.
+#[derive(Debug)]
+pub struct Models {
+    draft: BurnLm,
+    target: BurnLm,
+    bundles: Bundles,
+    info: BackendInfo,
+    /// Set when the models moved to the CPU since the last [`take_fallback`](Self::take_fallback).
+    fallback: Option<String>,
+    /// A loss simulated for this pair only (tests), so other engines keep the GPU.
+    simulated_loss: bool,
+}
+
+impl Models {
+    /// Builds both models on `device`.
+    ///
+    /// # Errors
+    /// [`WasmError::Weights`] when the weights do not fit their description.
+    pub fn build(bundles: Bundles, device: &Device, info: BackendInfo) -> Result<Self> {
+        let build = |bundle: &ModelBundle, name: &str| {
+            bundle
+                .build(device)
+                .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
+        };
+        Ok(Self {
+            draft: build(&bundles.draft, "draft")?,
+            target: build(&bundles.target, "target")?,
+            bundles,
+            info,
+            fallback: None,
+            simulated_loss: false,
+        })
+    }
+
+    /// The shared alphabet.
+    #[must_use]
+    pub fn tokenizer(&self) -> &CharTokenizer {
+        &self.bundles.target.meta.tokenizer
+    }
+
+    /// The vocabulary size.
+    #[must_use]
+    pub fn vocab(&self) -> usize {
+        self.tokenizer().vocab_size()
+    }
+
+    /// The longest sequence both models can read.
+    #[must_use]
+    pub fn context(&self) -> usize {
+        self.draft
+            .config()
+            .max_seq
+            .min(self.target.config().max_seq)
+    }
+
+    /// Where the models run.
+    #[must_use]
+    pub fn info(&self) -> &BackendInfo {
+        &self.info
+    }
+
+    /// Acts as if the GPU device were lost: the next call moves to the CPU.
+    pub fn simulate_device_loss(&mut self) {
+        self.simulated_loss = true;
+    }
+
+    /// Why the models moved to the CPU, once, after it happened.
+    pub fn take_fallback(&mut self) -> Option<String> {
+        self.fallback.take()
+    }
+
+    /// Answers one engine request with the model it is for, moving to the CPU and
+    /// retrying when the GPU fails or has been lost.
+    ///
+    /// # Errors
+    /// [`WasmError::Model`] when the model fails on the CPU too.
+    pub async fn forward(
+        &mut self,
+        role: Role,
+        request: &ForwardRequest,
+    ) -> Result<ForwardResponse> {
+        if self.on_gpu() && (gpu_lost() || self.simulated_loss) {
+            self.move_to_cpu("the WebGPU device was lost".into())?;
+        }
+        match self.answer(role, request).await {
+            Ok(response) => Ok(response),
+            Err(e) if self.on_gpu() => {
+                self.move_to_cpu(format!("the {role} model failed on WebGPU: {e}"))?;
+                self.answer(role, request)
+                    .await
+                    .map_err(|e| WasmError::Model(format!("the {role} model failed: {e}")))
+            }
+            Err(e) => Err(WasmError::Model(format!("the {role} model failed: {e}"))),
+        }
+    }
+
+    async fn answer(
+        &mut self,
+        role: Role,
+        request: &ForwardRequest,
+    ) -> specula_model::Result<ForwardResponse> {
+        let model = match role {
+            Role::Draft => &mut self.draft,
+            Role::Target => &mut self.target,
+        };
+        let vocab = model.config().vocab_size;
+        let logits = model.answer_async(request).await?;
+        Ok(ForwardResponse::new(vocab, logits))
+    }
+
+    fn on_gpu(&self) -> bool {
+        self.info.backend != "cpu"
+    }
+
+    /// Rebuilds both models on the CPU backend.
+    fn move_to_cpu(&mut self, reason: String) -> Result<()> {
+        let device = Device::flex();
+        let build = |bundle: &ModelBundle, name: &str| {
+            bundle.build(&device).map_err(|e| {
+                WasmError::Model(format!(
+                    "{reason}; rebuilding the {name} model on the CPU failed: {e}"
+                ))
+            })
+        };
+        self.draft = build(&self.bundles.draft, "draft")?;
+        self.target = build(&self.bundles.target, "target")?;
+        self.info = BackendInfo::cpu(self.info.requested, Some(reason.clone()));
+        self.fallback = Some(reason);
+        Ok(())
+    }
+}

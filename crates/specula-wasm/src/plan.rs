@@ -1,0 +1,263 @@
+//! `plan()`: the token-level closed-form analysis, no models needed. The report is the
+//! one `specula plan --json` prints ([`specula_core::report`]); only the key style differs
+//! (camelCase, like every object this package returns). The input rules are the CLI's,
+//! worded for JavaScript options instead of flags.
+
+use specula_core::{
+    OTM_MAX_VARIABLES, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide,
+};
+
+use crate::error::{Result, WasmError};
+use crate::options::{show_number, whole};
+
+/// The option names `plan` accepts.
+pub const PLAN_KEYS: [&str; 7] = [
+    "method",
+    "target",
+    "draft",
+    "drafts",
+    "kl",
+    "rho",
+    "normalize",
+];
+
+/// The most drafts (as the CLI's `--drafts`).
+pub const MAX_PLAN_DRAFTS: usize = 1_000_000;
+/// The default number of drafts for the multi-draft methods (as the CLI).
+pub const DEFAULT_PLAN_DRAFTS: usize = 2;
+
+/// `plan` options as given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanOptions {
+    /// One of the [`PlanMethod`] names.
+    pub method: Option<String>,
+    /// Target probabilities.
+    pub target: Option<Vec<f64>>,
+    /// Draft probabilities.
+    pub draft: Option<Vec<f64>>,
+    /// k, for kseq, multiround and otm (default 2).
+    pub drafts: Option<f64>,
+    /// The KL budget D, for mentored (required there).
+    pub kl: Option<f64>,
+    /// A ρ ≥ ρ* for kseq.
+    pub rho: Option<f64>,
+    /// Rescale the inputs to sum to 1.
+    pub normalize: Option<bool>,
+}
+
+impl PlanOptions {
+    /// Checks the options as `specula plan` checks its flags.
+    ///
+    /// # Errors
+    /// [`WasmError::InvalidOption`] naming the first bad option.
+    pub fn input(&self) -> Result<PlanInput> {
+        let names: Vec<&str> = PlanMethod::ALL.iter().map(|m| m.name()).collect();
+        let method = match self.method.as_deref() {
+            Some(name) => PlanMethod::from_name(name).ok_or_else(|| {
+                WasmError::option(format!(
+                    "unknown method {name:?}; use one of: {}",
+                    names.join(", ")
+                ))
+            })?,
+            None => {
+                return Err(WasmError::option(format!(
+                    "method is required: one of {}",
+                    names.join(", ")
+                )));
+            }
+        };
+        let target = self
+            .target
+            .clone()
+            .ok_or_else(|| WasmError::option("target is required: the target probabilities"))?;
+        let draft = self
+            .draft
+            .clone()
+            .ok_or_else(|| WasmError::option("draft is required: the draft probabilities"))?;
+        if target.len() != draft.len() {
+            return Err(WasmError::option(format!(
+                "target has {} entries but draft has {}; both must cover the same vocabulary",
+                target.len(),
+                draft.len()
+            )));
+        }
+        refuse_if_given(
+            method,
+            "drafts",
+            self.drafts,
+            method.takes_drafts(),
+            "kseq, multiround and otm",
+        )?;
+        refuse_if_given(method, "rho", self.rho, method == PlanMethod::Kseq, "kseq")?;
+        refuse_if_given(
+            method,
+            "kl",
+            self.kl,
+            method == PlanMethod::Mentored,
+            "mentored",
+        )?;
+        let k = match self.drafts {
+            Some(k) => whole("drafts", k, 1, MAX_PLAN_DRAFTS, "")?,
+            None => DEFAULT_PLAN_DRAFTS,
+        };
+        let params = match method {
+            PlanMethod::Speculative | PlanMethod::Greedy => PlanParams::None,
+            PlanMethod::Kseq => PlanParams::KSeq {
+                k,
+                rho: match self.rho {
+                    Some(r) if !r.is_finite() => {
+                        return Err(WasmError::option(format!(
+                            "rho must be a finite number >= rho* (at least 1), got {}",
+                            show_number(r)
+                        )));
+                    }
+                    r => r,
+                },
+            },
+            PlanMethod::Multiround | PlanMethod::Otm => PlanParams::Drafts(k),
+            PlanMethod::Mentored => match self.kl {
+                Some(d) if d.is_finite() && d >= 0.0 => PlanParams::Kl(d),
+                Some(d) => {
+                    return Err(WasmError::option(format!(
+                        "kl must be a finite number >= 0 (nats), got {}",
+                        show_number(d)
+                    )));
+                }
+                None => {
+                    return Err(WasmError::option(
+                        "method \"mentored\" needs kl, the KL budget D >= 0 in nats",
+                    ));
+                }
+            },
+        };
+        Ok(PlanInput {
+            method,
+            target,
+            draft,
+            normalize: self.normalize.unwrap_or(false),
+            params,
+        })
+    }
+}
+
+fn refuse_if_given(
+    method: PlanMethod,
+    name: &str,
+    value: Option<f64>,
+    allowed: bool,
+    takers: &str,
+) -> Result<()> {
+    if value.is_none() || allowed {
+        Ok(())
+    } else {
+        Err(WasmError::option(format!(
+            "{name} does not apply to method {:?}; it is only for {takers}",
+            method.name()
+        )))
+    }
+}
+
+/// Runs the analysis.
+///
+/// # Errors
+/// The option errors of [`PlanOptions::input`] and [`WasmError::Plan`] when the math
+/// refuses the distributions or parameters.
+pub fn run(options: &PlanOptions) -> Result<PlanReport> {
+    let input = options.input()?;
+    specula_core::plan_report(&input).map_err(|e| WasmError::Plan(message(&e)))
+}
+
+fn message(error: &PlanError) -> String {
+    match error {
+        PlanError::Distribution { side, source } => {
+            let name = match side {
+                PlanSide::Target => "target",
+                PlanSide::Draft => "draft",
+            };
+            match source {
+                specula_core::Error::NotNormalized { sum, tolerance } => format!(
+                    "{name}: the probabilities sum to {sum}, not 1 (allowed deviation {tolerance:e}); \
+                     pass normalize: true to rescale them"
+                ),
+                other => format!("{name}: {other}"),
+            }
+        }
+        PlanError::Analysis(specula_core::Error::BadRho { rho, rho_star }) => {
+            format!("rho must be at least rho* = {rho_star} for k-Seq to stay exact, got {rho}")
+        }
+        PlanError::Analysis(source) => source.to_string(),
+        PlanError::OtmTooLarge {
+            vocab,
+            k,
+            variables,
+        } => {
+            let count = variables.map_or_else(|| "more than 2^128".to_owned(), |v| v.to_string());
+            format!(
+                "OTM is too large: vocabulary {vocab} with k = {k} drafts needs {vocab}^{} = {count} \
+                 LP variables, the limit is {OTM_MAX_VARIABLES}; use a smaller vocabulary or fewer drafts",
+                k.saturating_add(1)
+            )
+        }
+        PlanError::ParamsMismatch { .. } => format!("internal: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(method: &str) -> PlanOptions {
+        PlanOptions {
+            method: Some(method.into()),
+            target: Some(vec![0.1, 0.2, 0.3, 0.4]),
+            draft: Some(vec![0.5, 0.3, 0.15, 0.05]),
+            ..PlanOptions::default()
+        }
+    }
+
+    #[test]
+    fn matches_the_core_report() {
+        let report = run(&opts("speculative")).unwrap();
+        assert!((report.acceptance - 0.5).abs() < 1e-12);
+        let report = run(&PlanOptions {
+            drafts: Some(3.0),
+            ..opts("kseq")
+        })
+        .unwrap();
+        assert_eq!(report.drafts, Some(3));
+    }
+
+    #[test]
+    fn input_errors_name_the_option() {
+        let e = run(&opts("beam")).unwrap_err().to_string();
+        assert!(e.contains("unknown method \"beam\""), "{e}");
+        let e = run(&PlanOptions {
+            drafts: Some(2.0),
+            ..opts("speculative")
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("drafts does not apply"), "{e}");
+        let e = run(&opts("mentored")).unwrap_err().to_string();
+        assert!(e.contains("needs kl"), "{e}");
+        let e = run(&PlanOptions {
+            kl: Some(-1.0),
+            ..opts("mentored")
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("kl must be"), "{e}");
+        let e = run(&PlanOptions {
+            kl: Some(f64::NAN),
+            ..opts("mentored")
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("NaN"), "{e}");
+        let e = run(&PlanOptions {
+            target: Some(vec![0.5, 0.6]),
+            draft: Some(vec![0.5, 0.5]),
+            ..opts("speculative")
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("normalize: true"), "{e}");
+        assert_eq!(e.code(), "invalid_plan");
+    }
+}

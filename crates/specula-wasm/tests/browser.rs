@@ -1,0 +1,105 @@
+//! wasm-bindgen tests in headless Chromium with WebGPU (`--enable-unsafe-webgpu`, see
+//! webdriver.json): the models on WebGPU give the same greedy text as natively and as on
+//! the CPU inside wasm; speculative greedy equals autoregressive greedy; a lost device
+//! moves the generation to the CPU without losing text; overlapping calls are refused.
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+mod wasm_support;
+
+use specula_wasm::{BackendChoice, Engine};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+use wasm_support::{error_code, load_untrained, run_to_end};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+async fn webgpu_greedy_equals_native_and_cpu_in_wasm() {
+    let expected = common::expected_text();
+    let gpu = Engine::new();
+    let info = load_untrained(&gpu, BackendChoice::WebGpu).await;
+    assert_eq!(info.backend, "webgpu", "{info:?}");
+    assert!(
+        info.adapter.as_deref().is_some_and(|a| !a.is_empty()),
+        "{info:?}"
+    );
+    let cpu = Engine::new();
+    assert_eq!(
+        load_untrained(&cpu, BackendChoice::Cpu).await.backend,
+        "cpu"
+    );
+    for method in ["autoregressive", "speculative"] {
+        gpu.start_with(&common::greedy(method)).expect("starts");
+        assert_eq!(run_to_end(&gpu).await, expected, "{method} on WebGPU");
+        cpu.start_with(&common::greedy(method)).expect("starts");
+        assert_eq!(
+            run_to_end(&cpu).await,
+            expected,
+            "{method} on CPU in the browser"
+        );
+    }
+    // The GPU engine kept the GPU throughout.
+    assert_eq!(gpu.summary_rs().expect("summary").backend.backend, "webgpu");
+}
+
+#[wasm_bindgen_test]
+async fn auto_picks_webgpu_and_a_lost_device_falls_back_to_cpu_without_losing_text() {
+    let engine = Engine::new();
+    let info = load_untrained(&engine, BackendChoice::Auto).await;
+    assert_eq!(info.backend, "webgpu", "{info:?}");
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts");
+    let first = engine
+        .next_round_rs()
+        .await
+        .expect("round")
+        .expect("not done");
+    assert_eq!(first.backend, "webgpu");
+    let mut text = first.text;
+    engine.simulate_device_loss();
+    let mut fell_back = false;
+    while let Some(round) = engine.next_round_rs().await.expect("round runs") {
+        assert_eq!(round.backend, "cpu");
+        fell_back |= round.fallback.is_some();
+        text.push_str(&round.text);
+    }
+    assert!(fell_back, "one round reports the fallback");
+    assert_eq!(text, common::expected_text());
+    let summary = engine.summary_rs().expect("summary");
+    assert_eq!(summary.text, text);
+    assert_eq!(summary.backend.backend, "cpu");
+    assert!(summary.backend.reason.is_some_and(|r| r.contains("lost")));
+}
+
+#[wasm_bindgen_test]
+async fn overlapping_calls_and_abort_mid_round_leave_the_engine_usable() {
+    let engine = Engine::new();
+    load_untrained(&engine, BackendChoice::WebGpu).await;
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts");
+    // The first call awaits the GPU, so the second finds the engine busy.
+    let first = engine.next_round();
+    let second = JsFuture::from(engine.next_round()).await;
+    assert_eq!(error_code(&second.expect_err("busy")), "busy");
+    let err = engine
+        .start_with(&common::greedy("speculative"))
+        .expect_err("busy");
+    assert_eq!(err.code(), "busy");
+    JsFuture::from(first).await.expect("first round completes");
+    // Abort while a round is waiting for the GPU: the round gives null.
+    let pending = engine.next_round();
+    wasm_support::sleep_ms(1).await;
+    engine.abort();
+    let result = JsFuture::from(pending).await.expect("resolves");
+    assert!(result.is_null(), "an aborted round resolves to null");
+    assert!(engine.summary_rs().expect("summary").aborted);
+    // And the engine still generates the reference text.
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts again");
+    assert_eq!(run_to_end(&engine).await, common::expected_text());
+}

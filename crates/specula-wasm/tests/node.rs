@@ -1,0 +1,201 @@
+//! wasm-bindgen tests in Node: `plan`, option validation from JavaScript values, and the
+//! models on burn's CPU backend inside wasm (greedy text equal to the native reference),
+//! plus the error paths that must leave the engine usable.
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+mod wasm_support;
+
+use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
+use specula_wasm::{BackendChoice, Engine, camel_json, plan, validate_generate_options};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+use wasm_support::{close, error_code, error_message, js, load_untrained, run_to_end, stringify};
+
+#[wasm_bindgen_test]
+fn plan_returns_the_cli_report_in_camel_case() {
+    let got = plan(js(
+        r#"{"method":"kseq","target":[0.1,0.2,0.3,0.4],"draft":[0.5,0.3,0.15,0.05],"drafts":3}"#,
+    ))
+    .expect("plan runs");
+    let input = PlanInput {
+        method: PlanMethod::Kseq,
+        target: vec![0.1, 0.2, 0.3, 0.4],
+        draft: vec![0.5, 0.3, 0.15, 0.05],
+        normalize: false,
+        params: PlanParams::KSeq { k: 3, rho: None },
+    };
+    let expected = camel_json(&plan_report(&input).expect("core plan")).expect("json");
+    // k-Seq's root finding uses randomised selection: sums may differ in the last bit.
+    assert!(close(&stringify(&got), &expected), "{got:?} vs {expected}");
+    assert!(expected.get("rhoStar").is_some() && expected.get("klTargetOutput").is_some());
+}
+
+#[wasm_bindgen_test]
+fn plan_errors_are_clear() {
+    let cases = [
+        (
+            r#"{"method":"beam","target":[1],"draft":[1]}"#,
+            "unknown method \"beam\"",
+        ),
+        (
+            r#"{"method":"speculative","target":"0.5,0.5","draft":[0.5,0.5]}"#,
+            "target in plan options must be an array of numbers, got the string",
+        ),
+        (
+            r#"{"method":"speculative","target":[0.5,"x"],"draft":[0.5,0.5]}"#,
+            "target[1]",
+        ),
+        (
+            r#"{"method":"mentored","target":[0.5,0.5],"draft":[0.5,0.5],"kl":-1}"#,
+            "kl must be a finite number >= 0",
+        ),
+        (
+            r#"{"method":"speculative","target":[0.5,0.5],"draft":[0.5,0.5],"colour":1}"#,
+            "unknown option \"colour\"",
+        ),
+        (
+            r#"{"method":"speculative","target":[0.6,0.6],"draft":[0.5,0.5]}"#,
+            "normalize: true",
+        ),
+        ("42", "plan options must be an object"),
+    ];
+    for (options, needle) in cases {
+        let err = plan(js(options)).expect_err(options);
+        let message = error_message(&err);
+        assert!(message.contains(needle), "{options}: {message}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn generate_options_are_checked_with_named_errors() {
+    let ok = validate_generate_options(js(
+        r#"{"prompt":"To be","method":"spectr","gamma":3,"drafts":2}"#,
+    ));
+    assert!(ok.is_ok());
+    let cases = [
+        (
+            r#"{"prompt":"To be","gamma":0}"#,
+            "gamma must be a whole number from 1",
+        ),
+        (
+            r#"{"prompt":"To be","gamma":"3"}"#,
+            "gamma in generate options must be a number, got the string \"3\"",
+        ),
+        (
+            r#"{"prompt":"To be","method":"mentored","kl":-0.5}"#,
+            "kl (the KL budget D of mentored decoding) must be a finite number >= 0",
+        ),
+        (
+            r#"{"prompt":"To be","method":"beam"}"#,
+            "unknown method \"beam\"",
+        ),
+        (
+            r#"{"prompt":"To be","temprature":0.5}"#,
+            "unknown option \"temprature\"",
+        ),
+        (
+            r#"{"prompt":42}"#,
+            "prompt in generate options must be a string, got the number 42",
+        ),
+        (
+            r#"{"prompt":"To be","maxTokens":true}"#,
+            "maxTokens in generate options must be a number",
+        ),
+        ("null", "generate options must be an object"),
+        ("[1,2]", "generate options must be an object"),
+    ];
+    for (options, needle) in cases {
+        let err = validate_generate_options(js(options)).expect_err(options);
+        assert_eq!(error_code(&err), "invalid_option", "{options}");
+        let message = error_message(&err);
+        assert!(message.contains(needle), "{options}: {message}");
+    }
+    // NaN cannot be written in JSON.
+    let nan = js(r#"{"prompt":"To be"}"#);
+    js_sys::Reflect::set(&nan, &"temperature".into(), &f64::NAN.into()).expect("set");
+    let message = error_message(&validate_generate_options(nan).expect_err("NaN"));
+    assert!(
+        message.contains("temperature") && message.contains("NaN"),
+        "{message}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn cpu_model_in_wasm_matches_the_native_greedy_text() {
+    let engine = Engine::new();
+    let info = load_untrained(&engine, BackendChoice::Cpu).await;
+    assert_eq!(info.backend, "cpu");
+    let expected = common::expected_text();
+    for method in ["autoregressive", "speculative", "spectr"] {
+        engine.start_with(&common::greedy(method)).expect("starts");
+        let text = run_to_end(&engine).await;
+        assert_eq!(text, expected, "{method} on CPU in wasm");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn bad_calls_throw_and_leave_the_engine_usable() {
+    let engine = Engine::new();
+    let err = engine
+        .start(js(r#"{"prompt":"To be"}"#))
+        .expect_err("not loaded");
+    assert_eq!(error_code(&err), "not_loaded");
+    let err = engine.next_round_rs().await.expect_err("not loaded");
+    assert_eq!(err.code(), "not_loaded");
+
+    load_untrained(&engine, BackendChoice::Cpu).await;
+    let err = engine.next_round_rs().await.expect_err("not started");
+    assert_eq!(err.code(), "not_started");
+    let err = engine
+        .start(js(r#"{"prompt":"Tö be"}"#))
+        .expect_err("unknown character");
+    assert_eq!(error_code(&err), "bad_prompt");
+    assert!(
+        error_message(&err).contains("'ö'"),
+        "{}",
+        error_message(&err)
+    );
+    let err = engine
+        .start(js(r#"{"prompt":"To be","gamma":0}"#))
+        .expect_err("gamma 0");
+    assert_eq!(error_code(&err), "invalid_option");
+    let err = engine
+        .start(js(r#"{"prompt":"To be","maxTokens":4000}"#))
+        .expect_err("too long");
+    assert!(
+        error_message(&err).contains("context"),
+        "{}",
+        error_message(&err)
+    );
+
+    // Abort after one round: the next call says the generation is over.
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts");
+    assert!(engine.next_round_rs().await.expect("round").is_some());
+    engine.abort();
+    assert!(engine.next_round_rs().await.expect("aborted").is_none());
+    assert!(engine.summary_rs().expect("summary").aborted);
+
+    // After all that, a full generation still gives the reference text.
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts again");
+    assert_eq!(run_to_end(&engine).await, common::expected_text());
+}
+
+#[wasm_bindgen_test]
+async fn tampered_weights_fail_the_checksum() {
+    let parts = specula_wasm::untrained::untrained_bundles(1, specula_wasm::untrained::Size::Test)
+        .expect("bundles");
+    let mut weights = parts.draft.weights.clone();
+    weights[100] ^= 1;
+    let meta = serde_json::to_vec(&parts.draft.meta).expect("meta");
+    let target_meta = serde_json::to_vec(&parts.target.meta).expect("meta");
+    let err =
+        specula_wasm::Bundles::from_parts(&meta, &weights, &target_meta, &parts.target.weights)
+            .expect_err("checksum");
+    assert_eq!(err.code(), "bad_weights");
+    assert!(err.to_string().contains("checksum"), "{err}");
+}

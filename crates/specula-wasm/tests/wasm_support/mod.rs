@@ -1,0 +1,92 @@
+//! Helpers for the wasm tests: JS values from JSON, error fields, running a generation.
+#![allow(dead_code)]
+
+use specula_wasm::untrained::{Size, untrained_bundles};
+use specula_wasm::{BackendChoice, BackendInfo, Engine};
+use wasm_bindgen::JsValue;
+
+/// A JS value from JSON text.
+pub fn js(json: &str) -> JsValue {
+    js_sys::JSON::parse(json).expect("valid JSON")
+}
+
+/// A JS value as serde_json.
+pub fn stringify(value: &JsValue) -> serde_json::Value {
+    let text: String = js_sys::JSON::stringify(value).expect("stringify").into();
+    serde_json::from_str(&text).expect("JSON")
+}
+
+/// The `message` of a thrown Error.
+pub fn error_message(err: &JsValue) -> String {
+    js_sys::Reflect::get(err, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_else(|| format!("not an Error: {err:?}"))
+}
+
+/// The `code` of a thrown SpeculaError.
+pub fn error_code(err: &JsValue) -> String {
+    let name = js_sys::Reflect::get(err, &"name".into())
+        .ok()
+        .and_then(|m| m.as_string());
+    assert_eq!(name.as_deref(), Some("SpeculaError"), "{err:?}");
+    js_sys::Reflect::get(err, &"code".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default()
+}
+
+/// Loads the seeded test models.
+pub async fn load_untrained(engine: &Engine, choice: BackendChoice) -> BackendInfo {
+    let bundles = untrained_bundles(crate::common::SEED, Size::Test).expect("bundles");
+    engine
+        .load_bundles(choice, bundles)
+        .await
+        .expect("models load")
+}
+
+/// Runs the started generation to the end; returns its text.
+pub async fn run_to_end(engine: &Engine) -> String {
+    let mut text = String::new();
+    while let Some(round) = engine.next_round_rs().await.expect("round runs") {
+        text.push_str(&round.text);
+    }
+    assert_eq!(engine.summary_rs().expect("summary").text, text);
+    text
+}
+
+/// Waits `ms` milliseconds on the event loop (a macrotask, so pending microtasks run first).
+pub async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        let set_timeout = js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .expect("setTimeout exists");
+        let set_timeout: js_sys::Function = set_timeout.into();
+        set_timeout
+            .call2(&JsValue::NULL, &resolve, &JsValue::from(ms))
+            .expect("setTimeout runs");
+    });
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .expect("timer fires");
+}
+
+/// JSON values equal up to 1e-12 (relative) in every number.
+pub fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            (x - y).abs() <= 1e-12 * x.abs().max(y.abs()).max(1.0)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| close(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| close(v, w)))
+        }
+        _ => a == b,
+    }
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds the npm package `specula` and packs it with `npm pack`:
+#   1. the wasm crate for wasm32 (release profile, or $SPECULA_WEB_PROFILE),
+#   2. JS bindings with the wasm-bindgen CLI pinned to Cargo.lock (target "web": no
+#      bundler plugin needed),
+#   3. wasm-opt from npm binaryen 132 with explicit feature flags, never Debian's binaryen:
+#      SPECULA_WASM_OPT = O1 (default) | O2 | Os | Oz | off. -O1 takes ~1.5 min on the 26 MB
+#      module and gives the smallest gzip; -Oz takes ~5 min and only shrinks the raw size,
+#   4. the weights: crates/specula-model/weights/ (or $SPECULA_WEIGHTS_DIR); when no trained
+#      pair exists yet, a seeded untrained pair of the bundled shapes, made by the module
+#      itself in Node,
+#   5. `npm pack` into $SPECULA_WEB_OUT (default $CARGO_TARGET_DIR/specula-web).
+# Prints the tarball's path on the last line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/web-tools.sh
+
+profile="${SPECULA_WEB_PROFILE:-release}"
+out="${SPECULA_WEB_OUT:-$CARGO_TARGET_DIR/specula-web}"
+weights="${SPECULA_WEIGHTS_DIR:-crates/specula-model/weights}"
+stage="$out/package"
+
+ensure_wasm_target
+ensure_wasm_bindgen
+
+t=$(date +%s)
+cargo build --locked --target wasm32-unknown-unknown --profile "$profile" -p specula-wasm
+echo "== wasm build: $(since "$t") s" >&2
+dir="$profile"
+[ "$profile" = dev ] && dir=debug
+wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/$dir/specula_wasm.wasm"
+
+rm -rf "$stage"
+mkdir -p "$stage/dist/wasm" "$stage/dist/weights"
+t=$(date +%s)
+wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section \
+  --out-dir "$stage/dist/wasm" "$wasm"
+bg="$stage/dist/wasm/specula_wasm_bg.wasm"
+level="${SPECULA_WASM_OPT:-O1}"
+if [ "$level" != off ]; then
+  ensure_binaryen
+  # The features rustc enables for wasm32-unknown-unknown, plus the SIMD that some
+  # dependencies use; --all-features would let binaryen emit encodings (compact imports)
+  # that browsers reject.
+  wasm-opt "-$level" --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
+    --enable-sign-ext --enable-reference-types --enable-multivalue --enable-simd \
+    -o "$bg.opt" "$bg"
+  mv "$bg.opt" "$bg"
+fi
+echo "== bindings and wasm-opt: $(since "$t") s" >&2
+
+cp web/package.json web/README.md "$stage/"
+cp web/src/index.js web/src/worker.js web/src/weights.js web/src/index.d.ts "$stage/dist/"
+
+if [ -f "$weights/draft.json" ] && [ -f "$weights/target.bpk" ]; then
+  cp "$weights"/draft.json "$weights"/draft.bpk "$weights"/target.json "$weights"/target.bpk "$stage/dist/weights/"
+  echo "== weights: trained pair from $weights" >&2
+else
+  node scripts/web/untrained-weights.mjs "$stage/dist/wasm" "$stage/dist/weights"
+  echo "== weights: no trained pair in $weights; packed a seeded UNTRAINED pair" >&2
+fi
+# Sizes let the worker report download progress even when responses are compressed.
+node -e '
+const fs = require("fs"), crypto = require("crypto"), dir = process.argv[1];
+const files = {};
+for (const f of ["draft.json", "draft.bpk", "target.json", "target.bpk"]) {
+  const b = fs.readFileSync(dir + "/" + f);
+  files[f] = { bytes: b.length, sha256: crypto.createHash("sha256").update(b).digest("hex") };
+}
+fs.writeFileSync(dir + "/manifest.json", JSON.stringify({ files }, null, 2) + "\n");
+' "$stage/dist/weights"
+
+(cd "$stage" && npm pack --silent --pack-destination "$out" >/dev/null)
+tarball="$out/specula-$(node -p 'require("./web/package.json").version').tgz"
+echo "== sizes: wasm $(stat -c %s "$bg") bytes, gzip $(gzip -9 -c "$bg" | wc -c) bytes; weights $(cat "$stage"/dist/weights/*.bpk | wc -c) bytes" >&2
+echo "$tarball"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Every test of the browser side, with its own set-up; exits non-zero on the first failure.
+#   1. set-up: wasm32 target, wasm-bindgen-cli pinned to Cargo.lock, Chromium + chromedriver
+#   2. wasm-bindgen tests in Node: plan(), option validation, the CPU model in wasm
+#   3. wasm-bindgen tests in headless Chromium with WebGPU: WebGPU greedy == native greedy
+#      == CPU-in-wasm greedy, speculative == autoregressive, lost device -> CPU, abort, busy
+#   4. the npm package (scripts/build-web.sh), and plan() == `specula plan --json`
+#   5. a fresh Vite 7 app installs the tarball, builds, is served on 127.0.0.1 and driven
+#      by playwright-core in /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
+# CARGO_TARGET_DIR defaults as in scripts/test.sh. Set SPECULA_WEB_NO_WEBGPU=1 to skip the
+# WebGPU checks of step 5 (they need --enable-unsafe-webgpu to give an adapter), and
+# SPECULA_WEB_CLIPPY=1 to also lint the wasm-only code (clippy for wasm32, ~5 min cold).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/web-tools.sh
+
+timings=()
+report() {
+  echo "== web test timings"
+  printf '   %s\n' "${timings[@]}"
+}
+trap report EXIT
+step() {
+  local name="$1" t
+  shift
+  echo "== $name"
+  t=$(date +%s)
+  "$@"
+  timings+=("$name: $(since "$t") s")
+}
+
+setup() {
+  command -v node >/dev/null || { echo "error: node is required" >&2; return 1; }
+  command -v npm >/dev/null || { echo "error: npm is required" >&2; return 1; }
+  ensure_wasm_target
+  ensure_wasm_bindgen
+  ensure_chromium
+}
+
+wasm_test() {
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    cargo test --locked --release --target wasm32-unknown-unknown -p specula-wasm --test "$1"
+}
+
+browser_test() {
+  CHROMEDRIVER=/usr/bin/chromedriver \
+    WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/crates/specula-wasm/webdriver.json" \
+    WASM_BINDGEN_TEST_TIMEOUT=900 \
+    wasm_test browser
+}
+
+tarball=""
+package() {
+  tarball="$(scripts/build-web.sh | tail -n 1)"
+  [ -f "$tarball" ] || { echo "error: no tarball at $tarball" >&2; return 1; }
+}
+
+plan_vs_cli() {
+  local cli="$CARGO_TARGET_DIR/release/specula"
+  # scripts/test.sh has built it by now; building it here only when run alone.
+  [ -x "$cli" ] || cargo build --locked --release -p specula-cli
+  node tests/web-package/plan-vs-cli.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm" "$cli"
+}
+
+app="$CARGO_TARGET_DIR/specula-web/app"
+app_install() {
+  rm -rf "$app"
+  mkdir -p "$app"
+  cp -r tests/web-package/app/. "$app/"
+  cp tests/web-package/run.mjs "$app/"
+  (cd "$app" && npm install --no-audit --no-fund --loglevel=error "$tarball")
+}
+
+app_build() {
+  (cd "$app" && npx --no-install vite build --logLevel warn)
+}
+
+app_run() {
+  local flags=()
+  [ -n "${SPECULA_WEB_NO_WEBGPU:-}" ] && flags+=(--no-webgpu)
+  (cd "$app" && node run.mjs "${flags[@]}")
+}
+
+wasm_clippy() {
+  cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm --all-targets -- -D warnings
+}
+
+step "set-up (installs)" setup
+if [ -n "${SPECULA_WEB_CLIPPY:-}" ]; then
+  step "clippy for wasm32" wasm_clippy
+fi
+step "wasm-bindgen tests in Node" wasm_test node
+step "wasm-bindgen tests in Chromium + WebGPU" browser_test
+step "package build (wasm, bindings, wasm-opt, npm pack)" package
+step "plan() vs specula plan --json" plan_vs_cli
+step "fresh Vite app: npm install" app_install
+step "fresh Vite app: vite build" app_build
+step "fresh Vite app in Chromium (WebGPU + CPU)" app_run
+echo "== all web tests passed"

@@ -1,0 +1,142 @@
+// The package test's page: uses `specula` exactly as an app would (installed from the
+// packed tarball, bundled by Vite) and records every check in window.__specula.
+import { Specula, SpeculaError, plan } from "specula";
+
+const PROMPT = "ROMEO:\nBut soft";
+const log = [];
+const state = { done: false, ok: false, log, failures: [] };
+window.__specula = state;
+
+function note(line) {
+  log.push(line);
+  document.getElementById("log").textContent = log.join("\n");
+}
+
+function check(condition, what) {
+  if (!condition) {
+    state.failures.push(what);
+    note(`FAIL ${what}`);
+  } else {
+    note(`ok   ${what}`);
+  }
+}
+
+async function text(specula, options) {
+  let out = "";
+  for await (const round of specula.generate(options)) out += round.text;
+  return out;
+}
+
+/** Runs `f`; checks that it throws a SpeculaError with `code` whose message contains `needle`. */
+async function throws(what, code, needle, f) {
+  try {
+    await f();
+    check(false, `${what}: expected an error`);
+  } catch (error) {
+    const good =
+      error instanceof SpeculaError && error.code === code && String(error.message).includes(needle);
+    check(good, `${what} -> ${error?.name} ${error?.code}: ${error?.message}`);
+  }
+}
+
+async function badInputs(specula) {
+  const base = { prompt: PROMPT, maxTokens: 4, temperature: 0 };
+  await throws("wrong type", "invalid_option", "prompt in generate options must be a string", () =>
+    text(specula, { ...base, prompt: 42 }),
+  );
+  await throws("gamma 0", "invalid_option", "gamma must be a whole number from 1", () =>
+    text(specula, { ...base, gamma: 0 }),
+  );
+  await throws("negative D", "invalid_option", "kl (the KL budget D", () =>
+    text(specula, { ...base, method: "mentored", kl: -0.5 }),
+  );
+  await throws("NaN", "invalid_option", "NaN", () => text(specula, { ...base, temperature: NaN }));
+  await throws("unknown method", "invalid_option", 'unknown method "beam"', () =>
+    text(specula, { ...base, method: "beam" }),
+  );
+  await throws("unknown option", "invalid_option", 'unknown option "temprature"', () =>
+    text(specula, { ...base, temprature: 1 }),
+  );
+  await throws("unknown characters", "bad_prompt", "'ï'", () => text(specula, { ...base, prompt: "naïve" }));
+  await throws("not plain data", "invalid_option", "plain data", () =>
+    text(specula, { ...base, stop: [() => 1] }),
+  );
+  await throws("plan: wrong lengths", "invalid_option", "target has 2 entries but draft has 1", () =>
+    plan({ method: "kseq", target: [0.5, 0.5], draft: [1] }),
+  );
+  await throws("load: unknown backend", "invalid_option", 'unknown backend "metal"', () =>
+    Specula.load({ backend: "metal" }),
+  );
+  const fresh = new Specula();
+  await throws("generate before load", "not_loaded", "call load() first", () =>
+    text(fresh, { prompt: PROMPT }),
+  );
+  fresh.terminate();
+}
+
+async function abortMidRound(specula) {
+  const iterator = specula.generate({ prompt: PROMPT, maxTokens: 40, temperature: 0, gamma: 3 });
+  const first = await iterator.next();
+  check(!first.done && first.value.text.length > 0, "abort: a first round arrives");
+  // Abort while the second round is in flight.
+  const pending = iterator.next();
+  specula.abort();
+  try {
+    for (let r = await pending; !r.done; r = await iterator.next()) {
+      // Rounds already finished before the abort may still arrive.
+    }
+    check(false, "abort: the iterator throws");
+  } catch (error) {
+    check(error instanceof SpeculaError && error.code === "aborted", `abort: ${error.code}: ${error.message}`);
+    check(error.summary?.aborted === true && error.summary.text.startsWith(first.value.text), "abort: summary keeps the text");
+  }
+}
+
+async function main() {
+  const report = await plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
+  check(report.method === "kseq" && report.drafts === 3 && report.rhoStar >= 1 && report.klTargetOutput !== undefined, "plan: k-Seq report in camelCase");
+
+  const wantGpu = new URLSearchParams(location.search).get("webgpu") !== "0";
+  const cpuProgress = [];
+  const cpu = await Specula.load({ backend: "cpu", onProgress: (p) => cpuProgress.push(p) });
+  check(cpu.backend.backend === "cpu", `cpu: backend ${JSON.stringify(cpu.backend)}`);
+  check(cpuProgress.some((p) => p.file === "target.bpk" && p.loaded === p.total && p.total > 0), "cpu: weight download progress reported");
+
+  const greedy = { prompt: PROMPT, maxTokens: 8, temperature: 0 };
+  const cpuAr = await text(cpu, { ...greedy, method: "autoregressive" });
+  const cpuSpec = await text(cpu, { ...greedy, method: "speculative", gamma: 3 });
+  check(cpuAr.length === 8 && cpuSpec === cpuAr, `cpu: speculative greedy == autoregressive greedy (${JSON.stringify(cpuAr)})`);
+  const sampled = await cpu.complete({ prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 });
+  check(sampled.tokens === 16 && sampled.metrics.targetCalls > 0, `cpu: SpecTr sampling ${JSON.stringify(sampled.text)}`);
+  await badInputs(cpu);
+  await abortMidRound(cpu);
+  check((await text(cpu, { ...greedy, method: "speculative" })) === cpuAr, "cpu: usable after bad inputs and abort");
+
+  if (wantGpu) {
+    const gpu = await Specula.load({ backend: "webgpu" });
+    check(gpu.backend.backend === "webgpu" && gpu.backend.adapter, `webgpu: backend ${JSON.stringify(gpu.backend)}`);
+    const gpuSpec = [];
+    for await (const round of gpu.generate({ ...greedy, method: "speculative", gamma: 3 })) gpuSpec.push(round);
+    check(gpuSpec.every((r) => r.backend === "webgpu"), "webgpu: every round ran on WebGPU");
+    check(gpuSpec.map((r) => r.text).join("") === cpuAr, "webgpu: speculative greedy == CPU greedy");
+    await abortMidRound(gpu);
+    check((await text(gpu, { ...greedy, method: "speculative", gamma: 3 })) === cpuAr, "webgpu: usable after abort");
+    gpu.terminate();
+  }
+  cpu.terminate();
+  state.ok = state.failures.length === 0;
+}
+
+const run = new URLSearchParams(location.search).has("bench")
+  ? import("./bench.js").then(({ bench }) => bench(state, note)).then(() => {
+      state.ok = true;
+    })
+  : main();
+run
+  .catch((error) => {
+    state.failures.push(`uncaught: ${error?.name} ${error?.code}: ${error?.message}`);
+    note(`FAIL uncaught ${error?.stack ?? error}`);
+  })
+  .finally(() => {
+    state.done = true;
+  });

@@ -1,0 +1,54 @@
+// `plan()` of the packed wasm module (in Node) must equal `specula plan --json` of the
+// native CLI for every method, keys aside: the package uses camelCase.
+// Usage: node plan-vs-cli.mjs WASM_DIR SPECULA_BINARY
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { deepStrictEqual } from "node:assert/strict";
+
+// k-Seq's root finding uses randomised selection: sums may differ in the last bit.
+function close(a, b, path) {
+  if (typeof a === "number" && typeof b === "number") {
+    if (Math.abs(a - b) > 1e-12 * Math.max(1, Math.abs(a), Math.abs(b))) throw new Error(`${path}: ${a} != ${b}`);
+  } else if (a && b && typeof a === "object" && typeof b === "object") {
+    deepStrictEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${path}: keys`);
+    for (const k of Object.keys(a)) close(a[k], b[k], `${path}.${k}`);
+  } else {
+    deepStrictEqual(a, b, path);
+  }
+}
+
+const [wasmDir, cli] = process.argv.slice(2);
+const wasm = await import(pathToFileURL(join(wasmDir, "specula_wasm.js")).href);
+wasm.initSync({ module: readFileSync(join(wasmDir, "specula_wasm_bg.wasm")) });
+
+const camel = (key) => key.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+const camelKeys = (v) =>
+  Array.isArray(v)
+    ? v.map(camelKeys)
+    : v && typeof v === "object"
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), camelKeys(x)]))
+      : v;
+
+const target = [0.1, 0.2, 0.3, 0.4];
+const draft = [0.5, 0.3, 0.15, 0.05];
+const cases = [
+  [{ method: "speculative" }, []],
+  [{ method: "greedy" }, []],
+  [{ method: "kseq", drafts: 3 }, ["--drafts", "3"]],
+  [{ method: "kseq", drafts: 2, rho: 2 }, ["--drafts", "2", "--rho", "2"]],
+  [{ method: "multiround", drafts: 4 }, ["--drafts", "4"]],
+  [{ method: "otm", drafts: 2 }, ["--drafts", "2"]],
+  [{ method: "mentored", kl: 0.05 }, ["--kl", "0.05"]],
+  [{ method: "speculative", normalize: true, target: [1, 2, 3, 4], draft: [4, 3, 2, 1] }, ["--normalize"]],
+];
+for (const [options, flags] of cases) {
+  const t = options.target ?? target;
+  const d = options.draft ?? draft;
+  const args = ["plan", "--json", "--method", options.method, "--target", t.join(","), "--draft", d.join(","), ...flags];
+  const fromCli = camelKeys(JSON.parse(execFileSync(cli, args, { encoding: "utf8" })));
+  const fromWasm = wasm.plan({ target: t, draft: d, ...options });
+  close(fromWasm, fromCli, `plan ${JSON.stringify(options)}`);
+}
+console.log(`plan() == specula plan --json for ${cases.length} cases`);

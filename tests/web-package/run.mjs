@@ -1,0 +1,63 @@
+// Package test driver, run from the fresh Vite app directory after `vite build`:
+// serves dist/ on 127.0.0.1, opens it in headless Chromium (playwright-core, the system
+// /usr/bin/chromium with WebGPU enabled) and reports the checks the page made.
+// Usage: node run.mjs [--no-webgpu]   (exit status 1 when any check fails)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { preview } from "vite";
+
+const webgpu = !process.argv.includes("--no-webgpu");
+// --bench[=QUERY]: run the benchmark page instead of the checks and print its rows as JSON.
+const benchArg = process.argv.find((a) => a.startsWith("--bench"));
+const timeoutMs = Number(process.env.SPECULA_PAGE_TIMEOUT_MS ?? 900_000);
+
+const server = await preview({
+  logLevel: "warn",
+  preview: { host: "127.0.0.1", port: 0, strictPort: false, open: false },
+});
+const address = server.httpServer.address();
+const query = benchArg ? `bench=1&${benchArg.slice("--bench=".length)}` : `webgpu=${webgpu ? 1 : 0}`;
+const url = `http://127.0.0.1:${address.port}/?${query}`;
+
+const profile = mkdtempSync(join(tmpdir(), "specula-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--enable-unsafe-webgpu",
+  ],
+});
+let status = 1;
+try {
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") console.log(`[page ${m.type()}] ${m.text()}`);
+  });
+  page.on("pageerror", (e) => console.log(`[page error] ${e.message}`));
+  const started = Date.now();
+  await page.goto(url);
+  await page.waitForFunction(() => window.__specula?.done === true, null, { timeout: timeoutMs, polling: 500 });
+  const state = await page.evaluate(() => window.__specula);
+  for (const line of state.log) console.log(line);
+  console.log(`page checks took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (state.results) console.log(`RESULTS ${JSON.stringify(state.results)}`);
+  if (state.ok) {
+    console.log(`package test passed: ${state.log.length} checks`);
+    status = 0;
+  } else {
+    console.log(`package test FAILED: ${state.failures.length} failing checks`);
+  }
+} finally {
+  await context.close();
+  await new Promise((resolve) => server.httpServer.close(resolve));
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(status);

@@ -1,0 +1,259 @@
+// Hand-written types for the `specula` package. Notation: the **target** is the model whose
+// distribution the output follows; the **draft** is the small model that proposes tokens.
+
+/** Where the models run. */
+export type Backend = "auto" | "webgpu" | "cpu";
+
+/** A decoding method. `spectr` drafts `drafts` i.i.d. sequences of length `gamma`. */
+export type Method = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored";
+
+/** Error codes of {@link SpeculaError}. */
+export type ErrorCode =
+  | "invalid_option"
+  | "invalid_plan"
+  | "not_loaded"
+  | "not_started"
+  | "busy"
+  | "aborted"
+  | "bad_weights"
+  | "bad_prompt"
+  | "backend_unavailable"
+  | "download_failed"
+  | "engine"
+  | "model_failed"
+  | "crashed"
+  | "terminated"
+  | "internal";
+
+/** Every failure is thrown (or rejected) as a SpeculaError. */
+export class SpeculaError extends Error {
+  readonly name: "SpeculaError";
+  readonly code: ErrorCode;
+  /** With code "aborted": the generation up to the abort. */
+  readonly summary?: Summary;
+}
+
+/** Download progress of one file (the wasm module, then the four weight files). */
+export interface Progress {
+  file: string;
+  loaded: number;
+  /** Bytes expected, when known. */
+  total: number | null;
+}
+
+export interface LoadOptions {
+  /** Default "auto": WebGPU when the browser gives an adapter, otherwise the CPU inside wasm. */
+  backend?: Backend;
+  onProgress?: (progress: Progress) => void;
+  /** Where draft.json, draft.bpk, target.json, target.bpk and manifest.json live (default: bundled with the package). */
+  weightsUrl?: string | URL;
+  /** Where specula_wasm_bg.wasm lives (default: bundled with the package). */
+  wasmUrl?: string | URL;
+}
+
+export interface BackendInfo {
+  backend: "webgpu" | "cpu";
+  requested: Backend;
+  /** The GPU adapter's name (WebGPU only). */
+  adapter: string | null;
+  /** True for software adapters such as SwiftShader (slow). */
+  isFallbackAdapter: boolean | null;
+  /** Why the models are not (or no longer) on WebGPU. */
+  reason: string | null;
+}
+
+export interface GenerateOptions {
+  /** Text to continue; every character must be in `alphabet`. */
+  prompt: string;
+  /** Default "speculative". */
+  method?: Method;
+  /** Draft tokens per round (γ), or the draft length for spectr/multiround: 1–32, default 4. */
+  gamma?: number;
+  /** Draft sequences K for spectr/multiround: 1–16, default 2. */
+  drafts?: number;
+  /** KL budget D ≥ 0 (nats) for mentored decoding; required there. */
+  kl?: number;
+  /** ≥ 0, default 1; 0 is greedy. Applied to both models. */
+  temperature?: number;
+  /** Keep the k most likely tokens (both models). */
+  topK?: number;
+  /** Keep the smallest set with this much probability, in (0, 1]. */
+  topP?: number;
+  /** Seed of the random generator, 0 to 2^53 − 1; default 0. */
+  seed?: number;
+  /** Tokens (characters) to generate: 1–4096, default 64; prompt + maxTokens must fit the context. */
+  maxTokens?: number;
+  /** Stop once the generated text contains any of these. */
+  stop?: string[];
+  /** Put full draft/target distributions in each round's trace (large). */
+  recordDistributions?: boolean;
+  /** Aborting it has the effect of `abort()`. */
+  signal?: AbortSignal;
+}
+
+export type TokenSource = "accepted" | "resampled" | "bonus";
+
+export interface TokenCounts {
+  accepted: number;
+  resampled: number;
+  bonus: number;
+}
+
+export type FinishReason =
+  | { kind: "max_new_tokens" }
+  | { kind: "stop_token"; token: number }
+  | { kind: "stop_string"; index: number };
+
+/** The engine's record of one round (see the specula-engine docs for every field). */
+export interface RoundTrace {
+  round: number;
+  method: string;
+  committedLen: number;
+  branching: number[];
+  drafts: Array<{
+    id: number;
+    parent: number | null;
+    depth: number;
+    token: number;
+    draftProb: number;
+    draftProbs?: number[];
+  }>;
+  steps: Array<{
+    depth: number;
+    candidates: number[];
+    survivors: number[];
+    outcome: unknown;
+    token: number;
+    source: TokenSource;
+    kseq?: unknown;
+    mentored?: unknown;
+    targetProbs?: number[];
+    draftProbs?: number[];
+  }>;
+  bonus: { token: number; uniform: number | null; targetProbs?: number[] } | null;
+  emitted: number[];
+  sources: TokenSource[];
+  truncated: number;
+  counts: TokenCounts;
+  draftCalls: number;
+  targetCalls: number;
+  timing: { draftNanos: number; targetNanos: number; selectionNanos: number };
+  nextGamma: number | null;
+  finish: FinishReason | null;
+}
+
+/** One round: the text it emitted and how. */
+export interface Round {
+  round: number;
+  text: string;
+  tokens: number[];
+  counts: TokenCounts;
+  backend: "webgpu" | "cpu";
+  /** Set on the round during which the models moved from WebGPU to the CPU: why. */
+  fallback: string | null;
+  finish: FinishReason | null;
+  trace: RoundTrace;
+}
+
+/** Totals with vLLM's definitions. */
+export interface Metrics {
+  rounds: number;
+  draftedTokens: number;
+  acceptedTokens: number;
+  resampledTokens: number;
+  bonusTokens: number;
+  emittedTokens: number;
+  draftCalls: number;
+  targetCalls: number;
+  draftedPerPosition: number[];
+  acceptedPerPosition: number[];
+  acceptedLengthHistogram: number[];
+  timing: { draftNanos: number; targetNanos: number; selectionNanos: number };
+}
+
+export interface Summary {
+  prompt: string;
+  text: string;
+  tokens: number;
+  finish: FinishReason | null;
+  aborted: boolean;
+  metrics: Metrics;
+  summary: {
+    acceptanceRate: number | null;
+    meanAcceptanceLength: number | null;
+    perPositionAcceptance: number[];
+    blockEfficiency: number | null;
+    selectionNanosPerToken: number | null;
+    tokensPerSecond: number | null;
+  };
+  backend: BackendInfo;
+}
+
+export class Specula {
+  /** Starts the worker; call `load()` before generating. */
+  constructor();
+  /** Creates an instance and loads the models. */
+  static load(options?: LoadOptions): Promise<Specula>;
+  /** Downloads the wasm module and the weights (with progress), checks checksums, builds the models. */
+  load(options?: LoadOptions): Promise<BackendInfo>;
+  /** Where the models run; null before load(). */
+  readonly backend: BackendInfo | null;
+  /** The characters the models know; null before load(). */
+  readonly alphabet: string | null;
+  /** Generates round by round; the iterator's return value is the summary. */
+  generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
+  /** Runs a whole generation. */
+  complete(options: GenerateOptions): Promise<Summary>;
+  /** Stops the running generation; its iterator throws a SpeculaError with code "aborted". */
+  abort(): void;
+  /** Stops the worker. */
+  terminate(): void;
+}
+
+export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "mentored";
+
+export interface PlanOptions {
+  method: PlanMethod;
+  /** Target probabilities (sum to 1 unless `normalize`). */
+  target: number[] | Float64Array;
+  /** Draft probabilities, same length. */
+  draft: number[] | Float64Array;
+  /** k for kseq, multiround, otm (default 2). */
+  drafts?: number;
+  /** KL budget D ≥ 0, required for mentored. */
+  kl?: number;
+  /** ρ ≥ ρ* for kseq (default ρ*). */
+  rho?: number;
+  /** Rescale target and draft to sum to 1. */
+  normalize?: boolean;
+}
+
+/** The report of `specula plan --json`, keys in camelCase. Non-finite numbers are null. */
+export interface PlanReport {
+  method: PlanMethod;
+  target: number[];
+  draft: number[];
+  vocab: number;
+  normalized: boolean;
+  drafts?: number;
+  acceptance: number | null;
+  output: number[];
+  klTargetOutput: number | null;
+  tvTargetOutput: number | null;
+  klTargetDraft: number | null;
+  tvTargetDraft: number | null;
+  rho?: number;
+  rhoStar?: number;
+  overlap?: number;
+  klBudget?: number;
+  alpha?: number;
+  beta?: number;
+  zeroTargetAccept?: number;
+  acceptsAll?: boolean;
+  upperBound?: number;
+  acceptProbs?: number[];
+  residual?: number[];
+}
+
+/** The closed-form analysis of one token-level scheme (no models needed). */
+export function plan(options: PlanOptions): Promise<PlanReport>;

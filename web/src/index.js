@@ -1,0 +1,295 @@
+// The page side of `specula`: a promise API over the worker that owns the wasm module
+// and the models. Every failure is a thrown SpeculaError with a `code`.
+
+const BACKENDS = ["auto", "webgpu", "cpu"];
+
+/** An error from Specula: `code` tells the cases apart (see index.d.ts). */
+export class SpeculaError extends Error {
+  constructor(message, code, extra = {}) {
+    super(message);
+    this.name = "SpeculaError";
+    this.code = code;
+    Object.assign(this, extra);
+  }
+}
+
+function fromPayload(payload) {
+  return new SpeculaError(payload?.message ?? "unknown error", payload?.code ?? "internal");
+}
+
+function spawnWorker() {
+  // The literal `new Worker(new URL(...), { type: "module" })` is what bundlers look for.
+  return new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+}
+
+/** Sends requests to one worker and routes its replies by request id. */
+class Channel {
+  constructor() {
+    this.worker = spawnWorker();
+    this.nextId = 1;
+    this.handlers = new Map();
+    this.worker.onmessage = (event) => {
+      const message = event.data;
+      this.handlers.get(message.id)?.(message);
+    };
+    this.worker.onerror = (event) => {
+      const error = { message: `the Specula worker failed: ${event.message ?? "unknown error"}`, code: "crashed" };
+      for (const handler of this.handlers.values()) handler({ type: "error", error });
+    };
+  }
+
+  /** Posts `message`; `onMessage` gets every reply until it returns true. */
+  send(message, onMessage) {
+    const id = this.nextId++;
+    this.handlers.set(id, (reply) => {
+      if (onMessage(reply)) this.handlers.delete(id);
+    });
+    try {
+      this.worker.postMessage({ ...message, id });
+    } catch (error) {
+      this.handlers.delete(id);
+      throw new SpeculaError(
+        `options must be plain data (strings, numbers, booleans, arrays, objects): ${error.message}`,
+        "invalid_option",
+      );
+    }
+    return id;
+  }
+
+  /** A request answered by one "done" (or "ready") message. */
+  request(message, onProgress) {
+    return new Promise((resolve, reject) => {
+      this.send(message, (reply) => {
+        switch (reply.type) {
+          case "progress":
+            onProgress?.(reply);
+            return false;
+          case "ready":
+          case "done":
+            resolve(reply);
+            return true;
+          case "error":
+            reject(fromPayload(reply.error));
+            return true;
+          default:
+            return false;
+        }
+      });
+    });
+  }
+
+  terminate() {
+    this.worker.terminate();
+    const error = { message: "this Specula instance was terminated", code: "terminated" };
+    for (const handler of this.handlers.values()) handler({ type: "error", error });
+    this.handlers.clear();
+  }
+}
+
+function checkLoadOptions(options) {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new SpeculaError(`load options must be an object, got ${describe(options)}`, "invalid_option");
+  }
+  const { backend = "auto", onProgress, weightsUrl, wasmUrl, ...unknown } = options;
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) {
+    throw new SpeculaError(
+      `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, onProgress, weightsUrl, wasmUrl`,
+      "invalid_option",
+    );
+  }
+  if (!BACKENDS.includes(backend)) {
+    throw new SpeculaError(
+      `unknown backend ${typeof backend === "string" ? JSON.stringify(backend) : describe(backend)}; use "auto", "webgpu" or "cpu"`,
+      "invalid_option",
+    );
+  }
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw new SpeculaError(`onProgress must be a function, got ${describe(onProgress)}`, "invalid_option");
+  }
+  for (const [name, value] of [["weightsUrl", weightsUrl], ["wasmUrl", wasmUrl]]) {
+    if (value !== undefined && typeof value !== "string" && !(value instanceof URL)) {
+      throw new SpeculaError(`${name} must be a string or URL, got ${describe(value)}`, "invalid_option");
+    }
+  }
+  return { backend, onProgress, weightsUrl, wasmUrl };
+}
+
+function describe(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
+  if (typeof value === "number" || typeof value === "boolean") return `the ${typeof value} ${value}`;
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function urlsFor({ weightsUrl, wasmUrl }) {
+  const urls = {};
+  if (weightsUrl !== undefined) {
+    const base = new URL(String(weightsUrl), globalThis.location?.href);
+    if (!base.pathname.endsWith("/")) base.pathname += "/";
+    for (const [key, file] of [
+      ["manifest", "manifest.json"],
+      ["draftMeta", "draft.json"],
+      ["draftWeights", "draft.bpk"],
+      ["targetMeta", "target.json"],
+      ["targetWeights", "target.bpk"],
+    ]) {
+      urls[key] = new URL(file, base).href;
+    }
+  }
+  if (wasmUrl !== undefined) urls.wasm = new URL(String(wasmUrl), globalThis.location?.href).href;
+  return urls;
+}
+
+/** The bundled draft/target models in a worker. Create with `await Specula.load()`. */
+export class Specula {
+  /** Starts the worker; call `load()` before generating. */
+  constructor() {
+    this.channel = new Channel();
+    this.loaded = false;
+    this.generation = null; // { id, aborted } of the running generation
+    this.backendInfo = null;
+    this.alphabetText = null;
+  }
+
+  /** Creates an instance and loads the models: `await Specula.load({ backend, onProgress })`. */
+  static async load(options = {}) {
+    const specula = new Specula();
+    try {
+      await specula.load(options);
+    } catch (error) {
+      specula.terminate();
+      throw error;
+    }
+    return specula;
+  }
+
+  /** Downloads the wasm module and the weights (with progress), checks checksums, builds the models. */
+  async load(options = {}) {
+    const checked = checkLoadOptions(options);
+    if (this.generation) {
+      throw new SpeculaError("a generation is running; abort() it or wait before load()", "busy");
+    }
+    const reply = await this.channel.request(
+      { type: "load", backend: checked.backend, urls: urlsFor(checked) },
+      checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
+    );
+    this.loaded = true;
+    this.backendInfo = reply.backend;
+    this.alphabetText = reply.alphabet;
+    return reply.backend;
+  }
+
+  /** Where the models run: `{ backend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason }`. */
+  get backend() {
+    return this.backendInfo;
+  }
+
+  /** The characters the models know. */
+  get alphabet() {
+    return this.alphabetText;
+  }
+
+  /**
+   * Generates text round by round: `for await (const round of s.generate({ prompt, ... }))`.
+   * The iterator's return value is the summary. Throws a SpeculaError on bad options, before
+   * load(), while another generation runs, and with code "aborted" after abort().
+   */
+  generate(options) {
+    if (!this.loaded) {
+      throw new SpeculaError("the models are not loaded: call load() first and wait for it to finish", "not_loaded");
+    }
+    if (this.generation) {
+      throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
+    }
+    let signal;
+    if (options !== null && typeof options === "object" && !Array.isArray(options) && "signal" in options) {
+      ({ signal, ...options } = options);
+    }
+    const queue = [];
+    let wake = null;
+    const push = (item) => {
+      queue.push(item);
+      wake?.();
+      wake = null;
+    };
+    const generation = { id: 0, aborted: false };
+    generation.id = this.channel.send({ type: "generate", options }, (reply) => {
+      if (reply.type === "progress") return false;
+      const last = reply.type !== "round";
+      // The worker is free again as soon as it says so, whether or not anyone iterates.
+      if (last && this.generation === generation) this.generation = null;
+      push(reply);
+      return last;
+    });
+    this.generation = generation;
+    const onAbort = () => this.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) this.abort();
+    const worker = this.channel.worker;
+    async function* rounds() {
+      let finished = false;
+      try {
+        for (;;) {
+          while (queue.length === 0) await new Promise((resolve) => (wake = resolve));
+          const reply = queue.shift();
+          if (reply.type === "round") {
+            yield reply.round;
+            continue;
+          }
+          finished = true;
+          if (reply.type === "done") return reply.summary;
+          if (reply.type === "abort") {
+            throw new SpeculaError("the generation was aborted by abort()", "aborted", { summary: reply.summary });
+          }
+          throw fromPayload(reply.error);
+        }
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+        if (!finished) {
+          // The consumer left early (break or throw): stop the worker and wait until it has.
+          worker.postMessage({ type: "abort", id: generation.id });
+          while (!queue.some((r) => r.type !== "round")) await new Promise((resolve) => (wake = resolve));
+        }
+      }
+    }
+    return rounds();
+  }
+
+  /** Runs a whole generation; resolves to its summary `{ prompt, text, tokens, finish, metrics, ... }`. */
+  async complete(options) {
+    const iterator = this.generate(options);
+    for (;;) {
+      const { value, done } = await iterator.next();
+      if (done) return value;
+    }
+  }
+
+  /** Stops the running generation before its next model call; its iterator throws code "aborted". */
+  abort() {
+    const generation = this.generation;
+    if (!generation || generation.aborted) return;
+    generation.aborted = true;
+    this.channel.worker.postMessage({ type: "abort", id: generation.id });
+  }
+
+  /** Stops the worker; the instance cannot be used afterwards. */
+  terminate() {
+    this.loaded = false;
+    this.channel.terminate();
+  }
+}
+
+let mathChannel = null;
+
+/**
+ * The closed-form analysis of one token-level scheme, no models needed:
+ * `await plan({ method, target, draft, drafts, kl, rho, normalize })`. Resolves to the
+ * report of `specula plan --json` with camelCase keys.
+ */
+export async function plan(options) {
+  mathChannel ??= new Channel();
+  const reply = await mathChannel.request({ type: "plan", options });
+  return reply.value;
+}

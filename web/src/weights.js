@@ -1,0 +1,52 @@
+// Downloads one file, reporting progress as bytes arrive.
+
+/**
+ * @param {string} url
+ * @param {string} file name used in progress reports
+ * @param {number | undefined} expected size from the manifest, if known
+ * @param {(p: {file: string, loaded: number, total: number | null}) => void} report
+ * @returns {Promise<Uint8Array>}
+ */
+export async function fetchWithProgress(url, file, expected, report) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (error) {
+    throw Object.assign(new Error(`cannot download ${file} from ${url}: ${error.message}`), {
+      code: "download_failed",
+    });
+  }
+  if (!response.ok) {
+    throw Object.assign(
+      new Error(`cannot download ${file} from ${url}: HTTP ${response.status} ${response.statusText}`),
+      { code: "download_failed" },
+    );
+  }
+  const header = Number(response.headers.get("content-length"));
+  // A compressed response reports the compressed length; the manifest knows the real one.
+  const total = expected ?? (Number.isFinite(header) && header > 0 ? header : null);
+  report({ file, loaded: 0, total });
+  if (!response.body) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    report({ file, loaded: bytes.length, total: total ?? bytes.length });
+    return bytes;
+  }
+  const reader = response.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    report({ file, loaded, total });
+  }
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  report({ file, loaded, total: loaded });
+  return bytes;
+}

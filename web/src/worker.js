@@ -1,0 +1,174 @@
+// The Web Worker that owns the wasm module and the models, so the page never freezes.
+// Protocol (every message carries the `id` of the request it answers):
+//   page -> worker: load {backend, urls} | generate {options} | abort | plan {options}
+//   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
+//                   round {round} | done {summary | value} | abort {summary}
+//                   error {error: {name, message, code}}
+import init, { Engine, plan } from "./wasm/specula_wasm.js";
+import { fetchWithProgress } from "./weights.js";
+
+// Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
+const DEFAULT_URLS = {
+  wasm: new URL("./wasm/specula_wasm_bg.wasm", import.meta.url).href,
+  manifest: new URL("./weights/manifest.json", import.meta.url).href,
+  draftMeta: new URL("./weights/draft.json", import.meta.url).href,
+  draftWeights: new URL("./weights/draft.bpk", import.meta.url).href,
+  targetMeta: new URL("./weights/target.json", import.meta.url).href,
+  targetWeights: new URL("./weights/target.bpk", import.meta.url).href,
+};
+
+let wasmReady = null; // Promise<void> once the module is being initialised
+let engine = null; // Engine once load() succeeded
+let loading = false;
+let running = null; // id of the running generation
+
+const post = (message) => self.postMessage(message);
+
+function errorPayload(error) {
+  if (error && typeof error === "object") {
+    const isWasmTrap = error instanceof WebAssembly.RuntimeError;
+    return {
+      name: "SpeculaError",
+      message: isWasmTrap
+        ? `the wasm module crashed (${error.message}); this is a bug — create a new Specula instance`
+        : String(error.message ?? error),
+      code: isWasmTrap ? "crashed" : (error.code ?? "internal"),
+    };
+  }
+  return { name: "SpeculaError", message: String(error), code: "internal" };
+}
+
+function fail(id, error) {
+  post({ type: "error", id, error: errorPayload(error) });
+}
+
+function ensureWasm(id, urls) {
+  if (!wasmReady) {
+    wasmReady = (async () => {
+      const bytes = await fetchWithProgress(urls.wasm, "specula_wasm_bg.wasm", undefined, (p) =>
+        post({ type: "progress", id, ...p }),
+      );
+      await init({ module_or_path: bytes });
+    })();
+    // A failed download may be retried by the next request.
+    wasmReady.catch(() => {
+      wasmReady = null;
+    });
+  }
+  return wasmReady;
+}
+
+// Lets queued messages (an abort) in between rounds; a MessageChannel hop is not
+// throttled like setTimeout(0).
+function yieldToEventLoop() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+}
+
+async function load(id, { backend, urls: given }) {
+  if (loading || running !== null) {
+    throw Object.assign(new Error("the engine is busy; wait for the current call to finish"), {
+      code: "busy",
+    });
+  }
+  loading = true;
+  try {
+    const urls = { ...DEFAULT_URLS, ...(given ?? {}) };
+    await ensureWasm(id, urls);
+    let sizes = {};
+    try {
+      const manifest = await (await fetch(urls.manifest)).json();
+      sizes = manifest.files ?? {};
+    } catch {
+      // Sizes only improve progress reports; Content-Length is the fallback.
+    }
+    const report = (p) => post({ type: "progress", id, ...p });
+    const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report);
+    const [draftMeta, draftWeights, targetMeta, targetWeights] = await Promise.all([
+      get("draftMeta", "draft.json"),
+      get("draftWeights", "draft.bpk"),
+      get("targetMeta", "target.json"),
+      get("targetWeights", "target.bpk"),
+    ]);
+    const text = new TextDecoder();
+    const next = new Engine();
+    let info;
+    try {
+      // Checks each SHA-256, builds both models, picks WebGPU or the CPU.
+      info = await next.load({
+        backend,
+        draftMeta: text.decode(draftMeta),
+        draftWeights,
+        targetMeta: text.decode(targetMeta),
+        targetWeights,
+      });
+    } catch (error) {
+      next.free();
+      throw error;
+    }
+    engine?.free();
+    engine = next;
+    post({ type: "ready", id, backend: info, alphabet: engine.alphabet() });
+  } finally {
+    loading = false;
+  }
+}
+
+async function generate(id, options) {
+  if (!engine) {
+    throw Object.assign(new Error("the models are not loaded: call load() first and wait for it to finish"), {
+      code: "not_loaded",
+    });
+  }
+  if (running !== null || loading) {
+    throw Object.assign(new Error("a generation is already running; abort() it or wait for it to end"), {
+      code: "busy",
+    });
+  }
+  engine.start(options); // throws SpeculaError on bad options or prompt
+  running = id;
+  try {
+    for (;;) {
+      const round = await engine.nextRound();
+      if (round === null) break;
+      post({ type: "round", id, round });
+      await yieldToEventLoop();
+    }
+    const summary = engine.summary();
+    post({ type: summary.aborted ? "abort" : "done", id, summary });
+  } finally {
+    running = null;
+  }
+}
+
+self.onmessage = async (event) => {
+  const { type, id, ...rest } = event.data ?? {};
+  try {
+    switch (type) {
+      case "load":
+        await load(id, rest);
+        break;
+      case "generate":
+        await generate(id, rest.options);
+        break;
+      case "abort":
+        // Harmless when nothing runs; the running generation stops before its next
+        // model call and reports "abort".
+        engine?.abort();
+        break;
+      case "plan":
+        await ensureWasm(id, { ...DEFAULT_URLS, ...(rest.urls ?? {}) });
+        post({ type: "done", id, value: plan(rest.options) });
+        break;
+      default:
+        throw Object.assign(new Error(`unknown message type ${JSON.stringify(type)}`), {
+          code: "internal",
+        });
+    }
+  } catch (error) {
+    fail(id, error);
+  }
+};
