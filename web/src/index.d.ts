@@ -71,6 +71,17 @@ export interface GenerateOptions {
   gamma?: number;
   /** Draft sequences K for spectr/multiround: 1–16, default 2. */
   drafts?: number;
+  /**
+   * spectr/multiround: draft a prefix tree instead of `drafts` i.i.d. sequences — the
+   * children per node at each depth, e.g. [2, 2, 1] (depth 3, 4 leaves; at most 64 leaves).
+   * `gamma` and `drafts`, if given too, must equal its depth and leaf count.
+   */
+  tree?: number[];
+  /**
+   * speculative/mentored: adapt γ between rounds (Hugging Face's heuristic: +2 after a
+   * round that accepted every draft, −1 otherwise; never below 1 or above 32). Default false.
+   */
+  dynamicGamma?: boolean;
   /** KL budget D ≥ 0 (nats) for mentored decoding; required there. */
   kl?: number;
   /** ≥ 0, default 1; 0 is greedy. Applied to both models. */

@@ -17,6 +17,8 @@ pub(crate) fn generate_options(value: &JsValue) -> Result<GenerateOptions> {
         method: f.string("method")?,
         gamma: f.number("gamma")?,
         drafts: f.number("drafts")?,
+        tree: f.numbers("tree")?,
+        dynamic_gamma: f.boolean("dynamicGamma")?,
         kl: f.number("kl")?,
         temperature: f.number("temperature")?,
         top_k: f.number("topK")?,

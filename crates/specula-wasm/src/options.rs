@@ -7,11 +7,13 @@ use specula_engine::{DecodeConfig, DraftShape, GammaPolicy, Method, SamplingConf
 use crate::error::{Result, WasmError};
 
 /// The option names `generate` accepts, in documentation order.
-pub const GENERATE_KEYS: [&str; 12] = [
+pub const GENERATE_KEYS: [&str; 14] = [
     "prompt",
     "method",
     "gamma",
     "drafts",
+    "tree",
+    "dynamicGamma",
     "kl",
     "temperature",
     "topK",
@@ -39,6 +41,8 @@ pub const MAX_DRAFTS: usize = 16;
 pub const MAX_TOKENS: usize = 4096;
 /// Defaults.
 pub const DEFAULT_GAMMA: usize = 4;
+/// The most leaves (draft sequences) of a SpecTr/multi-round draft tree.
+pub const MAX_TREE_LEAVES: usize = 64;
 /// Default K.
 pub const DEFAULT_DRAFTS: usize = 2;
 /// Default number of new tokens.
@@ -57,6 +61,12 @@ pub struct GenerateOptions {
     pub gamma: Option<f64>,
     /// K, the draft sequences of SpecTr and multi-round decoding.
     pub drafts: Option<f64>,
+    /// Branching per depth of a prefix tree of drafts (SpecTr, multi-round), instead of
+    /// `drafts` i.i.d. sequences of length `gamma`.
+    pub tree: Option<Vec<f64>>,
+    /// Adapt γ between rounds (speculative and mentored) with Hugging Face's heuristic:
+    /// +2 after a round that accepted every draft, −1 otherwise. Deterministic for a seed.
+    pub dynamic_gamma: Option<bool>,
     /// The KL budget D of mentored decoding (nats, ≥ 0).
     pub kl: Option<f64>,
     /// Sampling temperature (≥ 0; 0 is greedy).
@@ -111,6 +121,52 @@ pub(crate) fn whole(name: &str, value: f64, min: usize, max: usize, hint: &str) 
 }
 
 impl GenerateOptions {
+    /// A prefix tree from its branching per depth; `gamma` and `drafts`, when also given,
+    /// must agree with it (depth and leaves), so no setting is silently ignored.
+    fn tree_shape(&self, tree: &[f64]) -> Result<DraftShape> {
+        if tree.is_empty() || tree.len() > MAX_GAMMA {
+            return Err(WasmError::option(format!(
+                "tree must list the branching at each depth, 1 to {MAX_GAMMA} depths, got {} depths",
+                tree.len()
+            )));
+        }
+        let mut branching = Vec::with_capacity(tree.len());
+        let mut leaves = 1usize;
+        for (i, &b) in tree.iter().enumerate() {
+            let b = whole(
+                &format!("tree[{i}]"),
+                b,
+                1,
+                MAX_TREE_LEAVES,
+                " (children per node)",
+            )?;
+            leaves = leaves.saturating_mul(b);
+            branching.push(b);
+        }
+        if leaves > MAX_TREE_LEAVES {
+            return Err(WasmError::option(format!(
+                "tree {branching:?} has {leaves} leaves (draft sequences); at most {MAX_TREE_LEAVES}"
+            )));
+        }
+        if let Some(g) = self.gamma.filter(|&g| g != branching.len() as f64) {
+            return Err(WasmError::option(format!(
+                "gamma {} disagrees with tree {branching:?} of depth {}: leave gamma out or make them agree",
+                show_number(g),
+                branching.len()
+            )));
+        }
+        if let Some(k) = self.drafts.filter(|&k| k != leaves as f64) {
+            return Err(WasmError::option(format!(
+                "drafts {} disagrees with tree {branching:?}, which has {leaves} leaves: leave drafts out or make them agree",
+                show_number(k)
+            )));
+        }
+        Ok(DraftShape::Tree {
+            k: leaves,
+            branching,
+        })
+    }
+
     /// Checks every option and builds the engine configuration.
     ///
     /// # Errors
@@ -144,24 +200,37 @@ impl GenerateOptions {
             }
             None => None,
         };
+        let multi_draft = matches!(method_name, "spectr" | "multiround");
+        if self.tree.is_some() && !multi_draft {
+            return Err(WasmError::option(format!(
+                "tree is for methods \"spectr\" and \"multiround\", not {method_name:?}"
+            )));
+        }
+        let dynamic = self.dynamic_gamma.unwrap_or(false);
+        if dynamic && !matches!(method_name, "speculative" | "mentored") {
+            return Err(WasmError::option(format!(
+                "dynamicGamma is for methods \"speculative\" and \"mentored\", not {method_name:?}"
+            )));
+        }
+        let policy = if dynamic {
+            GammaPolicy::Heuristic {
+                max_gamma: MAX_GAMMA,
+            }
+        } else {
+            GammaPolicy::Fixed
+        };
+        let shape = match &self.tree {
+            Some(tree) => self.tree_shape(tree)?,
+            None => DraftShape::Iid {
+                k: drafts,
+                length: gamma,
+            },
+        };
         let method = match method_name {
             "autoregressive" => Method::Autoregressive,
-            "speculative" => Method::Speculative {
-                gamma,
-                policy: GammaPolicy::Fixed,
-            },
-            "spectr" => Method::SpecTr {
-                drafts: DraftShape::Iid {
-                    k: drafts,
-                    length: gamma,
-                },
-            },
-            "multiround" => Method::MultiRound {
-                drafts: DraftShape::Iid {
-                    k: drafts,
-                    length: gamma,
-                },
-            },
+            "speculative" => Method::Speculative { gamma, policy },
+            "spectr" => Method::SpecTr { drafts: shape },
+            "multiround" => Method::MultiRound { drafts: shape },
             "mentored" => Method::Mentored {
                 gamma,
                 kl_budget: kl.ok_or_else(|| {
@@ -169,7 +238,7 @@ impl GenerateOptions {
                         "method \"mentored\" needs kl, the KL budget D >= 0 in nats (0 is lossless)",
                     )
                 })?,
-                policy: GammaPolicy::Fixed,
+                policy,
             },
             other => {
                 return Err(WasmError::option(format!(
@@ -370,6 +439,73 @@ mod tests {
             ..opts()
         });
         assert!(e.contains("stop[0]"), "{e}");
+    }
+
+    #[test]
+    fn trees_and_dynamic_gamma_build() {
+        let g = GenerateOptions {
+            method: Some("spectr".into()),
+            tree: Some(vec![2.0, 2.0, 1.0]),
+            ..opts()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(
+            g.config.method,
+            Method::SpecTr {
+                drafts: DraftShape::Tree {
+                    k: 4,
+                    branching: vec![2, 2, 1]
+                }
+            }
+        );
+        let g = GenerateOptions {
+            dynamic_gamma: Some(true),
+            ..opts()
+        }
+        .validate()
+        .unwrap();
+        assert!(matches!(
+            g.config.method,
+            Method::Speculative {
+                policy: GammaPolicy::Heuristic { .. },
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn bad_trees_name_the_problem() {
+        let spectr = |tree: Vec<f64>| GenerateOptions {
+            method: Some("spectr".into()),
+            tree: Some(tree),
+            ..opts()
+        };
+        assert!(err(spectr(vec![])).contains("1 to 32 depths"));
+        let e = err(spectr(vec![2.0, 0.0]));
+        assert!(e.contains("tree[1]") && e.contains("got 0"), "{e}");
+        assert!(err(spectr(vec![8.0, 8.0, 2.0])).contains("128 leaves"));
+        let e = err(GenerateOptions {
+            gamma: Some(4.0),
+            ..spectr(vec![2.0, 2.0])
+        });
+        assert!(e.contains("gamma 4 disagrees"), "{e}");
+        let e = err(GenerateOptions {
+            drafts: Some(3.0),
+            ..spectr(vec![2.0, 2.0])
+        });
+        assert!(e.contains("drafts 3 disagrees"), "{e}");
+        let e = err(GenerateOptions {
+            tree: Some(vec![2.0]),
+            ..opts()
+        });
+        assert!(e.contains("tree is for methods"), "{e}");
+        let e = err(GenerateOptions {
+            method: Some("spectr".into()),
+            dynamic_gamma: Some(true),
+            ..opts()
+        });
+        assert!(e.contains("dynamicGamma is for methods"), "{e}");
     }
 
     #[test]

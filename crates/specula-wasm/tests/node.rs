@@ -7,7 +7,9 @@ mod common;
 mod wasm_support;
 
 use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
-use specula_wasm::{BackendChoice, Engine, camel_json, plan, validate_generate_options};
+use specula_wasm::{
+    BackendChoice, Engine, camel_json, options::GenerateOptions, plan, validate_generate_options,
+};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 use wasm_support::{close, error_code, error_message, js, load_untrained, run_to_end, stringify};
@@ -73,7 +75,27 @@ fn generate_options_are_checked_with_named_errors() {
         r#"{"prompt":"To be","method":"spectr","gamma":3,"drafts":2}"#,
     ));
     assert!(ok.is_ok());
+    let tree = validate_generate_options(js(
+        r#"{"prompt":"To be","method":"spectr","tree":[2,2,1],"dynamicGamma":false}"#,
+    ));
+    assert!(tree.is_ok());
     let cases = [
+        (
+            r#"{"prompt":"To be","method":"spectr","tree":"2,2"}"#,
+            "tree in generate options must be an array of numbers",
+        ),
+        (
+            r#"{"prompt":"To be","method":"spectr","tree":[2,0]}"#,
+            "tree[1] must be a whole number from 1",
+        ),
+        (
+            r#"{"prompt":"To be","method":"speculative","tree":[2]}"#,
+            "tree is for methods",
+        ),
+        (
+            r#"{"prompt":"To be","dynamicGamma":1}"#,
+            "dynamicGamma in generate options must be true or false",
+        ),
         (
             r#"{"prompt":"To be","gamma":0}"#,
             "gamma must be a whole number from 1",
@@ -131,6 +153,21 @@ async fn cpu_model_in_wasm_matches_the_native_greedy_text() {
         engine.start_with(&common::greedy(method)).expect("starts");
         let text = run_to_end(&engine).await;
         assert_eq!(text, expected, "{method} on CPU in wasm");
+    }
+    // Greedy decoding is exact whatever the draft shape or γ schedule.
+    let tree = GenerateOptions {
+        gamma: None,
+        drafts: None,
+        tree: Some(vec![2.0, 1.0, 1.0]),
+        ..common::greedy("spectr")
+    };
+    let dynamic = GenerateOptions {
+        dynamic_gamma: Some(true),
+        ..common::greedy("speculative")
+    };
+    for options in [tree, dynamic] {
+        engine.start_with(&options).expect("starts");
+        assert_eq!(run_to_end(&engine).await, expected, "{options:?}");
     }
 }
 
