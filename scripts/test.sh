@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The one test command (see README): formatting, lints, and every test in the workspace.
+# The one test command (see README): formatting, lints, every test in the workspace, then
+# the browser side (scripts/test-web.sh: wasm-bindgen tests in Node and in headless
+# Chromium with WebGPU, the npm package in a fresh Vite app).
 # It installs what it needs and keeps its build cache outside the clone so repeated runs
 # on one machine are incremental.
 set -euo pipefail
@@ -27,3 +29,6 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specu
 
 echo "== cargo test (release: the statistical tests draw millions of samples)"
 cargo test --workspace --release --locked
+
+echo "== web: wasm, npm package, headless Chromium (scripts/test-web.sh)"
+bash scripts/test-web.sh

@@ -40,8 +40,10 @@ ensure_wasm_bindgen() {
 
 ensure_chromium() {
   if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
-    apt-get update
-    apt-get install -y chromium chromium-driver
+    local sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y chromium chromium-driver
   fi
 }
 
