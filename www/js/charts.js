@@ -69,9 +69,12 @@ export function columns(container, { values, start = 0, label, max, cls = "bar-a
  * xLog: log-scale x axis (values > 0).
  */
 export function lines(container, { curves, marks = [], label, xLabel, yLabel, xLog = false, yMin = 0, yMax }) {
+  const legend = curves.filter((c) => c.name).concat(marks.filter((m) => m.name));
   const width = 320;
-  const height = 170;
-  const pad = { l: 38, r: 10, t: 10, b: 30 };
+  const pad = { l: 38, r: 10, t: 18, b: 30 };
+  const plotH = 130;
+  const legendRows = Math.ceil(legend.length / 2);
+  const height = pad.t + plotH + pad.b + legendRows * 12;
   const xs = curves.flatMap((c) => c.points.map((p) => p[0])).concat(marks.map((m) => m.x)).filter((x) => Number.isFinite(x) && (!xLog || x > 0));
   const ys = curves.flatMap((c) => c.points.map((p) => p[1])).concat(marks.map((m) => m.y)).filter(Number.isFinite);
   const s = svg(width, height, label);
@@ -87,10 +90,11 @@ export function lines(container, { curves, marks = [], label, xLabel, yLabel, xL
   const y0 = yMin;
   let y1 = yMax ?? Math.max(...ys) * 1.08;
   if (!(y1 > y0)) y1 = y0 + 1;
+  const bottom = pad.t + plotH;
   const X = (x) => pad.l + ((tx(x) - x0) / (x1 - x0)) * (width - pad.l - pad.r);
-  const Y = (y) => height - pad.b - ((y - y0) / (y1 - y0)) * (height - pad.t - pad.b);
-  s.append(el("line", { x1: pad.l, y1: height - pad.b, x2: width - pad.r, y2: height - pad.b, class: "axis" }));
-  s.append(el("line", { x1: pad.l, y1: pad.t, x2: pad.l, y2: height - pad.b, class: "axis" }));
+  const Y = (y) => bottom - ((y - y0) / (y1 - y0)) * plotH;
+  s.append(el("line", { x1: pad.l, y1: bottom, x2: width - pad.r, y2: bottom, class: "axis" }));
+  s.append(el("line", { x1: pad.l, y1: pad.t, x2: pad.l, y2: bottom, class: "axis" }));
   for (let i = 0; i <= 4; i++) {
     const yv = y0 + ((y1 - y0) * i) / 4;
     s.append(el("text", { x: pad.l - 4, y: Y(yv) + 3, class: "tick", "text-anchor": "end" }, fmt(yv, yv >= 10 ? 0 : 1)));
@@ -98,10 +102,10 @@ export function lines(container, { curves, marks = [], label, xLabel, yLabel, xL
   }
   const xt = xLog ? [x0, (x0 + x1) / 2, x1].map((v) => 10 ** v) : [x0, (x0 + x1) / 2, x1];
   for (const xv of xt) {
-    s.append(el("text", { x: X(xv), y: height - pad.b + 12, class: "tick", "text-anchor": "middle" }, xv < 0.1 ? xv.toPrecision(1) : fmt(xv, xv >= 10 || Number.isInteger(xv) ? 0 : 2)));
+    s.append(el("text", { x: X(xv), y: bottom + 12, class: "tick", "text-anchor": "middle" }, xv < 0.1 ? xv.toPrecision(1) : fmt(xv, xv >= 10 || Number.isInteger(xv) ? 0 : 2)));
   }
-  s.append(el("text", { x: (width + pad.l) / 2, y: height - 3, class: "tick", "text-anchor": "middle" }, xLabel));
-  s.append(el("text", { x: 10, y: pad.t + 4, class: "tick" }, yLabel));
+  s.append(el("text", { x: (width + pad.l) / 2, y: bottom + 25, class: "tick", "text-anchor": "middle" }, xLabel));
+  s.append(el("text", { x: 4, y: 10, class: "tick" }, yLabel));
   for (const c of curves) {
     const pts = c.points.filter((p) => Number.isFinite(p[1]) && (!xLog || p[0] > 0));
     if (pts.length === 0) continue;
@@ -116,11 +120,11 @@ export function lines(container, { curves, marks = [], label, xLabel, yLabel, xL
     dot.append(el("title", {}, `${m.name}: ${fmt(m.y, 3)} at ${fmt(m.x, 3)}`));
     s.append(dot);
   }
-  const legend = curves.filter((c) => c.name).concat(marks.filter((m) => m.name));
   legend.forEach((c, i) => {
-    const y = pad.t + 6 + i * 11;
-    s.append(el("rect", { x: width - pad.r - 120, y: y - 6, width: 8, height: 8, class: `key ${c.cls ?? ""}` }));
-    s.append(el("text", { x: width - pad.r - 108, y: y + 1, class: "tick" }, c.name));
+    const x = pad.l + (i % 2) * 140;
+    const y = bottom + pad.b + Math.floor(i / 2) * 12 + 4;
+    s.append(el("rect", { x, y: y - 7, width: 8, height: 8, class: `key ${c.cls ?? ""}` }));
+    s.append(el("text", { x: x + 12, y, class: "tick" }, c.name));
   });
   container.replaceChildren(s);
 }

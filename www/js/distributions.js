@@ -50,9 +50,42 @@ export function topIndices(vectors, n, always = []) {
   return [...chosen].sort((a, b) => score[b] - score[a]);
 }
 
-/** Probabilities at temperature 1 → sampling temperature/top-k/top-p, as the engine applies them. */
-export function totalVariation(a, b) {
+/**
+ * Re-targets a distribution recorded at temperature `from` (with no top-k/top-p) to new
+ * sampling settings, as the engine derives it from logits: softmax(logits/T) ∝
+ * recorded^(from/T), then top-k, then top-p. Exact up to the rounding of the recorded
+ * probabilities; temperature 0 is the one-hot argmax.
+ */
+export function retarget(probs, from, { temperature, topK, topP }) {
+  let argmax = 0;
+  for (let i = 1; i < probs.length; i++) if (probs[i] > probs[argmax]) argmax = i;
+  if (temperature === 0) return probs.map((_, i) => (i === argmax ? 1 : 0));
+  const power = from / temperature;
+  let w = probs.map((x) => (x > 0 ? Math.exp(power * Math.log(x / probs[argmax])) : 0));
+  if (topK && topK < w.length) {
+    const order = [...w.keys()].sort((a, b) => w[b] - w[a]);
+    const keep = new Set(order.slice(0, topK));
+    w = w.map((x, i) => (keep.has(i) ? x : 0));
+  }
+  if (topP && topP < 1) {
+    const total = w.reduce((a, b) => a + b, 0);
+    const order = [...w.keys()].sort((a, b) => w[b] - w[a]);
+    const keep = new Set();
+    let mass = 0;
+    for (const i of order) {
+      keep.add(i);
+      mass += w[i] / total;
+      if (mass >= topP) break;
+    }
+    w = w.map((x, i) => (keep.has(i) ? x : 0));
+  }
+  const sum = w.reduce((a, b) => a + b, 0);
+  return w.map((x) => x / sum);
+}
+
+/** Σ min(target, draft) = 1 − TV: the acceptance probability of one draft token. */
+export function overlap(target, draft) {
   let s = 0;
-  for (let i = 0; i < a.length; i++) s += Math.abs(a[i] - b[i]);
-  return s / 2;
+  for (let i = 0; i < target.length; i++) s += Math.min(target[i], draft[i]);
+  return s;
 }

@@ -1,0 +1,482 @@
+// End-to-end tests of the teaching page in headless Chromium (playwright-core with the
+// system /usr/bin/chromium). Serves the built page (Trunk's dist/www) on 127.0.0.1 and
+// checks what a student sees against the engine's own trace and summary.
+// Usage: node tests/www/run.mjs DIST_DIR [--artifacts DIR] [--no-webgpu] [--only NAME,...]
+// Exit status 1 when any check fails. Screenshots of each method go to --artifacts.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "./deps.mjs";
+import { serve } from "./serve.mjs";
+
+const args = process.argv.slice(2);
+const dist = args[0];
+if (!dist) {
+  console.error("usage: node tests/www/run.mjs DIST_DIR [--artifacts DIR] [--no-webgpu] [--only NAME,...]");
+  process.exit(2);
+}
+const opt = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const artifacts = opt("--artifacts") ?? join(tmpdir(), "specula-www-artifacts");
+const only = opt("--only")?.split(",");
+const webgpu = !args.includes("--no-webgpu");
+mkdirSync(artifacts, { recursive: true });
+
+const BASE_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+const failures = [];
+let checks = 0;
+function check(ok, what, detail = "") {
+  checks += 1;
+  if (ok) console.log(`ok   ${what}`);
+  else {
+    failures.push(what);
+    console.log(`FAIL ${what}${detail ? `\n     ${detail}` : ""}`);
+  }
+}
+const close = (a, b, eps = 1e-9) => (a === null && b === null) || (typeof a === "number" && typeof b === "number" && Math.abs(a - b) <= eps);
+
+const server = await serve(dist);
+const origin = new URL(server.url).origin;
+console.log(`serving ${dist} on ${server.url}`);
+
+async function browser({ gpu = false } = {}) {
+  const profile = mkdtempSync(join(tmpdir(), "specula-www-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: gpu ? [...BASE_FLAGS, "--enable-unsafe-webgpu"] : BASE_FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
+  const problems = [];
+  context.on("request", (r) => {
+    const u = new URL(r.url());
+    if (!["data:", "blob:"].includes(u.protocol) && u.origin !== origin) problems.push(`off-origin request ${r.url()}`);
+  });
+  context.on("page", (p) => watch(p, problems));
+  for (const p of context.pages()) watch(p, problems);
+  return {
+    context,
+    problems,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+function watch(page, problems) {
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    const text = m.text();
+    if (/Content Security Policy|Refused to/.test(text)) problems.push(`CSP: ${text}`);
+    if (m.type() === "error" && !/favicon|404 \(Not Found\)/.test(text)) console.log(`     [page error] ${text}`);
+  });
+}
+
+async function open(context, query) {
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${server.url}?${query}`);
+  await page.waitForFunction(() => window.__speculaPage?.ready === true, null, { timeout: 30_000 });
+  return page;
+}
+
+const loaded = (page, timeout = 120_000) => page.waitForFunction(() => window.__speculaPage?.loaded === true, null, { timeout, polling: 100 });
+const finishedLive = (page, timeout = 120_000) =>
+  page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live" && !window.__speculaPage.error, null, { timeout, polling: 100 });
+const hook = (page) => page.evaluate(() => window.__speculaPage);
+
+/** Sets a control's value as a user would, firing input and change. */
+async function setControl(page, id, value) {
+  await page.evaluate(
+    ({ id, value }) => {
+      const el = document.getElementById(id);
+      if (el.type === "checkbox") el.checked = value;
+      else el.value = String(value);
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    },
+    { id, value },
+  );
+}
+
+/** Presses Play and waits for the live run to finish; returns the hook. */
+async function playToEnd(page) {
+  await page.click("#play");
+  await finishedLive(page);
+  return hook(page);
+}
+
+/** What the page shows: output characters with their sources and tokens. */
+const shown = (page) =>
+  page.$$eval("#output .otok", (spans) => spans.map((s) => ({ token: Number(s.dataset.token), source: s.dataset.source })));
+
+/** Runs `options` straight through the package in the page (a second worker): the reference. */
+const reference = (page, options) =>
+  page.evaluate(async (options) => {
+    const { Specula } = await import("./specula/index.js");
+    const s = await Specula.load({ backend: "cpu" });
+    const rounds = [];
+    const it = s.generate(options);
+    let summary;
+    for (;;) {
+      const { value, done } = await it.next();
+      if (done) {
+        summary = value;
+        break;
+      }
+      rounds.push(value.trace);
+    }
+    s.terminate();
+    return { rounds, summary };
+  }, options);
+
+/** Page metrics (its port of the engine's bookkeeping) == the engine's summary. */
+function sameMetrics(h, label) {
+  const e = h.summary;
+  const p = h.pageMetrics;
+  check(
+    e && p &&
+      p.emittedTokens === e.metrics.emittedTokens &&
+      p.targetCalls === e.metrics.targetCalls &&
+      p.draftedTokens === e.metrics.draftedTokens &&
+      p.acceptedTokens === e.metrics.acceptedTokens &&
+      close(p.summary.acceptanceRate, e.summary.acceptanceRate) &&
+      close(p.summary.meanAcceptanceLength, e.summary.meanAcceptanceLength) &&
+      JSON.stringify(p.acceptedLengthHistogram) === JSON.stringify(e.metrics.acceptedLengthHistogram) &&
+      p.summary.perPositionAcceptance.every((x, i) => close(x, e.summary.perPositionAcceptance[i])),
+    `${label}: the page's metrics equal the engine's summary`,
+    JSON.stringify({ page: p?.summary, engine: e?.summary }),
+  );
+}
+
+const tests = {};
+
+// First paint: the recorded run plays while the models load; nothing leaves the origin.
+tests.firstPaint = async () => {
+  const b = await browser();
+  try {
+    const page = await open(b.context, "backend=cpu&speed=8");
+    const first = await hook(page);
+    check(first.source === "recorded", "first paint plays the recorded run while the models load");
+    await page.waitForFunction(() => document.querySelectorAll("#output .otok").length > 0, null, { timeout: 15_000 });
+    check(true, "recorded tokens appear in the output");
+    await loaded(page);
+    const h = await hook(page);
+    check(h.backend?.backend === "cpu", "backend=cpu loads the CPU backend", JSON.stringify(h.backend));
+    check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+  } finally {
+    await b.close();
+  }
+};
+
+// A speculative run, live on the CPU, against the engine.
+tests.speculative = async () => {
+  const b = await browser();
+  try {
+    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&method=speculative&gamma=4&tokens=48&seed=7&temperature=0.8");
+    await loaded(page);
+    // One step: one round on the stage, cells agree with the trace.
+    await page.click("#step");
+    await page.waitForFunction(() => window.__speculaPage.shownRounds.length === 1, null, { timeout: 60_000 });
+    const one = await hook(page);
+    const t0 = one.shownRounds[0];
+    const cells = await page.$$eval("#stage .cell[data-node]", (cs) => cs.map((c) => ({ node: Number(c.dataset.node), state: c.dataset.state ?? "" })));
+    const results = await page.$$eval("#stage .cell.result[data-source]", (cs) => cs.map((c) => ({ source: c.dataset.source, token: Number(c.dataset.token) })));
+    check(cells.length === t0.drafts.length, "step: one cell per draft token on the stage", `${cells.length} vs ${t0.drafts.length}`);
+    const expectState = (id) => {
+      for (const step of t0.steps) {
+        const i = step.candidates.indexOf(id);
+        if (i < 0) continue;
+        const test = step.outcome.tests.find((t) => t.draftIndex === i);
+        if (test) return test.accepted ? "accepted" : "rejected";
+        return step.survivors.includes(id) ? "accepted" : "discarded";
+      }
+      return "discarded";
+    };
+    check(cells.every((c) => c.state === expectState(c.node)), "step: accept / reject / discard marks match the trace's tests",
+      JSON.stringify(cells) + " " + JSON.stringify(t0.steps.map((s) => s.outcome.tests)));
+    check(JSON.stringify(results.map((r) => r.source)) === JSON.stringify(t0.sources) && results.every((r, i) => r.token === t0.emitted[i]),
+      "step: the emitted row shows the trace's tokens and sources (accepted / resampled / bonus)", JSON.stringify({ results, sources: t0.sources }));
+    const coins = await page.$$eval("#stage .coin", (cs) => cs.map((c) => c.textContent).filter(Boolean));
+    check(coins.length === t0.steps.reduce((n, s) => n + s.outcome.tests.length, 0), "step: one coin flip (u vs min(1, target/draft)) per test");
+    // Pause holds the animation; play resumes it.
+    await setControl(page, "speed", 4); // 4×
+    await page.click("#play");
+    await page.waitForFunction(() => window.__speculaPage.shownRounds.length >= 2, null, { timeout: 60_000 });
+    await page.click("#pause");
+    const paused = (await hook(page)).shownRounds.length;
+    await page.waitForTimeout(1500);
+    const still = (await hook(page)).shownRounds.length;
+    check(still <= paused + 1, `pause holds the animation (${paused} → ${still} rounds in 1.5 s)`);
+    await setControl(page, "speed", 6); // instant
+    // Play to the end.
+    const h = await playToEnd(page);
+    const out = await shown(page);
+    const emitted = h.shownRounds.flatMap((t) => t.emitted);
+    const sources = h.shownRounds.flatMap((t) => t.sources);
+    check(out.length === emitted.length && out.every((o, i) => o.token === emitted[i] && o.source === sources[i]),
+      "output characters and their sources are the trace's");
+    const text = await page.$$eval("#output .otok", (s) => s.map((x) => x.textContent.replace("↵\n", "\n")).join(""));
+    check(text === h.summary.text, "the output text is the engine's text", JSON.stringify({ text, engine: h.summary.text }));
+    sameMetrics(h, "speculative");
+    const dd = Object.fromEntries(await page.$$eval("#metrics dd", (ds) => ds.map((d) => [d.dataset.metric, d.textContent])));
+    check(dd["acceptance-rate"] === h.summary.summary.acceptanceRate.toFixed(3) && dd["target-calls"] === String(h.summary.metrics.targetCalls),
+      "the metrics panel shows the engine's acceptance rate and target calls", JSON.stringify(dd));
+    const ref = await reference(page, h.options);
+    check(ref.summary.text === h.summary.text && JSON.stringify(ref.rounds.map((r) => r.sources)) === JSON.stringify(h.shownRounds.map((r) => r.sources)),
+      "an independent run of the package with the same options gives the same rounds");
+    // Clicking a resampled character shows target, draft and residual bars.
+    const resampled = await page.$("#output .otok.resampled");
+    if (resampled) {
+      await resampled.click();
+      const series = await page.$$eval("#dist svg rect.bar", (rs) => [...new Set(rs.map((r) => r.getAttribute("class")))]);
+      check(["s-target", "s-draft", "s-residual"].every((c) => series.some((s) => s.includes(c))), "a resampled character shows target, draft and residual bars", JSON.stringify(series));
+    }
+    // Keyboard: arrows move the selection in the output.
+    await page.focus("#output .otok[tabindex='0']");
+    const before = await page.$eval("#output .otok.selected", (s) => s.dataset.i);
+    await page.keyboard.press("ArrowLeft");
+    const after = await page.$eval("#output .otok.selected", (s) => s.dataset.i);
+    check(Number(after) === Math.max(0, Number(before) - 1), "keyboard: ArrowLeft selects the previous character");
+    // Theory curves carry the measured point.
+    check((await page.$$("#chart-tokens circle.point")).length > 0, "theory chart: expected tokens per round with the measured point");
+    // Reset replays exactly with the same seed (driven from the keyboard).
+    await page.focus("#reset");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction((id) => window.__speculaPage.runId > id, h.runId);
+    await page.focus("#play");
+    await page.keyboard.press("Enter");
+    await finishedLive(page);
+    const again = await hook(page);
+    check(again.summary.text === h.summary.text && again.runId > h.runId, "reset + play (keyboard only) replays the same text with the same seed");
+    await page.screenshot({ path: join(artifacts, "speculative-laptop.png"), fullPage: true });
+    check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+  } finally {
+    await b.close();
+  }
+};
+
+// Moving γ, k and D changes what runs; D and k previews come from cached distributions.
+tests.sliders = async () => {
+  const b = await browser();
+  try {
+    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=3");
+    await loaded(page);
+    await setControl(page, "method", "speculative");
+    await setControl(page, "gamma", 7);
+    let h = await playToEnd(page);
+    check(h.options.gamma === 7 && h.shownRounds[0].branching.length === 7, "γ = 7 drafts 7 tokens per round", JSON.stringify(h.shownRounds[0].branching));
+    await setControl(page, "method", "spectr");
+    await setControl(page, "gamma", 3);
+    await setControl(page, "drafts", 4);
+    h = await playToEnd(page);
+    check(h.options.method === "spectr" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && h.shownRounds[0].steps[0].kseq,
+      "k = 4 SpecTr drafts: 4 rows of 3, k-Seq with ρ*", JSON.stringify({ o: h.options, n: h.shownRounds[0].drafts.length }));
+    sameMetrics(h, "spectr");
+    await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 2, null, { timeout: 60_000 });
+    check(true, "acceptance vs k curves from the cached distributions (k-Seq and multi-round)");
+    await setControl(page, "method", "mentored");
+    await setControl(page, "gamma", 4);
+    await setControl(page, "kl", 45); // slider position → D
+    h = await playToEnd(page);
+    const d1 = h.options.kl;
+    check(d1 > 0 && h.shownRounds[0].steps[0].mentored && close(h.shownRounds[0].steps[0].mentored.klBudget, d1, 1e-12),
+      `D = ${d1}: mentored steps carry α, β and the budget`, JSON.stringify(h.shownRounds[0].steps[0].mentored));
+    sameMetrics(h, "mentored");
+    await page.waitForFunction(() => document.querySelectorAll("#chart-kl path.curve").length >= 1, null, { timeout: 60_000 });
+    // Dragging D (input events only) recomputes from the cache without running the models.
+    const runs = h.modelRuns;
+    const calls = h.planCalls;
+    await page.evaluate(() => {
+      const el = document.getElementById("kl");
+      el.value = "20";
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await page.waitForFunction((calls) => window.__speculaPage.planCalls > calls, calls, { timeout: 30_000 });
+    const moved = await hook(page);
+    check(moved.modelRuns === runs, "moving D recomputes acceptance from cached distributions (plan()) without running the models");
+    await page.evaluate(() => document.getElementById("kl").dispatchEvent(new Event("change", { bubbles: true })));
+    h = await playToEnd(page);
+    check(h.options.kl < d1 && h.modelRuns > runs, `releasing D runs the models again with the new budget (${h.options.kl} < ${d1})`);
+    // Dragging the temperature re-targets the cached distributions (no model run).
+    await setControl(page, "method", "speculative");
+    await setControl(page, "gamma", 4);
+    h = await playToEnd(page);
+    const before = h.modelRuns;
+    await page.evaluate(() => {
+      const el = document.getElementById("temperature");
+      el.value = "0.4";
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await page.waitForFunction(() => window.__speculaPage.preview?.settings.temperature === 0.4, null, { timeout: 10_000 });
+    const preview = await hook(page);
+    check(preview.modelRuns === before && preview.preview.alpha > 0 && preview.preview.alpha <= 1 && (await page.$$("#chart-tokens path.c-preview")).length === 1,
+      `moving the temperature previews acceptance from cached distributions without a model run (Σmin at T=0.4: ${preview.preview.alpha.toFixed(3)})`);
+    await page.evaluate(() => document.getElementById("temperature").dispatchEvent(new Event("change", { bubbles: true })));
+    h = await playToEnd(page);
+    check(h.options.temperature === 0.4 && h.modelRuns > before, "releasing the temperature slider runs the models at the new temperature");
+    // Tree drafts and dynamic γ (or, with an older package build, a notice and a fallback).
+    await setControl(page, "method", "spectr-tree");
+    await setControl(page, "tree", "2,2,1");
+    h = await playToEnd(page);
+    if (h.options.tree) {
+      check(JSON.stringify(h.shownRounds[0].branching) === "[2,2,1]", "SpecTr tree 2,2,1: the trace has that branching", JSON.stringify(h.shownRounds[0].branching));
+    } else {
+      check(h.notices.some((n) => n.includes("no tree drafts")) && h.options.drafts === 4, "older package: tree falls back to 4 i.i.d. drafts with a notice", JSON.stringify(h.notices));
+    }
+    sameMetrics(h, "spectr tree");
+    await setControl(page, "method", "speculative");
+    await setControl(page, "dynamic", true);
+    h = await playToEnd(page);
+    if (h.options.dynamicGamma) {
+      check(h.shownRounds.some((t) => t.nextGamma !== h.shownRounds[0].branching.length), "dynamic γ changes γ between rounds");
+    } else {
+      check(h.notices.some((n) => n.includes("no dynamic γ")), "older package: dynamic γ falls back to a fixed γ with a notice", JSON.stringify(h.notices));
+    }
+    check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+  } finally {
+    await b.close();
+  }
+};
+
+// Bad input shows an error in the page, and the page keeps working.
+tests.badInput = async () => {
+  const b = await browser();
+  try {
+    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=12");
+    await loaded(page);
+    await page.fill("#prompt", "naïve café ©");
+    await page.click("#play");
+    await page.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 10_000 });
+    const message = await page.textContent("#error");
+    check(message.includes("'ï'") && message.includes("'©'"), "a character outside the alphabet shows an error naming it", message);
+    await page.fill("#prompt", "ROMEO:\n");
+    await setControl(page, "tree", "2,a");
+    await setControl(page, "method", "spectr-tree");
+    await page.click("#play");
+    await page.waitForFunction(() => /tree/.test(document.getElementById("error").textContent), null, { timeout: 10_000 }).catch(() => {});
+    const treeMessage = await page.textContent("#error");
+    check(/tree branching/.test(treeMessage), "a malformed tree shows an error", treeMessage);
+    await page.fill("#prompt", "naïve");
+    await setControl(page, "method", "speculative");
+    // Typing without leaving the field, then Play: the page must run what is on screen.
+    await page.fill("#prompt", "ROMEO:\n");
+    await page.focus("#prompt");
+    await page.keyboard.press("Tab");
+    const h = await playToEnd(page);
+    check(h.summary.text.length === 12 && (await page.$eval("#error", (e) => e.hidden)), "after fixing the prompt the page runs again and the error is gone");
+  } finally {
+    await b.close();
+  }
+};
+
+// The CPU fallback when WebGPU is absent (no --enable-unsafe-webgpu); race mode.
+tests.cpuFallback = async () => {
+  const b = await browser({ gpu: false });
+  try {
+    const page = await open(b.context, "backend=auto&speed=instant&autoplay=0&tokens=32");
+    await loaded(page);
+    const h = await hook(page);
+    const badge = await page.textContent("#backend");
+    const notice = await page.textContent("#notice");
+    check(h.backend.backend === "cpu" && /CPU/.test(badge), "without WebGPU, auto falls back to the CPU and says so", badge);
+    check(/CPU/.test(notice) && !(await page.$eval("#notice", (n) => n.hidden)), "a notice explains why WebGPU is not used", notice);
+    const done = await playToEnd(page);
+    sameMetrics(done, "CPU fallback");
+    await page.click("#race");
+    await page.waitForFunction(() => window.__speculaPage.race, null, { timeout: 120_000 });
+    const race = (await hook(page)).race;
+    const arClock = await page.textContent("#race-ar-time");
+    check(race.ar.chars === 32 && race.spec.chars === 32 && race.ar.seconds > 0 && race.spec.seconds > 0 && /s ·/.test(arClock),
+      `race: both lanes finish with real wall-clock times (AR ${race.ar.seconds.toFixed(2)} s, speculative ${race.spec.seconds.toFixed(2)} s)`);
+    check(race.spec.targetCalls < race.ar.targetCalls, `race: speculative needs fewer target calls (${race.spec.targetCalls} vs ${race.ar.targetCalls})`);
+    await page.click("#race-replay");
+    await page.waitForFunction((n) => document.getElementById("race-spec").textContent.length === n && /faster|slower/.test(document.getElementById("race-spec-time").textContent) && /chars\/s/.test(document.getElementById("race-ar-time").textContent), race.spec.chars, { timeout: 30_000 });
+    check(true, "race: replay side by side at the recorded times");
+    await page.screenshot({ path: join(artifacts, "race.png"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await playToEnd(page);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(200);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 1, "phone width (390 px): no horizontal scrolling of the page", `overflow ${overflow}px`);
+    await page.screenshot({ path: join(artifacts, "phone.png"), fullPage: false });
+  } finally {
+    await b.close();
+  }
+};
+
+// One screenshot per method (CPU), each run checked against the engine's summary.
+tests.screenshots = async () => {
+  const b = await browser();
+  try {
+    for (const [name, query] of [
+      ["autoregressive", "method=autoregressive"],
+      ["speculative", "method=speculative&gamma=5"],
+      ["spectr-iid", "method=spectr&gamma=4&k=3"],
+      ["spectr-tree", "method=spectr-tree&tree=2,2,1"],
+      ["multiround", "method=multiround&gamma=4&k=3"],
+      ["mentored", "method=mentored&gamma=4&D=0.05"],
+    ]) {
+      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
+      await loaded(page);
+      const h = await playToEnd(page);
+      sameMetrics(h, name);
+      // Show a round with a rejection on the stage where there is one.
+      const resampled = await page.$("#output .otok.resampled");
+      if (resampled) await resampled.click();
+      await page.waitForTimeout(400); // theory charts (debounced)
+      await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    }
+    check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+  } finally {
+    await b.close();
+  }
+};
+
+// One short run on WebGPU (SwiftShader in headless Chromium: slow, so few tokens).
+tests.webgpu = async () => {
+  if (!webgpu) {
+    console.log("skip WebGPU (--no-webgpu)");
+    return;
+  }
+  const b = await browser({ gpu: true });
+  try {
+    const page = await open(b.context, "backend=webgpu&speed=instant&autoplay=0&tokens=6&gamma=2&temperature=0&seed=1");
+    await loaded(page, 240_000);
+    const h0 = await hook(page);
+    const badge = await page.textContent("#backend");
+    check(h0.backend.backend === "webgpu" && /WebGPU/.test(badge), `WebGPU backend shown with its adapter: ${badge}`);
+    const h = await playToEnd(page);
+    sameMetrics(h, "WebGPU");
+    const ref = await reference(page, h.options);
+    check(ref.summary.text === h.summary.text, "greedy on WebGPU gives the CPU's text", JSON.stringify({ gpu: h.summary.text, cpu: ref.summary.text }));
+    await page.screenshot({ path: join(artifacts, "webgpu.png"), fullPage: true });
+  } finally {
+    await b.close();
+  }
+};
+
+const started = Date.now();
+try {
+  for (const [name, test] of Object.entries(tests)) {
+    if (only && !only.includes(name)) continue;
+    const t = Date.now();
+    console.log(`== ${name}`);
+    try {
+      await test();
+    } catch (error) {
+      check(false, `${name} threw`, error.stack ?? String(error));
+    }
+    console.log(`   ${name}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }
+} finally {
+  await server.close();
+}
+console.log(`== ${checks - failures.length}/${checks} checks passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshots in ${artifacts}`);
+if (failures.length) {
+  console.log(`FAILED:\n  ${failures.join("\n  ")}`);
+  process.exit(1);
+}
