@@ -427,7 +427,9 @@ tests.screenshots = async () => {
       // Show a round with a rejection on the stage where there is one.
       const resampled = await page.$("#output .otok.resampled");
       if (resampled) await resampled.click();
-      await page.waitForTimeout(400); // theory charts (debounced)
+      // The theory charts are debounced and call plan() many times: wait until drawn.
+      await page.waitForTimeout(200);
+      await page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 60_000 });
       await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
     }
     check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));

@@ -47,6 +47,7 @@ const hook = {
   notices: [],
   race: null,
   planCalls: 0,
+  theoryIdle: true,
   modelRuns: 0,
 };
 window.__speculaPage = hook;
@@ -599,8 +600,11 @@ function renderMetrics() {
 // ---------- theory, recomputed from cached distributions ----------
 let theoryTimer = null;
 let theoryBusy = false;
+let theoryScheduled = false;
 function scheduleTheory() {
   clearTimeout(theoryTimer);
+  theoryScheduled = true;
+  hook.theoryIdle = false;
   theoryTimer = setTimeout(renderTheory, 120);
 }
 
@@ -626,6 +630,7 @@ async function mean(pairs, options) {
 }
 
 async function renderTheory() {
+  theoryScheduled = false;
   if (theoryBusy) {
     scheduleTheory();
     return;
@@ -730,6 +735,8 @@ async function renderTheory() {
     console.warn("theory:", error);
   } finally {
     theoryBusy = false;
+    // Tests wait for this before screenshots: every chart drawn, none pending.
+    hook.theoryIdle = !theoryScheduled;
   }
 }
 
