@@ -5,6 +5,7 @@ import { Specula } from "specula";
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
 const METHODS = [
   { name: "autoregressive", method: "autoregressive" },
+  { name: "speculative (gamma 2)", method: "speculative", gamma: 2 },
   { name: "speculative (gamma 4)", method: "speculative", gamma: 4 },
   { name: "SpecTr (K 2, L 4)", method: "spectr", drafts: 2, gamma: 4 },
 ];
