@@ -211,6 +211,8 @@ export class Specula {
   readonly backend: BackendInfo | null;
   /** The characters the models know; null before load(). */
   readonly alphabet: string | null;
+  /** {@link plan} in this instance's worker (no second copy of the wasm module). */
+  plan(options: PlanOptions): Promise<PlanReport>;
   /** Generates round by round; the iterator's return value is the summary. */
   generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
   /** Runs a whole generation. */

@@ -147,6 +147,7 @@ export class Specula {
   /** Starts the worker; call `load()` before generating. */
   constructor() {
     this.channel = new Channel();
+    this.urls = null; // set by load(); plan() uses the same wasm URL
     this.loaded = false;
     this.generation = null; // { id, aborted } of the running generation
     this.backendInfo = null;
@@ -171,8 +172,9 @@ export class Specula {
     if (this.generation) {
       throw new SpeculaError("a generation is running; abort() it or wait before load()", "busy");
     }
+    this.urls = urlsFor(checked);
     const reply = await this.channel.request(
-      { type: "load", backend: checked.backend, urls: urlsFor(checked) },
+      { type: "load", backend: checked.backend, urls: this.urls },
       checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
     );
     this.loaded = true;
@@ -272,6 +274,16 @@ export class Specula {
     if (!generation || generation.aborted) return;
     generation.aborted = true;
     this.channel.worker.postMessage({ type: "abort", id: generation.id });
+  }
+
+  /**
+   * `plan()` in this instance's worker: the same report, without starting a second worker
+   * with its own copy of the wasm module. Works before load() too, and while a
+   * generation runs (it is answered between rounds).
+   */
+  async plan(options) {
+    const reply = await this.channel.request({ type: "plan", options, urls: this.urls });
+    return reply.value;
   }
 
   /** Stops the worker; the instance cannot be used afterwards. */

@@ -623,7 +623,8 @@ async function mean(pairs, options) {
   let total = 0;
   for (const { target, draft } of pairs) {
     hook.planCalls += 1;
-    const r = await S.pkg.plan({ ...options, target, draft, normalize: true });
+    // The loaded instance's worker when there is one (one copy of the wasm module).
+    const r = await (S.specula ?? S.pkg).plan({ ...options, target, draft, normalize: true });
     total += r.acceptance ?? 0;
   }
   return total / pairs.length;

@@ -108,6 +108,10 @@ async function main() {
   check(cpuAr.length === 8 && cpuSpec === cpuAr, `cpu: speculative greedy == autoregressive greedy (${JSON.stringify(cpuAr)})`);
   const sampled = await cpu.complete({ prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 });
   check(sampled.tokens === 16 && sampled.metrics.targetCalls > 0, `cpu: SpecTr sampling ${JSON.stringify(sampled.text)}`);
+  const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
+  check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
+  const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });
+  check(tree.tokens === 12, `cpu: SpecTr with tree drafts ${JSON.stringify(tree.text)}`);
   await badInputs(cpu);
   await abortMidRound(cpu);
   check((await text(cpu, { ...greedy, method: "speculative" })) === cpuAr, "cpu: usable after bad inputs and abort");
