@@ -199,6 +199,11 @@ tests.speculative = async () => {
       JSON.stringify(cells) + " " + JSON.stringify(t0.steps.map((s) => s.outcome.tests)));
     check(JSON.stringify(results.map((r) => r.source)) === JSON.stringify(t0.sources) && results.every((r, i) => r.token === t0.emitted[i]),
       "step: the emitted row shows the trace's tokens and sources (accepted / resampled / bonus)", JSON.stringify({ results, sources: t0.sources }));
+    // The residual a replacement was drawn from is drawn on the stage, the drawn token marked.
+    const drawnBars = await page.$$eval(".resbars .resbar.drawn", (bs) => bs.map((b) => Number(b.dataset.token)));
+    const resampledTokens = t0.emitted.filter((_, i) => t0.sources[i] === "resampled");
+    check(JSON.stringify(drawnBars) === JSON.stringify(resampledTokens),
+      `step: the residual is drawn on the stage for each replacement (${resampledTokens.length} in this round)`, JSON.stringify({ drawnBars, resampledTokens }));
     const coins = await page.$$eval("#stage .coin", (cs) => cs.map((c) => c.textContent).filter(Boolean));
     check(coins.length === t0.steps.reduce((n, s) => n + s.outcome.tests.length, 0), "step: one coin flip (u vs min(1, target/draft)) per test");
     // Pause holds the animation; play resumes it.

@@ -2,6 +2,8 @@
 // target's single pass lights every position, then each position's coin flip, the
 // accepted / rejected / discarded marks, the residual draw and the bonus token.
 
+import { residualOf } from "./distributions.js";
+
 export class Cancelled extends Error {}
 
 /** Speed steps of the speed slider; the last is "instant". */
@@ -225,7 +227,9 @@ export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) 
       for (const id of step.survivors) if (stateOf(id) !== "accepted") mark(id, "accepted");
       if (out.residual) {
         emit(step.depth, step.token, "resampled", `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
-        note(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the residual ${residualName(out.residual.residual)} (u = ${fmt(out.residual.uniform, 3)})`, "res");
+        const li = note(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the residual ${residualName(out.residual.residual)} (u = ${fmt(out.residual.uniform, 3)})`, "res");
+        const residual = residualOf(step);
+        if (residual) li.append(residualBars(residual, step.token, ch));
         await pacer.wait(t.residual);
       } else {
         emit(step.depth, step.token, "accepted");
@@ -243,6 +247,24 @@ export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) 
     }
   }
   return { animate, outCells };
+}
+
+/** The residual's most likely tokens as small bars, the drawn token marked (on the stage). */
+function residualBars(residual, drawn, ch, n = 4) {
+  const order = [...residual.keys()].sort((a, b) => residual[b] - residual[a]).slice(0, n);
+  if (!order.includes(drawn)) order.push(drawn);
+  const box = h("span", "resbars");
+  box.setAttribute("role", "img");
+  box.setAttribute("aria-label", `residual: ${order.map((i) => `${ch(i)} ${fmt(residual[i], 2)}`).join(", ")}`);
+  for (const i of order) {
+    const bar = h("span", i === drawn ? "resbar drawn" : "resbar");
+    bar.dataset.token = String(i);
+    const fill = h("span", "fill");
+    fill.style.width = `${Math.max(1, Math.round(residual[i] * 100))}%`;
+    bar.append(h("span", "lab", ch(i)), fill, h("span", "val", fmt(residual[i], 2)));
+    box.append(bar);
+  }
+  return box;
 }
 
 function residualName(r) {
