@@ -5,6 +5,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
+use specula_core::{PlanMethod, PlanParams};
 
 use crate::error::CliError;
 
@@ -135,42 +136,24 @@ pub enum Method {
 }
 
 impl Method {
-    /// The name used on the command line and in JSON.
+    /// The core's name for this scheme, which builds the report.
     #[must_use]
-    pub fn name(self) -> &'static str {
+    pub fn core(self) -> PlanMethod {
         match self {
-            Self::Speculative => "speculative",
-            Self::Greedy => "greedy",
-            Self::Kseq => "kseq",
-            Self::Multiround => "multiround",
-            Self::Otm => "otm",
-            Self::Mentored => "mentored",
+            Self::Speculative => PlanMethod::Speculative,
+            Self::Greedy => PlanMethod::Greedy,
+            Self::Kseq => PlanMethod::Kseq,
+            Self::Multiround => PlanMethod::Multiround,
+            Self::Otm => PlanMethod::Otm,
+            Self::Mentored => PlanMethod::Mentored,
         }
     }
 
-    /// Whether the method uses several drafts (`--drafts`).
+    /// The name used on the command line and in JSON.
     #[must_use]
-    pub fn takes_drafts(self) -> bool {
-        matches!(self, Self::Kseq | Self::Multiround | Self::Otm)
+    pub fn name(self) -> &'static str {
+        self.core().name()
     }
-}
-
-/// Method-specific parameters, checked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Params {
-    /// No extra parameters.
-    None,
-    /// k-Seq: drafts and an optional ρ override.
-    KSeq {
-        /// Number of drafts.
-        k: usize,
-        /// ρ override (checked against ρ* later).
-        rho: Option<f64>,
-    },
-    /// Multi-round or OTM: number of drafts.
-    Drafts(usize),
-    /// Mentored: KL budget.
-    Kl(f64),
 }
 
 /// A `plan` request with every flag parsed; distributions are built later.
@@ -185,7 +168,7 @@ pub struct PlanRequest {
     /// Whether to rescale the inputs.
     pub normalize: bool,
     /// Method parameters.
-    pub params: Params,
+    pub params: PlanParams,
     /// JSON output.
     pub json: bool,
 }
@@ -210,7 +193,7 @@ impl PlanArgs {
             method,
             "--drafts",
             self.drafts.as_ref(),
-            method.takes_drafts(),
+            method.core().takes_drafts(),
         )?;
         reject_if_given(method, "--rho", self.rho.as_ref(), method == Method::Kseq)?;
         reject_if_given(method, "--kl", self.kl.as_ref(), method == Method::Mentored)?;
@@ -221,14 +204,14 @@ impl PlanArgs {
             .transpose()?
             .unwrap_or(DEFAULT_DRAFTS);
         let params = match method {
-            Method::Speculative | Method::Greedy => Params::None,
-            Method::Kseq => Params::KSeq {
+            Method::Speculative | Method::Greedy => PlanParams::None,
+            Method::Kseq => PlanParams::KSeq {
                 k,
                 rho: self.rho.as_deref().map(parse_rho).transpose()?,
             },
-            Method::Multiround | Method::Otm => Params::Drafts(k),
+            Method::Multiround | Method::Otm => PlanParams::Drafts(k),
             Method::Mentored => match self.kl.as_deref() {
-                Some(raw) => Params::Kl(parse_kl(raw)?),
+                Some(raw) => PlanParams::Kl(parse_kl(raw)?),
                 None => {
                     return Err(CliError::usage(
                         "--method mentored needs a KL budget: add --kl D (D >= 0, in nats)",

@@ -3,9 +3,9 @@
 //! the parsed flags in and the errors out, worded for the command line.
 
 pub use specula_core::PlanReport;
-use specula_core::{OTM_MAX_VARIABLES, PlanError, PlanInput, PlanMethod, PlanParams, PlanSide};
+use specula_core::{OTM_MAX_VARIABLES, PlanError, PlanInput, PlanSide};
 
-use crate::args::{Method, Params, PlanRequest};
+use crate::args::PlanRequest;
 use crate::error::CliError;
 
 /// Builds the two distributions and runs the analysis.
@@ -14,29 +14,13 @@ use crate::error::CliError;
 /// Invalid distributions or parameters (usage errors), or a failing LP solver.
 pub fn run(request: &PlanRequest) -> Result<PlanReport, CliError> {
     let input = PlanInput {
-        method: method(request.method),
+        method: request.method.core(),
         target: request.target.clone(),
         draft: request.draft.clone(),
         normalize: request.normalize,
-        params: match request.params {
-            Params::None => PlanParams::None,
-            Params::KSeq { k, rho } => PlanParams::KSeq { k, rho },
-            Params::Drafts(k) => PlanParams::Drafts(k),
-            Params::Kl(d) => PlanParams::Kl(d),
-        },
+        params: request.params,
     };
     specula_core::plan_report(&input).map_err(cli_error)
-}
-
-fn method(method: Method) -> PlanMethod {
-    match method {
-        Method::Speculative => PlanMethod::Speculative,
-        Method::Greedy => PlanMethod::Greedy,
-        Method::Kseq => PlanMethod::Kseq,
-        Method::Multiround => PlanMethod::Multiround,
-        Method::Otm => PlanMethod::Otm,
-        Method::Mentored => PlanMethod::Mentored,
-    }
 }
 
 fn cli_error(error: PlanError) -> CliError {

@@ -187,7 +187,7 @@ impl Block {
             .forward(self.norm_attn.forward(x.clone()), shared, branch, mask);
         let x = x + self.dropout.forward(a);
         let h = gelu(self.fc_in.forward(self.norm_mlp.forward(x.clone())));
-        let x = x.clone() + self.dropout.forward(self.fc_out.forward(h));
+        let x = x + self.dropout.forward(self.fc_out.forward(h));
         (x, kv)
     }
 }

@@ -3,7 +3,7 @@
 //! takes the models out of the shared state while it runs, so an overlapping call gets a
 //! clear "busy" error instead of a borrow panic.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
 
 use js_sys::Promise;
@@ -122,16 +122,7 @@ impl Engine {
     /// The current generation so far: `{ prompt, text, tokens, finish, aborted, metrics,
     /// summary, backend }`.
     pub fn summary(&self) -> std::result::Result<JsValue, JsValue> {
-        let state = self
-            .state
-            .try_borrow()
-            .map_err(|_| WasmError::Busy("a call"))?;
-        if let Some(what) = state.busy {
-            return Err(WasmError::Busy(what).into());
-        }
-        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
-        let generation = state.generation.as_ref().ok_or(WasmError::NotStarted)?;
-        Ok(to_js(&generation.summary(models))?)
+        Ok(to_js(&summary_of(&*self.idle()?)?)?)
     }
 
     /// Acts as if the browser reported this engine's GPU device lost: the next model call
@@ -144,17 +135,23 @@ impl Engine {
 }
 
 impl Engine {
-    fn with_models<T>(
-        &self,
-        f: impl FnOnce(&Models) -> Result<T>,
-    ) -> std::result::Result<T, JsValue> {
+    /// The state, unless a call is running or a load or model call is in flight.
+    fn idle(&self) -> Result<Ref<'_, State>> {
         let state = self
             .state
             .try_borrow()
             .map_err(|_| WasmError::Busy("a call"))?;
-        if let Some(what) = state.busy {
-            return Err(WasmError::Busy(what).into());
+        match state.busy {
+            Some(what) => Err(WasmError::Busy(what)),
+            None => Ok(state),
         }
+    }
+
+    fn with_models<T>(
+        &self,
+        f: impl FnOnce(&Models) -> Result<T>,
+    ) -> std::result::Result<T, JsValue> {
+        let state = self.idle()?;
         let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
         Ok(f(models)?)
     }
@@ -206,10 +203,15 @@ impl Engine {
             .state
             .try_borrow()
             .map_err(|_| WasmError::Busy("a call"))?;
-        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
-        let generation = state.generation.as_ref().ok_or(WasmError::NotStarted)?;
-        Ok(generation.summary(models))
+        summary_of(&state)
     }
+}
+
+/// The current generation's summary.
+fn summary_of(state: &State) -> Result<Summary> {
+    let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+    let generation = state.generation.as_ref().ok_or(WasmError::NotStarted)?;
+    Ok(generation.summary(models))
 }
 
 async fn load_into(
