@@ -1,6 +1,7 @@
 //! Measures forward and training-step costs of candidate model shapes on the CPU backend:
 //! `cargo run --release -p specula-model --example measure -- [d_model n_layers n_heads]...`
-//! (each triple is one shape; the MLP is 4× wide, 256 positions, 65 tokens).
+//! (each triple is one shape; the MLP is 4× wide, 256 positions, 65 tokens). Forward costs
+//! are given with burn's matmul and with the packed dense layers, in one run.
 
 use std::time::Instant;
 
@@ -70,9 +71,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(total / reps as f64 * 1e3)
         };
-        let t1 = one(&mut lm, 1)?;
-        let t5 = one(&mut lm, 5)?;
-        let t8 = one(&mut lm, 8)?;
+        // burn's own matmul first, then the packed dense layers (the default), side by side.
+        lm.set_packed_dense(false);
+        let burn = [one(&mut lm, 1)?, one(&mut lm, 5)?, one(&mut lm, 8)?];
+        lm.set_packed_dense(true);
+        let [t1, t5, t8] = [one(&mut lm, 1)?, one(&mut lm, 5)?, one(&mut lm, 8)?];
+        println!(
+            "d={d} L={l} h={h} burn matmul: fwd 1pos {:.3} ms, 5pos {:.3} ms, 8pos {:.3} ms (8/1 = {:.2})",
+            burn[0],
+            burn[1],
+            burn[2],
+            burn[2] / burn[0]
+        );
         // Training step cost.
         let ad = device.clone().autodiff();
         let mut model = Gpt::new(&config, 1, 0.1, &ad)?;
@@ -97,7 +107,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         step_ms /= steps as f64;
         println!(
-            "d={d} L={l} h={h} params={:.2}M  fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})  train step {batch}x{ctx}: {step_ms:.0} ms ({:.0} tok/s)",
+            "d={d} L={l} h={h} params={:.2}M  packed: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})  train step {batch}x{ctx}: {step_ms:.0} ms ({:.0} tok/s)",
             config.num_params() as f64 / 1e6,
             t8 / t1,
             (batch * ctx) as f64 / step_ms * 1e3,

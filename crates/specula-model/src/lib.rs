@@ -25,6 +25,7 @@ pub mod bundled;
 mod cache;
 mod config;
 pub mod data;
+mod dense;
 mod error;
 mod init;
 mod lm;

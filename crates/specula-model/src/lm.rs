@@ -15,7 +15,7 @@ use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError}
 use crate::cache::KvCache;
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
-use crate::transformer::{Gpt, KvContext, LayerKv};
+use crate::transformer::{Gpt, KvContext, LayerKv, PackedGpt};
 
 /// Suffixes computed by the previous request, one row per sequence.
 #[derive(Debug)]
@@ -47,6 +47,8 @@ pub struct ForwardStats {
 #[derive(Debug)]
 pub struct BurnLm {
     model: Gpt,
+    /// The dense weights packed for few-row requests, on burn's CPU backend only.
+    packed: Option<PackedGpt>,
     config: ModelConfig,
     device: Device,
     cache: KvCache,
@@ -70,14 +72,18 @@ impl BurnLm {
             ));
         }
         let cache = KvCache::new(&config, &device);
-        Ok(Self {
+        let mut lm = Self {
             model,
+            packed: None,
             config,
             device,
             cache,
             branch: None,
             stats: ForwardStats::default(),
-        })
+        };
+        // burn-flex's gemm repacks the weights on every multi-row call (see `dense`).
+        lm.set_packed_dense(true);
+        Ok(lm)
     }
 
     /// The model's shape.
@@ -90,6 +96,22 @@ impl BurnLm {
     #[must_use]
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// Whether few-row requests run the dense layers through weights packed once at load
+    /// (on by default on burn's CPU backend; see [`set_packed_dense`](Self::set_packed_dense)).
+    #[must_use]
+    pub fn packed_dense(&self) -> bool {
+        self.packed.is_some()
+    }
+
+    /// Turns the packed dense layers on or off (to compare with burn's own matmul). On
+    /// devices other than burn's CPU backend it stays off. Logits agree either way to
+    /// float rounding.
+    pub fn set_packed_dense(&mut self, on: bool) {
+        self.packed = (on && self.device == Device::flex())
+            .then(|| self.model.pack())
+            .flatten();
     }
 
     /// The underlying module.
@@ -252,13 +274,14 @@ impl BurnLm {
         let (logits, kv) = {
             // The views must be gone before `append`, or it copies the cache.
             let context = self.cache.view(keep);
-            self.model.forward_with(
+            self.model.forward_packed(
                 self.int_tensor(new, [1, new.len()]),
                 keep,
                 KvContext {
                     shared: context.as_deref(),
                     branch: None,
                 },
+                self.packed.as_ref(),
             )
         };
         self.stats.passes += 1;
@@ -323,13 +346,14 @@ impl BurnLm {
             tokens.extend(std::iter::repeat_n(0, width - row.len()));
         }
         let shared = self.cache.view(base);
-        let (logits, kv) = self.model.forward_with(
+        let (logits, kv) = self.model.forward_packed(
             self.int_tensor(&tokens, [suffix_rows.len(), width]),
             start,
             KvContext {
                 shared: shared.as_deref(),
                 branch: gathered.as_deref(),
             },
+            self.packed.as_ref(),
         );
         self.stats.passes += 1;
         self.stats.positions += tokens.len() as u64;

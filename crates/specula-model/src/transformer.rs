@@ -8,6 +8,7 @@ use burn::tensor::activation::{gelu, softmax};
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 
 use crate::config::ModelConfig;
+use crate::dense::{MAX_PACKED_ROWS, PackedDense};
 use crate::error::Result;
 use crate::init::Init;
 
@@ -149,6 +150,18 @@ impl Gpt {
         start: usize,
         context: KvContext<'_>,
     ) -> (Tensor<3>, Vec<LayerKv>) {
+        self.forward_packed(tokens, start, context, None)
+    }
+
+    /// [`forward_with`](Self::forward_with), running the dense layers of small requests
+    /// through `packed` (this model's weights, packed by [`pack`](Self::pack)) when given.
+    pub(crate) fn forward_packed(
+        &self,
+        tokens: Tensor<2, Int>,
+        start: usize,
+        context: KvContext<'_>,
+        packed: Option<&PackedGpt>,
+    ) -> (Tensor<3>, Vec<LayerKv>) {
         let device = tokens.device();
         let [rows, n] = tokens.dims();
         let positions =
@@ -165,13 +178,81 @@ impl Gpt {
                 context.shared.and_then(|l| l.get(i)),
                 context.branch.and_then(|l| l.get(i)),
                 mask.clone(),
+                packed.and_then(|p| p.blocks.get(i)),
             );
             x = y;
             new_kv.push(kv);
         }
-        let logits = self.head.forward(self.final_norm.forward(x));
+        let logits = dense(
+            &self.head,
+            packed.map(|p| &p.head),
+            self.final_norm.forward(x),
+        );
         (logits, new_kv)
     }
+
+    /// The dense layers' weights packed for [`PackedDense`]; `None` if a weight cannot be
+    /// read back (only on devices that cannot be read synchronously, where it is not used).
+    pub(crate) fn pack(&self) -> Option<PackedGpt> {
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|b| {
+                Some(PackedBlock {
+                    qkv: pack_linear(&b.attn.qkv)?,
+                    proj: pack_linear(&b.attn.proj)?,
+                    fc_in: pack_linear(&b.fc_in)?,
+                    fc_out: pack_linear(&b.fc_out)?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(PackedGpt {
+            blocks,
+            head: pack_linear(&self.head)?,
+        })
+    }
+}
+
+/// A model's dense layers packed for few-row CPU inference (see [`crate::dense`]).
+#[derive(Debug, Clone)]
+pub(crate) struct PackedGpt {
+    blocks: Vec<PackedBlock>,
+    head: PackedDense,
+}
+
+#[derive(Debug, Clone)]
+struct PackedBlock {
+    qkv: PackedDense,
+    proj: PackedDense,
+    fc_in: PackedDense,
+    fc_out: PackedDense,
+}
+
+fn pack_linear(linear: &Linear) -> Option<PackedDense> {
+    let read = |t: Tensor<2>| t.try_into_data().ok()?.try_into_vec::<f32>().ok();
+    let weight = linear.weight.val();
+    let [d_in, d_out] = weight.dims();
+    let weight = read(weight)?;
+    let bias = match &linear.bias {
+        Some(b) => Some(read(b.val().reshape([1, d_out]))?),
+        None => None,
+    };
+    PackedDense::new(&weight, bias.as_deref(), d_in, d_out)
+}
+
+/// `linear(x)`, through the packed copy of its weights when there is one and the request
+/// is small enough to profit; burn's own layer otherwise (or if `x` cannot be read).
+fn dense(linear: &Linear, packed: Option<&PackedDense>, x: Tensor<3>) -> Tensor<3> {
+    let [rows, n, d] = x.dims();
+    if let Some(p) = packed.filter(|p| rows * n <= MAX_PACKED_ROWS && p.d_in() == d) {
+        let device = x.device();
+        let input = x.clone().try_into_data().ok();
+        let input = input.and_then(|data| data.try_into_vec::<f32>().ok());
+        if let Some(out) = input.and_then(|v| p.apply(&v, rows * n)) {
+            return Tensor::from_data(TensorData::new(out, [rows, n, p.d_out()]), &device);
+        }
+    }
+    linear.forward(x)
 }
 
 impl Block {
@@ -181,13 +262,24 @@ impl Block {
         shared: Option<&LayerKv>,
         branch: Option<&LayerKv>,
         mask: Option<Tensor<4, Bool>>,
+        packed: Option<&PackedBlock>,
     ) -> (Tensor<3>, LayerKv) {
-        let (a, kv) = self
-            .attn
-            .forward(self.norm_attn.forward(x.clone()), shared, branch, mask);
+        let (a, kv) = self.attn.forward(
+            self.norm_attn.forward(x.clone()),
+            shared,
+            branch,
+            mask,
+            packed.map(|p| (&p.qkv, &p.proj)),
+        );
         let x = x + self.dropout.forward(a);
-        let h = gelu(self.fc_in.forward(self.norm_mlp.forward(x.clone())));
-        let x = x + self.dropout.forward(self.fc_out.forward(h));
+        let h = dense(
+            &self.fc_in,
+            packed.map(|p| &p.fc_in),
+            self.norm_mlp.forward(x.clone()),
+        );
+        let x = x + self
+            .dropout
+            .forward(dense(&self.fc_out, packed.map(|p| &p.fc_out), gelu(h)));
         (x, kv)
     }
 }
@@ -199,11 +291,12 @@ impl Attention {
         shared: Option<&LayerKv>,
         branch: Option<&LayerKv>,
         mask: Option<Tensor<4, Bool>>,
+        packed: Option<(&PackedDense, &PackedDense)>,
     ) -> (Tensor<3>, LayerKv) {
         let [rows, n, d] = x.dims();
         let h = self.n_heads;
         let hd = d / h;
-        let qkv = self.qkv.forward(x);
+        let qkv = dense(&self.qkv, packed.map(|p| p.0), x);
         let split = |i: usize| {
             qkv.clone()
                 .narrow(2, i * d, d)
@@ -245,7 +338,10 @@ impl Attention {
             .matmul(values)
             .swap_dims(1, 2)
             .reshape([rows, n, d]);
-        (self.proj.forward(context), LayerKv { k, v })
+        (
+            dense(&self.proj, packed.map(|p| p.1), context),
+            LayerKv { k, v },
+        )
     }
 }
 

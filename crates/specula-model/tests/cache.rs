@@ -213,3 +213,39 @@ fn bad_requests_are_errors_not_panics() {
         0
     );
 }
+
+/// The packed dense layers (default on the CPU backend) against burn's own matmul, for
+/// one row, a verification of 8 positions, and 5 × 8 = 40 rows (above the packed limit,
+/// so that request must fall back to burn).
+#[test]
+fn packed_dense_layers_agree_with_burns_matmul() {
+    let mut packed = tiny(5);
+    let mut plain = tiny(5);
+    assert!(packed.packed_dense(), "on by default on the CPU backend");
+    plain.set_packed_dense(false);
+    assert!(!plain.packed_dense());
+    let one = request(10, vec![seq(1, 11)], vec![(0, 11)]);
+    let eight = request(10, vec![seq(1, 18)], (11..=18).map(|p| (0, p)).collect());
+    let forty = request(
+        10,
+        (0..5).map(|s| seq(1 + s, 18)).collect(),
+        (0..5)
+            .flat_map(|s| (11..=18).map(move |p| (s, p)))
+            .collect(),
+    );
+    for r in [one, eight, forty] {
+        let a = packed.forward(&r).unwrap();
+        let b = plain.forward(&r).unwrap();
+        assert_eq!(a.rows(), b.rows());
+        for i in 0..a.rows() {
+            let diff = a
+                .row(i)
+                .unwrap()
+                .iter()
+                .zip(b.row(i).unwrap())
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f32::max);
+            assert!(diff < TOL, "row {i} of {}: max |diff| {diff}", a.rows());
+        }
+    }
+}
