@@ -96,6 +96,10 @@ pub struct BenchArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Decode with burn's own matmul in the dense layers instead of the weights packed at
+    /// load (the forward-cost table shows both either way).
+    #[arg(long)]
+    pub burn_matmul: bool,
 }
 
 /// Forward costs in milliseconds (medians).
@@ -103,6 +107,8 @@ pub struct BenchArgs {
 struct Costs {
     /// Target forward over n new positions after a 100-token cached prefix: (n, ms).
     target_positions_ms: Vec<(usize, f64)>,
+    /// The same with the packed dense layers off (burn's matmul), measured in the same run.
+    target_positions_burn_matmul_ms: Vec<(usize, f64)>,
     /// Draft forward, one new position in each of k sequences: (k, ms).
     draft_rows_ms: Vec<(usize, f64)>,
     /// Draft one-position cost / target one-position cost.
@@ -170,6 +176,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         top_p: None,
     };
     let costs = measure_costs(&mut pair, &ks)?;
+    pair.target.set_packed_dense(!args.burn_matmul);
+    pair.draft.set_packed_dense(!args.burn_matmul);
     if !args.json {
         crate::emit(&costs_table(&costs))?;
     }
@@ -355,7 +363,13 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
             .map_err(|e| CliError::failure(e.to_string()))
     };
     let mut target_positions_ms = Vec::new();
-    for n in [1, 2, 3, 4, 5, 8] {
+    let mut target_positions_burn_matmul_ms = Vec::new();
+    for (n, packed) in [1, 2, 3, 4, 5, 8]
+        .map(|n| (n, true))
+        .into_iter()
+        .chain([1, 5, 8].map(|n| (n, false)))
+    {
+        pair.target.set_packed_dense(packed);
         let mut seq = prefix.to_vec();
         seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
         let queries: Vec<Query> = (1..=n)
@@ -375,8 +389,13 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
         let ms = median_ms(31, || {
             forward(&mut pair.target, vec![seq.clone()], queries.clone())
         })?;
-        target_positions_ms.push((n, ms));
+        if packed {
+            target_positions_ms.push((n, ms));
+        } else {
+            target_positions_burn_matmul_ms.push((n, ms));
+        }
     }
+    pair.target.set_packed_dense(true);
     let mut draft_rows_ms = Vec::new();
     for k in std::iter::once(1).chain(ks.iter().copied()) {
         let sequences: Vec<Vec<u32>> = (0..k as u32)
@@ -404,6 +423,7 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
     let cost_ratio = draft_rows_ms[0].1 / target_positions_ms[0].1;
     Ok(Costs {
         target_positions_ms,
+        target_positions_burn_matmul_ms,
         draft_rows_ms,
         cost_ratio,
     })
@@ -417,6 +437,14 @@ fn costs_table(c: &Costs) -> String {
             s,
             "  target, {n} new position(s): {ms:7.3} ms  ({:.2}x one position)",
             ms / one
+        );
+    }
+    let one_burn = c.target_positions_burn_matmul_ms[0].1;
+    for &(n, ms) in &c.target_positions_burn_matmul_ms {
+        let _ = writeln!(
+            s,
+            "  target, {n} new position(s), burn's matmul: {ms:7.3} ms  ({:.2}x its one position)",
+            ms / one_burn
         );
     }
     for &(k, ms) in &c.draft_rows_ms {
