@@ -15,19 +15,29 @@ use pulp::{Arch, Simd, WithSimd};
 /// is amortised) and better tuned.
 pub(crate) const MAX_PACKED_ROWS: usize = 32;
 
-/// Rows handled per pass over the weights: one accumulator register each.
-const BLOCK_ROWS: usize = 8;
-
-/// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `lanes` output columns:
-/// panel `p` holds `W[i, p·lanes + l]` at `(p·d_in + i)·lanes + l`, zero-padded.
+/// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `width` output columns:
+/// panel `p` holds `W[i, p·width + c]` at `(p·d_in + i)·width + c`, zero-padded. A panel is
+/// `unroll` SIMD vectors wide, so each row has that many independent accumulators.
 #[derive(Debug, Clone)]
 pub(crate) struct PackedDense {
     d_in: usize,
     d_out: usize,
-    lanes: usize,
+    width: usize,
     panels: Vec<f32>,
     /// The bias padded to whole panels (zeros without a bias).
     bias: Vec<f32>,
+}
+
+/// Accumulator vectors per row and panel: enough independent chains to hide the latency
+/// of a multiply-add (scalar code needs more of them).
+const fn unroll(lanes: usize) -> usize {
+    if lanes == 1 { 4 } else { 2 }
+}
+
+/// Rows per pass over the weights, so that rows × unroll accumulators fit in the
+/// registers (32 vector registers with AVX-512, 16 otherwise).
+const fn block_rows(lanes: usize) -> usize {
+    if lanes >= 16 { 8 } else { 4 }
 }
 
 impl PackedDense {
@@ -45,26 +55,38 @@ impl PackedDense {
         if bias.is_some_and(|b| b.len() != d_out) {
             return None;
         }
-        let lanes = Arch::new().dispatch(Lanes);
-        let n_panels = d_out.div_ceil(lanes);
-        let mut panels = vec![0.0; n_panels * d_in * lanes];
-        for (p, panel) in panels.chunks_exact_mut(d_in * lanes).enumerate() {
-            for (i, out) in panel.chunks_exact_mut(lanes).enumerate() {
+        Self::with_lanes(weight, bias, d_in, d_out, Arch::new().dispatch(Lanes))
+    }
+
+    /// [`new`](Self::new) for SIMD vectors of `lanes` f32 (the tests pack for `pulp`'s
+    /// scalar level too, which is what wasm without simd128 runs).
+    fn with_lanes(
+        weight: &[f32],
+        bias: Option<&[f32]>,
+        d_in: usize,
+        d_out: usize,
+        lanes: usize,
+    ) -> Option<Self> {
+        let width = lanes * unroll(lanes);
+        let n_panels = d_out.div_ceil(width);
+        let mut panels = vec![0.0; n_panels * d_in * width];
+        for (p, panel) in panels.chunks_exact_mut(d_in * width).enumerate() {
+            for (i, out) in panel.chunks_exact_mut(width).enumerate() {
                 let row = &weight[i * d_out..(i + 1) * d_out];
-                let cols = (p * lanes..d_out).take(lanes);
+                let cols = (p * width..d_out).take(width);
                 for (o, j) in out.iter_mut().zip(cols) {
                     *o = row[j];
                 }
             }
         }
-        let mut padded = vec![0.0; n_panels * lanes];
+        let mut padded = vec![0.0; n_panels * width];
         if let Some(b) = bias {
             padded[..d_out].copy_from_slice(b);
         }
         Some(Self {
             d_in,
             d_out,
-            lanes,
+            width,
             panels,
             bias: padded,
         })
@@ -96,6 +118,54 @@ impl PackedDense {
     }
 }
 
+/// `gelu(x) = x/2 · (1 + erf(x/√2))` on every element, in place, with a rational `erf`
+/// that the compiler vectorises (burn-flex calls libm's `erff` one element at a time,
+/// ~5 ns each, which made GELU a sixth of an 8-position forward).
+pub(crate) fn gelu_in_place(values: &mut [f32]) {
+    Arch::new().dispatch(Gelu(values));
+}
+
+struct Gelu<'a>(&'a mut [f32]);
+
+impl WithSimd for Gelu<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) {
+        for v in self.0.iter_mut() {
+            *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
+        }
+    }
+}
+
+/// `erf` as `x · P(x²) / Q(x²)` on `[-4, 4]` (clamped: beyond it `erf` is ±1 in f32), the
+/// rational approximation Eigen and XLA use for f32; max error ~1e-7 (tested against
+/// libm's `erf`).
+#[inline(always)]
+fn erf(x: f32) -> f32 {
+    const ALPHA: [f32; 7] = [
+        -2.726_142_3e-10,
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906_3e-4,
+        -2.954_600e-3,
+        -1.609_603_3e-2,
+    ];
+    const BETA: [f32; 5] = [
+        -1.456_607_2e-5,
+        -2.133_740_6e-4,
+        -1.682_827e-3,
+        -7.373_329_4e-3,
+        -1.426_474e-2,
+    ];
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let p = ALPHA.iter().fold(0.0, |acc, &c| acc * x2 + c);
+    let q = BETA.iter().fold(0.0, |acc, &c| acc * x2 + c);
+    x * p / q
+}
+
 /// The f32 lane count of the SIMD level `pulp` picks on this machine.
 struct Lanes;
 
@@ -120,65 +190,103 @@ impl WithSimd for Apply<'_> {
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
         let Self { layer, x, out } = self;
-        if S::F32_LANES != layer.lanes {
+        let lanes = S::F32_LANES;
+        if lanes * unroll(lanes) != layer.width {
             // Packed under another SIMD level (cannot happen: one machine, one Arch).
             scalar_reference(layer, x, out);
-            return;
-        }
-        let rows = x.len() / layer.d_in;
-        let mut r0 = 0;
-        while r0 < rows {
-            let n = (rows - r0).min(BLOCK_ROWS);
-            let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
-            let out = &mut out[r0 * layer.d_out..(r0 + n) * layer.d_out];
-            match n {
-                1 => block::<S, 1>(simd, layer, x, out),
-                2 => block::<S, 2>(simd, layer, x, out),
-                3 => block::<S, 3>(simd, layer, x, out),
-                4 => block::<S, 4>(simd, layer, x, out),
-                5 => block::<S, 5>(simd, layer, x, out),
-                6 => block::<S, 6>(simd, layer, x, out),
-                7 => block::<S, 7>(simd, layer, x, out),
-                _ => block::<S, 8>(simd, layer, x, out),
-            }
-            r0 += n;
+        } else if lanes == 1 {
+            row_blocks::<S, { unroll(1) }>(simd, layer, x, out, block_rows(1));
+        } else {
+            row_blocks::<S, { unroll(2) }>(simd, layer, x, out, block_rows(lanes));
         }
     }
 }
 
-/// `R` rows against every panel: per weight vector, `R` broadcast multiply-adds.
+/// Splits the rows into blocks of at most `max_rows` and runs each against every panel.
 #[inline(always)]
-fn block<S: Simd, const R: usize>(simd: S, layer: &PackedDense, x: &[f32], out: &mut [f32]) {
-    let (k, n, lanes) = (layer.d_in, layer.d_out, layer.lanes);
+fn row_blocks<S: Simd, const U: usize>(
+    simd: S,
+    layer: &PackedDense,
+    x: &[f32],
+    out: &mut [f32],
+    max_rows: usize,
+) {
+    let rows = x.len() / layer.d_in;
+    let mut r0 = 0;
+    while r0 < rows {
+        let n = (rows - r0).min(max_rows);
+        let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
+        let out = &mut out[r0 * layer.d_out..(r0 + n) * layer.d_out];
+        match n {
+            1 => block::<S, 1, U>(simd, layer, x, out),
+            2 => block::<S, 2, U>(simd, layer, x, out),
+            3 => block::<S, 3, U>(simd, layer, x, out),
+            4 => block::<S, 4, U>(simd, layer, x, out),
+            5 => block::<S, 5, U>(simd, layer, x, out),
+            6 => block::<S, 6, U>(simd, layer, x, out),
+            7 => block::<S, 7, U>(simd, layer, x, out),
+            _ => block::<S, 8, U>(simd, layer, x, out),
+        }
+        r0 += n;
+    }
+}
+
+/// `R` rows against every panel of `U` vectors: per weight vector, `R` broadcast
+/// multiply-adds into independent accumulators.
+#[inline(always)]
+fn block<S: Simd, const R: usize, const U: usize>(
+    simd: S,
+    layer: &PackedDense,
+    x: &[f32],
+    out: &mut [f32],
+) {
+    let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
+    let lanes = S::F32_LANES;
     let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
     let (bias, _) = S::as_simd_f32s(&layer.bias);
-    for (p, (panel, &b)) in layer.panels.chunks_exact(k * lanes).zip(bias).enumerate() {
+    for (p, (panel, b)) in layer
+        .panels
+        .chunks_exact(k * width)
+        .zip(bias.chunks_exact(U))
+        .enumerate()
+    {
         let (weights, _) = S::as_simd_f32s(panel);
-        let mut acc = [b; R];
-        for (i, &w) in weights.iter().enumerate() {
+        let mut acc = [[simd.splat_f32s(0.0); U]; R];
+        for a in &mut acc {
+            a.copy_from_slice(b);
+        }
+        for (i, w) in weights.chunks_exact(U).enumerate() {
             for r in 0..R {
-                acc[r] = simd.mul_add_e_f32s(simd.splat_f32s(xs[r][i]), w, acc[r]);
+                let xv = simd.splat_f32s(xs[r][i]);
+                for u in 0..U {
+                    acc[r][u] = simd.mul_add_e_f32s(xv, w[u], acc[r][u]);
+                }
             }
         }
-        let j0 = p * lanes;
-        let cols = lanes.min(n - j0);
-        for (r, a) in acc.into_iter().enumerate() {
-            simd.partial_store_f32s(&mut out[r * n + j0..r * n + j0 + cols], a);
+        for (r, a) in acc.iter().enumerate() {
+            for (u, &v) in a.iter().enumerate() {
+                let c0 = p * width + u * lanes;
+                if c0 >= n {
+                    break;
+                }
+                let cols = lanes.min(n - c0);
+                simd.partial_store_f32s(&mut out[r * n + c0..r * n + c0 + cols], v);
+            }
         }
     }
 }
 
 /// Plain loops over the packed layout; the SIMD path must agree with it.
 fn scalar_reference(layer: &PackedDense, x: &[f32], out: &mut [f32]) {
-    let (k, n, lanes) = (layer.d_in, layer.d_out, layer.lanes);
+    let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
     for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(n)) {
         for (j, o) in or.iter_mut().enumerate() {
-            let (p, l) = (j / lanes, j % lanes);
-            let panel = &layer.panels[p * k * lanes..(p + 1) * k * lanes];
+            let (p, c) = (j / width, j % width);
+            let panel = &layer.panels[p * k * width..(p + 1) * k * width];
             *o = layer.bias[j]
                 + xr.iter()
                     .enumerate()
-                    .map(|(i, &xi)| xi * panel[i * lanes + l])
+                    .map(|(i, &xi)| xi * panel[i * width + c])
                     .sum::<f32>();
         }
     }
@@ -221,6 +329,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_scalar_level_agrees_too() {
+        let (k, n, rows) = (37, 29, 6);
+        let w: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 31 % 89) as f32 - 44.0) / 61.0)
+            .collect();
+        let x: Vec<f32> = (0..rows * k)
+            .map(|i| ((i * 7 % 23) as f32 - 11.0) / 9.0)
+            .collect();
+        let layer = PackedDense::with_lanes(&w, None, k, n, 1).unwrap();
+        let mut got = vec![0.0; rows * n];
+        Apply {
+            layer: &layer,
+            x: &x,
+            out: &mut got,
+        }
+        .with_simd(pulp::Scalar::new());
+        let want = naive(&w, &vec![0.0; n], &x, k, n);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-3 * (1.0 + w.abs()));
+        }
+    }
+
+    #[test]
+    fn gelu_matches_the_erf_definition() {
+        let mut worst = 0.0_f64;
+        let xs: Vec<f32> = (-12_000..=12_000).map(|i| i as f32 / 1000.0).collect();
+        let mut ys = xs.clone();
+        gelu_in_place(&mut ys);
+        for (&x, &y) in xs.iter().zip(&ys) {
+            let x = f64::from(x);
+            let exact = 0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2));
+            worst = worst.max((f64::from(y) - exact).abs() / (1.0 + exact.abs()));
+        }
+        // A few f32 ulps: the output itself is rounded to f32.
+        assert!(worst < 2e-6, "max relative error {worst}");
+        let mut edge = [f32::INFINITY, 0.0, 0.0];
+        gelu_in_place(&mut edge);
+        assert_eq!(edge[2], 0.0);
+        assert_eq!(edge[0], f32::INFINITY);
     }
 
     #[test]

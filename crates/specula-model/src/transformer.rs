@@ -8,7 +8,7 @@ use burn::tensor::activation::{gelu, softmax};
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 
 use crate::config::ModelConfig;
-use crate::dense::{MAX_PACKED_ROWS, PackedDense};
+use crate::dense::{MAX_PACKED_ROWS, PackedDense, gelu_in_place};
 use crate::error::Result;
 use crate::init::Init;
 
@@ -243,16 +243,26 @@ fn pack_linear(linear: &Linear) -> Option<PackedDense> {
 /// `linear(x)`, through the packed copy of its weights when there is one and the request
 /// is small enough to profit; burn's own layer otherwise (or if `x` cannot be read).
 fn dense(linear: &Linear, packed: Option<&PackedDense>, x: Tensor<3>) -> Tensor<3> {
+    packed_dense(packed, &x, false).unwrap_or_else(|| linear.forward(x))
+}
+
+/// `gelu(linear(x))`, fused on the packed path.
+fn dense_gelu(linear: &Linear, packed: Option<&PackedDense>, x: Tensor<3>) -> Tensor<3> {
+    packed_dense(packed, &x, true).unwrap_or_else(|| gelu(linear.forward(x)))
+}
+
+fn packed_dense(packed: Option<&PackedDense>, x: &Tensor<3>, gelu: bool) -> Option<Tensor<3>> {
     let [rows, n, d] = x.dims();
-    if let Some(p) = packed.filter(|p| rows * n <= MAX_PACKED_ROWS && p.d_in() == d) {
-        let device = x.device();
-        let input = x.clone().try_into_data().ok();
-        let input = input.and_then(|data| data.try_into_vec::<f32>().ok());
-        if let Some(out) = input.and_then(|v| p.apply(&v, rows * n)) {
-            return Tensor::from_data(TensorData::new(out, [rows, n, p.d_out()]), &device);
-        }
+    let p = packed.filter(|p| rows * n <= MAX_PACKED_ROWS && p.d_in() == d)?;
+    let input = x.clone().try_into_data().ok()?.try_into_vec::<f32>().ok()?;
+    let mut out = p.apply(&input, rows * n)?;
+    if gelu {
+        gelu_in_place(&mut out);
     }
-    linear.forward(x)
+    Some(Tensor::from_data(
+        TensorData::new(out, [rows, n, p.d_out()]),
+        &x.device(),
+    ))
 }
 
 impl Block {
@@ -272,14 +282,14 @@ impl Block {
             packed.map(|p| (&p.qkv, &p.proj)),
         );
         let x = x + self.dropout.forward(a);
-        let h = dense(
+        let h = dense_gelu(
             &self.fc_in,
             packed.map(|p| &p.fc_in),
             self.norm_mlp.forward(x.clone()),
         );
         let x = x + self
             .dropout
-            .forward(dense(&self.fc_out, packed.map(|p| &p.fc_out), gelu(h)));
+            .forward(dense(&self.fc_out, packed.map(|p| &p.fc_out), h));
         (x, kv)
     }
 }
