@@ -314,40 +314,45 @@ impl Attention {
                 .swap_dims(1, 2)
         };
         let (q, k, v) = (split(0), split(1), split(2));
-        let mut keys = Vec::with_capacity(3);
-        let mut values = Vec::with_capacity(3);
+        // Keys/values in order: the shared prefix, the branch, the new positions. Scores
+        // are taken against each part and only the (small) score rows are concatenated:
+        // concatenating the keys would copy the whole cache in every layer and call.
+        let mut cached: Vec<(Tensor<4>, Tensor<4>)> = Vec::with_capacity(2);
         if let Some(s) = shared {
             let len = s.k.dims()[2];
-            keys.push(s.k.clone().expand([rows, h, len, hd]));
-            values.push(s.v.clone().expand([rows, h, len, hd]));
+            cached.push((
+                s.k.clone().expand([rows, h, len, hd]),
+                s.v.clone().expand([rows, h, len, hd]),
+            ));
         }
         if let Some(b) = branch {
-            keys.push(b.k.clone());
-            values.push(b.v.clone());
+            cached.push((b.k.clone(), b.v.clone()));
         }
-        keys.push(k.clone());
-        values.push(v.clone());
-        let keys = if keys.len() == 1 {
-            k.clone()
+        let new_scores = q.clone().matmul(k.clone().swap_dims(2, 3));
+        let scores = if cached.is_empty() {
+            new_scores
         } else {
-            Tensor::cat(keys, 2)
+            let mut parts: Vec<Tensor<4>> = cached
+                .iter()
+                .map(|(keys, _)| q.clone().matmul(keys.clone().swap_dims(2, 3)))
+                .collect();
+            parts.push(new_scores);
+            Tensor::cat(parts, 3)
         };
-        let values = if values.len() == 1 {
-            v.clone()
-        } else {
-            Tensor::cat(values, 2)
-        };
-        let total = keys.dims()[2];
-        let mut scores = q
-            .matmul(keys.swap_dims(2, 3))
-            .mul_scalar(1.0 / (hd as f64).sqrt());
+        let total = scores.dims()[3];
+        let mut scores = scores.mul_scalar(1.0 / (hd as f64).sqrt());
         if let Some(mask) = mask {
             scores = scores.mask_fill(mask.expand([rows, h, n, total]), f32::NEG_INFINITY);
         }
-        let context = softmax(scores, 3)
-            .matmul(values)
-            .swap_dims(1, 2)
-            .reshape([rows, n, d]);
+        let probs = softmax(scores, 3);
+        let mut context = probs.clone().narrow(3, total - n, n).matmul(v.clone());
+        let mut offset = 0;
+        for (_, values) in cached {
+            let len = values.dims()[2];
+            context = context + probs.clone().narrow(3, offset, len).matmul(values);
+            offset += len;
+        }
+        let context = context.swap_dims(1, 2).reshape([rows, n, d]);
         (
             dense(&self.proj, packed.map(|p| p.1), context),
             LayerKv { k, v },
