@@ -3,11 +3,11 @@
 //! Why: burn-flex multiplies through the `gemm` crate, which packs its operands on every
 //! call. For one row it takes a matrix–vector path, but from two rows up the packing of
 //! the weights dominates, so verifying 8 positions cost ~3× one position — the opposite of
-//! the regime speculative decoding needs. Packing the weights once into column panels of
-//! one SIMD vector's width lets `rows` rows stream every weight exactly once, with one
-//! accumulator register per row. SIMD dispatch (AVX-512, AVX2+FMA, NEON, wasm simd128 or
-//! scalar) is `pulp`'s, which gemm itself uses, so it adds no new dependency tree and no
-//! `unsafe` here.
+//! the regime speculative decoding needs. Packing the weights once into column panels a
+//! few SIMD vectors wide lets up to [`MAX_PACKED_ROWS`] rows stream every weight once per
+//! block of rows, with independent accumulator registers per row. SIMD dispatch (AVX-512,
+//! AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s, which gemm itself uses, so it adds
+//! no new dependency tree and no `unsafe` here.
 
 use pulp::{Arch, Simd, WithSimd};
 
