@@ -9,7 +9,7 @@ use specula_model::{Backend, BurnLm, ModelRole, bundled, sha256_hex};
 const PROMPT: &str = "ROMEO:\n";
 const LENGTH: usize = 48;
 /// Greedy continuations of PROMPT, recorded when the weights were committed.
-const PINNED_TARGET: &str = "I have not to the come of the state of the state";
+const PINNED_TARGET: &str = "I have not so see the sea the sea straight\nThe p";
 const PINNED_DRAFT: &str = "And the shall the make the the world the senter ";
 
 fn greedy(method: Method) -> DecodeConfig {
