@@ -131,6 +131,9 @@ struct Row {
     alpha: Option<f64>,
     /// Mean draft call time / mean autoregressive target call time.
     c: Option<f64>,
+    /// Mean target call time / mean autoregressive target call time: what one verification
+    /// costs in autoregressive steps (the theory below assumes 1).
+    verify: Option<f64>,
     /// Block efficiency / (1 + draft calls per round × c): the ideal walltime factor if
     /// verification cost one autoregressive step (Leviathan et al. for speculative).
     theoretical_factor: f64,
@@ -248,13 +251,12 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         }
         let rate = total.emitted_tokens as f64 / seconds.max(1e-9);
         let speedup = rows.first().map_or(1.0, |ar| rate / ar.tokens_per_second);
-        let c = match (
-            per_call(total.timing.draft_nanos, total.draft_calls),
-            ar_target_call,
-        ) {
-            (Some(d), Some(t)) if t > 0.0 => Some(d / t),
+        let relative = |call: Option<f64>| match (call, ar_target_call) {
+            (Some(x), Some(t)) if t > 0.0 => Some(x / t),
             _ => None,
         };
+        let c = relative(per_call(total.timing.draft_nanos, total.draft_calls));
+        let verify = relative(per_call(total.timing.target_nanos, total.target_calls));
         let be = total.block_efficiency();
         let calls_per_round = total.draft_calls as f64 / total.rounds.max(1) as f64;
         let theoretical_factor = be.unwrap_or(1.0) / (1.0 + calls_per_round * c.unwrap_or(0.0));
@@ -276,6 +278,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
             block_efficiency: be,
             alpha,
             c,
+            verify,
             theoretical_factor,
             of_theory: speedup / theoretical_factor,
         };
@@ -460,7 +463,7 @@ fn costs_table(c: &Costs) -> String {
 
 fn header() -> String {
     format!(
-        "{:<15} {:<16} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>7} {:>7}",
+        "{:<15} {:<16} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
         "method",
         "params",
         "tok/s",
@@ -470,6 +473,7 @@ fn header() -> String {
         "blk_eff",
         "alpha",
         "c",
+        "verify",
         "theory",
         "of_thy"
     )
@@ -478,7 +482,7 @@ fn header() -> String {
 fn line(r: &Row) -> String {
     let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
     format!(
-        "{:<15} {:<16} {:>8.1} {:>7.2}x {:>7} {:>8} {:>7} {:>6} {:>6} {:>6.2}x {:>6.0}%",
+        "{:<15} {:<16} {:>8.1} {:>7.2}x {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6.2}x {:>6.0}%",
         r.method,
         r.params,
         r.tokens_per_second,
@@ -488,6 +492,7 @@ fn line(r: &Row) -> String {
         o(r.block_efficiency),
         r.alpha.map_or_else(|| "-".into(), |a| format!("{a:.2}")),
         r.c.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
+        r.verify.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
         r.theoretical_factor,
         r.of_theory * 100.0
     )
