@@ -270,6 +270,10 @@ impl BurnLm {
             return Ok(());
         }
         self.cache.truncate(keep);
+        let keep = keep + self.promote_branch(prefix, keep);
+        if keep == prefix.len() {
+            return Ok(());
+        }
         let new = &prefix[keep..];
         let (logits, kv) = {
             // The views must be gone before `append`, or it copies the cache.
@@ -289,6 +293,38 @@ impl BurnLm {
         let logits = read_async(logits).await?;
         self.cache.append(new, kv, logits);
         Ok(())
+    }
+
+    /// Moves the longest run of `prefix[keep..]` that a previous suffix row already computed
+    /// (against this same prefix start) into the shared cache, and returns its length. After
+    /// a SpecTr verification the accepted draft is such a row, so the next request does not
+    /// recompute it.
+    fn promote_branch(&mut self, prefix: &[u32], keep: usize) -> usize {
+        let Some(b) = self.branch.as_ref().filter(|b| b.base == keep) else {
+            return 0;
+        };
+        let best = b
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.len() >= keep && row[..keep] == prefix[..keep])
+            .map(|(r, row)| (r, common_prefix(&row[keep..], &prefix[keep..]).min(b.len)))
+            .max_by_key(|&(_, m)| m);
+        let Some((r, m)) = best.filter(|&(_, m)| m > 0) else {
+            return 0;
+        };
+        let kv = b
+            .layers
+            .iter()
+            .map(|l| LayerKv {
+                k: l.k.clone().narrow(0, r, 1).narrow(2, 0, m),
+                v: l.v.clone().narrow(0, r, 1).narrow(2, 0, m),
+            })
+            .collect();
+        let vocab = self.config.vocab_size;
+        let logits = b.logits[r * b.len * vocab..(r * b.len + m) * vocab].to_vec();
+        self.cache.append(&prefix[keep..keep + m], kv, logits);
+        m
     }
 
     /// Runs every suffix row (tokens after `base`) in one batch.

@@ -249,3 +249,31 @@ fn packed_dense_layers_agree_with_burns_matmul() {
         }
     }
 }
+
+#[test]
+fn the_accepted_draft_of_a_verification_is_not_recomputed() {
+    let mut lm = tiny(6);
+    let committed = seq(6, 10);
+    let with = |prefix: &[u32], suffix: &[u32]| -> Vec<u32> {
+        prefix.iter().chain(suffix).copied().collect()
+    };
+    // A SpecTr verification: three drafts of three tokens after the committed prefix.
+    let drafts = [[1, 2, 3], [4, 5, 6], [7, 8, 9]];
+    let sequences: Vec<Vec<u32>> = drafts.iter().map(|d| with(&committed, d)).collect();
+    let mut queries = vec![(0, 10)];
+    for s in 0..3 {
+        queries.extend((11..=13).map(|p| (s, p)));
+    }
+    check(&mut lm, &request(10, sequences, queries));
+    // Two tokens of the second draft accepted, then a replacement token: the next
+    // verification's shared prefix takes the accepted tokens from the previous batch and
+    // computes only the replacement, plus its own two rows of two drafts.
+    let next = with(&committed, &[4, 5, 10]);
+    let positions = lm.stats().positions;
+    let rows = vec![with(&next, &[1, 2]), with(&next, &[3, 4])];
+    check(
+        &mut lm,
+        &request(13, rows, vec![(0, 13), (0, 14), (0, 15), (1, 14), (1, 15)]),
+    );
+    assert_eq!(lm.stats().positions - positions, 1 + 2 * 2);
+}
