@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Trains the bundled pair (draft on one CPU thread, target on two), draft first, then target, and copies the f16
-# exports into crates/specula-model/weights/ with their checksums. Resumes a run whose
-# checkpoint exists. The exact commands and the figures they produced are in MODELS.md.
+# Trains the bundled pair (draft on one CPU thread, target on two), draft first, then
+# target, and copies the f16 exports into crates/specula-model/weights/ with their
+# checksums. Resumes a run whose checkpoint exists. The exact commands and the figures
+# they produced are in MODELS.md.
 # Usage: scripts/train-models.sh [DRAFT_STEPS] [TARGET_STEPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,12 +17,9 @@ cp target/release/specula runs/specula-train
 bin=runs/specula-train
 
 train() {
-  local role="$1" steps="$2" threads="$3"
-  if [ -f "runs/$role/checkpoint/state.json" ]; then
-    "$bin" train --role "$role" --out "runs/$role" --resume --steps "$steps" --threads "$threads" --quiet
-  else
-    "$bin" train --role "$role" --out "runs/$role" --steps "$steps" --threads "$threads" --quiet
-  fi
+  local role="$1" steps="$2" threads="$3" resume=()
+  if [ -f "runs/$role/checkpoint/state.json" ]; then resume=(--resume); fi
+  "$bin" train --role "$role" --out "runs/$role" "${resume[@]}" --steps "$steps" --threads "$threads" --quiet
 }
 
 train draft "$draft_steps" 1

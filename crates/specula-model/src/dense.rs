@@ -26,6 +26,8 @@ pub(crate) struct PackedDense {
     panels: Vec<f32>,
     /// The bias padded to whole panels (zeros without a bias).
     bias: Vec<f32>,
+    /// The SIMD level detected once at packing, so calls skip feature detection.
+    arch: Arch,
 }
 
 /// Accumulator vectors per row and panel: enough independent chains to hide the latency
@@ -89,6 +91,7 @@ impl PackedDense {
             width,
             panels,
             bias: padded,
+            arch: Arch::new(),
         })
     }
 
@@ -109,7 +112,7 @@ impl PackedDense {
             return None;
         }
         let mut out = vec![0.0; rows * self.d_out];
-        Arch::new().dispatch(Apply {
+        self.arch.dispatch(Apply {
             layer: self,
             x,
             out: &mut out,

@@ -307,8 +307,10 @@ impl BurnLm {
             .rows
             .iter()
             .enumerate()
-            .filter(|(_, row)| row.len() >= keep && row[..keep] == prefix[..keep])
-            .map(|(r, row)| (r, common_prefix(&row[keep..], &prefix[keep..]).min(b.len)))
+            // Every row holds `base + len` tokens: the prefix it was computed against, then
+            // its suffix.
+            .filter(|(_, row)| row[..keep] == prefix[..keep])
+            .map(|(r, row)| (r, common_prefix(&row[keep..], &prefix[keep..])))
             .max_by_key(|&(_, m)| m);
         let Some((r, m)) = best.filter(|&(_, m)| m > 0) else {
             return 0;
