@@ -96,10 +96,10 @@ pub struct BenchArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Decode with burn's own matmul in the dense layers instead of the weights packed at
-    /// load (the forward-cost table shows both either way).
+    /// Decode with burn's own forward pass instead of the host one (the forward-cost table
+    /// shows both either way).
     #[arg(long)]
-    pub burn_matmul: bool,
+    pub burn_forward: bool,
 }
 
 /// Forward costs in milliseconds (medians).
@@ -107,8 +107,8 @@ pub struct BenchArgs {
 struct Costs {
     /// Target forward over n new positions after a 100-token cached prefix: (n, ms).
     target_positions_ms: Vec<(usize, f64)>,
-    /// The same with the packed dense layers off (burn's matmul), measured in the same run.
-    target_positions_burn_matmul_ms: Vec<(usize, f64)>,
+    /// The same through burn's own forward pass, measured in the same run.
+    target_positions_burn_forward_ms: Vec<(usize, f64)>,
     /// Draft forward, one new position in each of k sequences: (k, ms).
     draft_rows_ms: Vec<(usize, f64)>,
     /// Draft one-position cost / target one-position cost.
@@ -179,8 +179,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         top_p: None,
     };
     let costs = measure_costs(&mut pair, &ks)?;
-    pair.target.set_packed_dense(!args.burn_matmul);
-    pair.draft.set_packed_dense(!args.burn_matmul);
+    pair.target.set_host_forward(!args.burn_forward);
+    pair.draft.set_host_forward(!args.burn_forward);
     if !args.json {
         crate::emit(&costs_table(&costs))?;
     }
@@ -224,16 +224,13 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         ..DecodeConfig::new(Method::Autoregressive)
     };
     decode::run(&mut pair, warm, &prompts[0], |_| {})?;
-    let mut rows: Vec<Row> = Vec::new();
-    let mut ar_target_call = None;
-    if !args.json {
-        crate::emit(&format!("{}\n", header()))?;
-    }
-    for (method, params) in methods {
-        let mut total = Metrics::default();
-        let mut seconds = 0.0;
-        for (i, prompt) in prompts.iter().enumerate() {
-            for r in 0..repeat {
+    // Every method runs on each (prompt, seed) in turn, so slow spells of this shared
+    // machine (its memory bandwidth varies from minute to minute) hit all methods alike
+    // and the speedups compare like with like.
+    let mut totals = vec![(Metrics::default(), 0.0_f64); methods.len()];
+    for (i, prompt) in prompts.iter().enumerate() {
+        for r in 0..repeat {
+            for ((method, _), (total, seconds)) in methods.iter().zip(&mut totals) {
                 let config = DecodeConfig {
                     sampling,
                     max_new_tokens: tokens,
@@ -241,10 +238,17 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                     ..DecodeConfig::new(method.clone())
                 };
                 let run = decode::run(&mut pair, config, prompt, |_| {})?;
-                seconds += run.wall.as_secs_f64();
-                add(&mut total, &run.metrics);
+                *seconds += run.wall.as_secs_f64();
+                add(total, &run.metrics);
             }
         }
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    let mut ar_target_call = None;
+    if !args.json {
+        crate::emit(&format!("{}\n", header()))?;
+    }
+    for ((method, params), (total, seconds)) in methods.into_iter().zip(totals) {
         let per_call = |nanos: u64, calls: u64| (calls > 0).then(|| nanos as f64 / calls as f64);
         if matches!(method, Method::Autoregressive) {
             ar_target_call = per_call(total.timing.target_nanos, total.target_calls);
@@ -366,13 +370,13 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
             .map_err(|e| CliError::failure(e.to_string()))
     };
     let mut target_positions_ms = Vec::new();
-    let mut target_positions_burn_matmul_ms = Vec::new();
-    for (n, packed) in [1, 2, 3, 4, 5, 8]
+    let mut target_positions_burn_forward_ms = Vec::new();
+    for (n, host) in [1, 2, 3, 4, 5, 8]
         .map(|n| (n, true))
         .into_iter()
         .chain([1, 5, 8].map(|n| (n, false)))
     {
-        pair.target.set_packed_dense(packed);
+        pair.target.set_host_forward(host);
         let mut seq = prefix.to_vec();
         seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
         let queries: Vec<Query> = (1..=n)
@@ -392,13 +396,13 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
         let ms = median_ms(31, || {
             forward(&mut pair.target, vec![seq.clone()], queries.clone())
         })?;
-        if packed {
+        if host {
             target_positions_ms.push((n, ms));
         } else {
-            target_positions_burn_matmul_ms.push((n, ms));
+            target_positions_burn_forward_ms.push((n, ms));
         }
     }
-    pair.target.set_packed_dense(true);
+    pair.target.set_host_forward(true);
     let mut draft_rows_ms = Vec::new();
     for k in std::iter::once(1).chain(ks.iter().copied()) {
         let sequences: Vec<Vec<u32>> = (0..k as u32)
@@ -426,7 +430,7 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
     let cost_ratio = draft_rows_ms[0].1 / target_positions_ms[0].1;
     Ok(Costs {
         target_positions_ms,
-        target_positions_burn_matmul_ms,
+        target_positions_burn_forward_ms,
         draft_rows_ms,
         cost_ratio,
     })
@@ -442,11 +446,11 @@ fn costs_table(c: &Costs) -> String {
             ms / one
         );
     }
-    let one_burn = c.target_positions_burn_matmul_ms[0].1;
-    for &(n, ms) in &c.target_positions_burn_matmul_ms {
+    let one_burn = c.target_positions_burn_forward_ms[0].1;
+    for &(n, ms) in &c.target_positions_burn_forward_ms {
         let _ = writeln!(
             s,
-            "  target, {n} new position(s), burn's matmul: {ms:7.3} ms  ({:.2}x its one position)",
+            "  target, {n} new position(s), burn's forward: {ms:7.3} ms  ({:.2}x its one position)",
             ms / one_burn
         );
     }

@@ -1,7 +1,7 @@
 //! Measures forward and training-step costs of candidate model shapes on the CPU backend:
 //! `cargo run --release -p specula-model --example measure -- [d_model n_layers n_heads]...`
 //! (each triple is one shape; the MLP is 4× wide, 256 positions, 65 tokens). Forward costs
-//! are given with burn's matmul and with the packed dense layers, in one run.
+//! are given with burn's forward and with the host forward, in one run.
 
 use std::time::Instant;
 
@@ -71,13 +71,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(total / reps as f64 * 1e3)
         };
-        // burn's own matmul first, then the packed dense layers (the default), side by side.
-        lm.set_packed_dense(false);
+        // burn's forward first, then the host forward (the default), side by side.
+        lm.set_host_forward(false);
         let burn = [one(&mut lm, 1)?, one(&mut lm, 5)?, one(&mut lm, 8)?];
-        lm.set_packed_dense(true);
+        lm.set_host_forward(true);
         let [t1, t5, t8] = [one(&mut lm, 1)?, one(&mut lm, 5)?, one(&mut lm, 8)?];
         println!(
-            "d={d} L={l} h={h} burn matmul: fwd 1pos {:.3} ms, 5pos {:.3} ms, 8pos {:.3} ms (8/1 = {:.2})",
+            "d={d} L={l} h={h} burn forward: fwd 1pos {:.3} ms, 5pos {:.3} ms, 8pos {:.3} ms (8/1 = {:.2})",
             burn[0],
             burn[1],
             burn[2],
@@ -107,7 +107,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         step_ms /= steps as f64;
         println!(
-            "d={d} L={l} h={h} params={:.2}M  packed: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})  train step {batch}x{ctx}: {step_ms:.0} ms ({:.0} tok/s)",
+            "d={d} L={l} h={h} params={:.2}M  host: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})  train step {batch}x{ctx}: {step_ms:.0} ms ({:.0} tok/s)",
             config.num_params() as f64 / 1e6,
             t8 / t1,
             (batch * ctx) as f64 / step_ms * 1e3,

@@ -1,19 +1,16 @@
-//! Dense layers for a few rows on the CPU, with the weights packed once at load time.
+//! Dense layers on the CPU, with the weights packed once at load time.
 //!
 //! Why: burn-flex multiplies through the `gemm` crate, which packs its operands on every
 //! call. For one row it takes a matrix–vector path, but from two rows up the packing of
 //! the weights dominates, so verifying 8 positions cost ~3× one position — the opposite of
 //! the regime speculative decoding needs. Packing the weights once into column panels a
-//! few SIMD vectors wide lets up to [`MAX_PACKED_ROWS`] rows stream every weight once per
-//! block of rows, with independent accumulator registers per row. SIMD dispatch (AVX-512,
-//! AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s, which gemm itself uses, so it adds
-//! no new dependency tree and no `unsafe` here.
+//! few SIMD vectors wide lets blocks of up to 8 rows share every weight load, with
+//! independent accumulator registers per row; every block of rows runs against a panel
+//! while it is in cache, so the weights are read from memory once per call at any row
+//! count. SIMD dispatch (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s,
+//! which gemm itself uses, so it adds no new dependency tree and no `unsafe` here.
 
 use pulp::{Arch, Simd, WithSimd};
-
-/// Rows up to which [`PackedDense`] is used; above it burn's gemm is as fast (its packing
-/// is amortised) and better tuned.
-pub(crate) const MAX_PACKED_ROWS: usize = 32;
 
 /// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `width` output columns:
 /// panel `p` holds `W[i, p·width + c]` at `(p·d_in + i)·width + c`, zero-padded. A panel is
@@ -93,16 +90,6 @@ impl PackedDense {
             bias: padded,
             arch: Arch::new(),
         })
-    }
-
-    /// Input width.
-    pub(crate) fn d_in(&self) -> usize {
-        self.d_in
-    }
-
-    /// Output width.
-    pub(crate) fn d_out(&self) -> usize {
-        self.d_out
     }
 
     /// `rows × d_out` outputs for `rows × d_in` inputs (row-major); `None` when `x` has
@@ -205,7 +192,8 @@ impl WithSimd for Apply<'_> {
     }
 }
 
-/// Splits the rows into blocks of at most `max_rows` and runs each against every panel.
+/// For every panel, runs the rows against it in blocks of at most `max_rows`, so a panel
+/// is fetched from memory once whatever the row count.
 #[inline(always)]
 fn row_blocks<S: Simd, const U: usize>(
     simd: S,
@@ -215,66 +203,62 @@ fn row_blocks<S: Simd, const U: usize>(
     max_rows: usize,
 ) {
     let rows = x.len() / layer.d_in;
-    let mut r0 = 0;
-    while r0 < rows {
-        let n = (rows - r0).min(max_rows);
-        let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
-        let out = &mut out[r0 * layer.d_out..(r0 + n) * layer.d_out];
-        match n {
-            1 => block::<S, 1, U>(simd, layer, x, out),
-            2 => block::<S, 2, U>(simd, layer, x, out),
-            3 => block::<S, 3, U>(simd, layer, x, out),
-            4 => block::<S, 4, U>(simd, layer, x, out),
-            5 => block::<S, 5, U>(simd, layer, x, out),
-            6 => block::<S, 6, U>(simd, layer, x, out),
-            7 => block::<S, 7, U>(simd, layer, x, out),
-            _ => block::<S, 8, U>(simd, layer, x, out),
+    for p in 0..layer.panels.len() / (layer.d_in * layer.width) {
+        let mut r0 = 0;
+        while r0 < rows {
+            let n = (rows - r0).min(max_rows);
+            let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
+            let out = &mut out[r0 * layer.d_out..(r0 + n) * layer.d_out];
+            match n {
+                1 => block::<S, 1, U>(simd, layer, p, x, out),
+                2 => block::<S, 2, U>(simd, layer, p, x, out),
+                3 => block::<S, 3, U>(simd, layer, p, x, out),
+                4 => block::<S, 4, U>(simd, layer, p, x, out),
+                5 => block::<S, 5, U>(simd, layer, p, x, out),
+                6 => block::<S, 6, U>(simd, layer, p, x, out),
+                7 => block::<S, 7, U>(simd, layer, p, x, out),
+                _ => block::<S, 8, U>(simd, layer, p, x, out),
+            }
+            r0 += n;
         }
-        r0 += n;
     }
 }
 
-/// `R` rows against every panel of `U` vectors: per weight vector, `R` broadcast
+/// `R` rows against panel `p` of `U` vectors: per weight vector, `R` broadcast
 /// multiply-adds into independent accumulators.
 #[inline(always)]
 fn block<S: Simd, const R: usize, const U: usize>(
     simd: S,
     layer: &PackedDense,
+    p: usize,
     x: &[f32],
     out: &mut [f32],
 ) {
     let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
     let lanes = S::F32_LANES;
     let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
-    let (bias, _) = S::as_simd_f32s(&layer.bias);
-    for (p, (panel, b)) in layer
-        .panels
-        .chunks_exact(k * width)
-        .zip(bias.chunks_exact(U))
-        .enumerate()
-    {
-        let (weights, _) = S::as_simd_f32s(panel);
-        let mut acc = [[simd.splat_f32s(0.0); U]; R];
-        for a in &mut acc {
-            a.copy_from_slice(b);
-        }
-        for (i, w) in weights.chunks_exact(U).enumerate() {
-            for r in 0..R {
-                let xv = simd.splat_f32s(xs[r][i]);
-                for u in 0..U {
-                    acc[r][u] = simd.mul_add_e_f32s(xv, w[u], acc[r][u]);
-                }
+    let (bias, _) = S::as_simd_f32s(&layer.bias[p * width..(p + 1) * width]);
+    let (weights, _) = S::as_simd_f32s(&layer.panels[p * k * width..(p + 1) * k * width]);
+    let mut acc = [[simd.splat_f32s(0.0); U]; R];
+    for a in &mut acc {
+        a.copy_from_slice(&bias[..U]);
+    }
+    for (i, w) in weights.chunks_exact(U).enumerate() {
+        for r in 0..R {
+            let xv = simd.splat_f32s(xs[r][i]);
+            for u in 0..U {
+                acc[r][u] = simd.mul_add_e_f32s(xv, w[u], acc[r][u]);
             }
         }
-        for (r, a) in acc.iter().enumerate() {
-            for (u, &v) in a.iter().enumerate() {
-                let c0 = p * width + u * lanes;
-                if c0 >= n {
-                    break;
-                }
-                let cols = lanes.min(n - c0);
-                simd.partial_store_f32s(&mut out[r * n + c0..r * n + c0 + cols], v);
+    }
+    for (r, a) in acc.iter().enumerate() {
+        for (u, &v) in a.iter().enumerate() {
+            let c0 = p * width + u * lanes;
+            if c0 >= n {
+                break;
             }
+            let cols = lanes.min(n - c0);
+            simd.partial_store_f32s(&mut out[r * n + c0..r * n + c0 + cols], v);
         }
     }
 }

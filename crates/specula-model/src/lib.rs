@@ -27,7 +27,11 @@ mod config;
 pub mod data;
 mod dense;
 mod error;
+mod host_attention;
+mod host_kv;
+mod host_model;
 mod init;
+mod kv;
 mod lm;
 mod tokenizer;
 #[cfg(feature = "train")]

@@ -12,10 +12,12 @@
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
 
-use crate::cache::KvCache;
+use crate::cache::{KvCache, Store};
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
-use crate::transformer::{Gpt, KvContext, LayerKv, PackedGpt};
+use crate::host_model::{HostContext, HostGpt};
+use crate::kv::Kv;
+use crate::transformer::{Gpt, KvContext};
 
 /// Suffixes computed by the previous request, one row per sequence.
 #[derive(Debug)]
@@ -26,8 +28,8 @@ struct Branch {
     len: usize,
     /// Full token sequences (`base + len` each).
     rows: Vec<Vec<u32>>,
-    /// Keys/values per layer, `[rows, heads, len, head_dim]`.
-    layers: Vec<LayerKv>,
+    /// Keys/values of every row and position.
+    layers: Kv,
     /// `rows × len × vocab` logits.
     logits: Vec<f32>,
 }
@@ -47,8 +49,9 @@ pub struct ForwardStats {
 #[derive(Debug)]
 pub struct BurnLm {
     model: Gpt,
-    /// The dense weights packed for few-row requests, on burn's CPU backend only.
-    packed: Option<PackedGpt>,
+    /// The inference parameters in host memory, on burn's CPU backend only: when present,
+    /// every forward pass runs on them instead of through burn's tensor operations.
+    host: Option<HostGpt>,
     config: ModelConfig,
     device: Device,
     cache: KvCache,
@@ -71,18 +74,19 @@ impl BurnLm {
                 "the model does not match its configuration".into(),
             ));
         }
-        let cache = KvCache::new(&config, &device);
+        let cache = KvCache::burn(&config, &device);
         let mut lm = Self {
             model,
-            packed: None,
+            host: None,
             config,
             device,
             cache,
             branch: None,
             stats: ForwardStats::default(),
         };
-        // burn-flex's gemm repacks the weights on every multi-row call (see `dense`).
-        lm.set_packed_dense(true);
+        // At decoding's few positions per call, burn's per-operation work costs more than
+        // the arithmetic (see `host_model`).
+        lm.set_host_forward(true);
         Ok(lm)
     }
 
@@ -98,20 +102,31 @@ impl BurnLm {
         &self.device
     }
 
-    /// Whether few-row requests run the dense layers through weights packed once at load
-    /// (on by default on burn's CPU backend; see [`set_packed_dense`](Self::set_packed_dense)).
+    /// Whether forward passes run on the host copy of the parameters (dense layers on
+    /// weights packed once at load, attention and LayerNorm as plain loops) instead of
+    /// burn's tensor operations: on by default on burn's CPU backend; see
+    /// [`set_host_forward`](Self::set_host_forward).
     #[must_use]
-    pub fn packed_dense(&self) -> bool {
-        self.packed.is_some()
+    pub fn host_forward(&self) -> bool {
+        self.host.is_some()
     }
 
-    /// Turns the packed dense layers on or off (to compare with burn's own matmul). On
-    /// devices other than burn's CPU backend it stays off. Logits agree either way to
-    /// float rounding.
-    pub fn set_packed_dense(&mut self, on: bool) {
-        self.packed = (on && self.device == Device::flex())
-            .then(|| self.model.pack())
+    /// Turns the host forward pass on or off (off runs burn's own forward, to compare). On
+    /// devices other than burn's CPU backend it stays off. Logits agree either way to float
+    /// rounding. Switching clears the caches, whose keys and values live in a different
+    /// form on each path.
+    pub fn set_host_forward(&mut self, on: bool) {
+        if on == self.host.is_some() {
+            return;
+        }
+        self.host = (on && self.device == Device::flex())
+            .then(|| self.model.host())
             .flatten();
+        self.cache = match &self.host {
+            Some(host) => KvCache::host(host.new_cache(), self.config.vocab_size),
+            None => KvCache::burn(&self.config, &self.device),
+        };
+        self.branch = None;
     }
 
     /// The underlying module.
@@ -275,24 +290,63 @@ impl BurnLm {
             return Ok(());
         }
         let new = &prefix[keep..];
-        let (logits, kv) = {
-            // The views must be gone before `append`, or it copies the cache.
-            let context = self.cache.view(keep);
-            self.model.forward_packed(
-                self.int_tensor(new, [1, new.len()]),
-                keep,
-                KvContext {
-                    shared: context.as_deref(),
-                    branch: None,
-                },
-                self.packed.as_ref(),
-            )
-        };
+        let (logits, kv) = self.run_forward(new, 1, keep, None).await?;
         self.stats.passes += 1;
         self.stats.positions += new.len() as u64;
-        let logits = read_async(logits).await?;
-        self.cache.append(new, kv, logits);
-        Ok(())
+        if self.cache.append(new, kv, logits) {
+            Ok(())
+        } else {
+            Err(internal("the new keys/values do not fit the cache"))
+        }
+    }
+
+    /// One forward pass over `tokens` (`rows` rows of equal length) at positions after the
+    /// first `shared_len` cached ones and the `branch` rows: logits and new keys/values.
+    async fn run_forward(
+        &self,
+        tokens: &[u32],
+        rows: usize,
+        shared_len: usize,
+        branch: Option<&Kv>,
+    ) -> Result<(Vec<f32>, Kv)> {
+        let start = shared_len + branch.map_or(0, Kv::len);
+        match (&self.host, self.cache.store()) {
+            (Some(host), Store::Host(cache)) => {
+                let branch = match branch {
+                    Some(Kv::Host(b)) => Some(b),
+                    None => None,
+                    Some(Kv::Burn(_)) => return Err(internal("a burn branch on the host path")),
+                };
+                let context = HostContext {
+                    shared: (shared_len > 0).then_some((cache, shared_len)),
+                    branch,
+                };
+                host.forward(tokens, rows, start, context)
+                    .map(|(logits, kv)| (logits, Kv::Host(kv)))
+                    .ok_or_else(|| internal("a forward pass of the wrong shape"))
+            }
+            (None, Store::Burn(_)) => {
+                let branch = match branch {
+                    Some(Kv::Burn(b)) => Some(b.as_slice()),
+                    None => None,
+                    Some(Kv::Host(_)) => return Err(internal("a host branch on the burn path")),
+                };
+                let (logits, kv) = {
+                    // The views must be gone before `append`, or it copies the cache.
+                    let shared = self.cache.burn_view(shared_len);
+                    self.model.forward_with(
+                        self.int_tensor(tokens, [rows, tokens.len() / rows.max(1)]),
+                        start,
+                        KvContext {
+                            shared: shared.as_deref(),
+                            branch,
+                        },
+                    )
+                };
+                Ok((read_async(logits).await?, Kv::Burn(kv)))
+            }
+            _ => Err(internal("the cache does not match the forward path")),
+        }
     }
 
     /// Moves the longest run of `prefix[keep..]` that a previous suffix row already computed
@@ -315,18 +369,14 @@ impl BurnLm {
         let Some((r, m)) = best.filter(|&(_, m)| m > 0) else {
             return 0;
         };
-        let kv = b
-            .layers
-            .iter()
-            .map(|l| LayerKv {
-                k: l.k.clone().narrow(0, r, 1).narrow(2, 0, m),
-                v: l.v.clone().narrow(0, r, 1).narrow(2, 0, m),
-            })
-            .collect();
+        let kv = b.layers.row_prefix(r, m);
         let vocab = self.config.vocab_size;
         let logits = b.logits[r * b.len * vocab..(r * b.len + m) * vocab].to_vec();
-        self.cache.append(&prefix[keep..keep + m], kv, logits);
-        m
+        if self.cache.append(&prefix[keep..keep + m], kv, logits) {
+            m
+        } else {
+            0
+        }
     }
 
     /// Runs every suffix row (tokens after `base`) in one batch.
@@ -346,25 +396,13 @@ impl BurnLm {
         let lens: Vec<usize> = suffix_rows.iter().map(|&i| rows[i].len() - start).collect();
         let width = lens.iter().copied().max().unwrap_or(0);
         let mut old_logits = Vec::new();
-        let mut gathered: Option<Vec<LayerKv>> = None;
+        let mut gathered: Option<Kv> = None;
         if let (Some(parents), Some(branch)) = (&parents, &self.branch) {
             let row_len = branch.len * vocab;
             for &p in parents {
                 old_logits.extend_from_slice(&branch.logits[p * row_len..(p + 1) * row_len]);
             }
-            let index: Vec<i64> = parents.iter().map(|&p| p as i64).collect();
-            let index =
-                Tensor::<1, Int>::from_data(TensorData::new(index, [parents.len()]), &self.device);
-            gathered = Some(
-                branch
-                    .layers
-                    .iter()
-                    .map(|l| LayerKv {
-                        k: l.k.clone().select(0, index.clone()),
-                        v: l.v.clone().select(0, index.clone()),
-                    })
-                    .collect(),
-            );
+            gathered = Some(branch.layers.select(parents, &self.device));
         }
         if width == 0 {
             // Every wanted position was computed by the previous request.
@@ -383,32 +421,18 @@ impl BurnLm {
             tokens.extend_from_slice(row);
             tokens.extend(std::iter::repeat_n(0, width - row.len()));
         }
-        let shared = self.cache.view(base);
-        let (logits, kv) = self.model.forward_packed(
-            self.int_tensor(&tokens, [suffix_rows.len(), width]),
-            start,
-            KvContext {
-                shared: shared.as_deref(),
-                branch: gathered.as_deref(),
-            },
-            self.packed.as_ref(),
-        );
+        let (new_logits, kv) = self
+            .run_forward(&tokens, suffix_rows.len(), base, gathered.as_ref())
+            .await?;
         self.stats.passes += 1;
         self.stats.positions += tokens.len() as u64;
-        let new_logits = read_async(logits).await?;
         // Only unpadded rows can be extended by the next request.
-        let next_branch = lens.iter().all(|&l| l == width).then(|| {
-            let layers = match gathered {
-                Some(old) => old
-                    .into_iter()
-                    .zip(kv)
-                    .map(|(o, n)| LayerKv {
-                        k: Tensor::cat(vec![o.k, n.k], 2),
-                        v: Tensor::cat(vec![o.v, n.v], 2),
-                    })
-                    .collect(),
-                None => kv,
-            };
+        let layers = match gathered {
+            Some(old) if lens.iter().all(|&l| l == width) => old.cat(kv),
+            None if lens.iter().all(|&l| l == width) => Some(kv),
+            _ => None,
+        };
+        let next_branch = layers.map(|layers| {
             let mut logits = Vec::with_capacity(suffix_rows.len() * (reused + width) * vocab);
             for r in 0..suffix_rows.len() {
                 logits.extend_from_slice(&old_logits[r * reused * vocab..(r + 1) * reused * vocab]);
@@ -509,6 +533,10 @@ impl LanguageModel for BurnLm {
         let logits = self.answer(request)?;
         Ok(ForwardResponse::new(self.config.vocab_size, logits))
     }
+}
+
+fn internal(what: &str) -> Error {
+    Error::BadRequest(format!("internal: {what}"))
 }
 
 fn common_prefix(a: &[u32], b: &[u32]) -> usize {

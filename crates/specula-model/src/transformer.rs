@@ -3,13 +3,14 @@
 //! attends to optional cached keys/values, so the cached and uncached paths share code.
 
 use burn::module::Module;
-use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, Linear};
+use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, LayerNormConfig, Linear};
 use burn::tensor::activation::{gelu, softmax};
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 
 use crate::config::ModelConfig;
-use crate::dense::{MAX_PACKED_ROWS, PackedDense, gelu_in_place};
+use crate::dense::PackedDense;
 use crate::error::Result;
+use crate::host_model::{HostBlock, HostGpt, Norm};
 use crate::init::Init;
 
 /// Keys and values of one layer, `[batch, heads, len, head_dim]` each.
@@ -150,18 +151,6 @@ impl Gpt {
         start: usize,
         context: KvContext<'_>,
     ) -> (Tensor<3>, Vec<LayerKv>) {
-        self.forward_packed(tokens, start, context, None)
-    }
-
-    /// [`forward_with`](Self::forward_with), running the dense layers of small requests
-    /// through `packed` (this model's weights, packed by [`pack`](Self::pack)) when given.
-    pub(crate) fn forward_packed(
-        &self,
-        tokens: Tensor<2, Int>,
-        start: usize,
-        context: KvContext<'_>,
-        packed: Option<&PackedGpt>,
-    ) -> (Tensor<3>, Vec<LayerKv>) {
         let device = tokens.device();
         let [rows, n] = tokens.dims();
         let positions =
@@ -178,91 +167,76 @@ impl Gpt {
                 context.shared.and_then(|l| l.get(i)),
                 context.branch.and_then(|l| l.get(i)),
                 mask.clone(),
-                packed.and_then(|p| p.blocks.get(i)),
             );
             x = y;
             new_kv.push(kv);
         }
-        let logits = dense(
-            &self.head,
-            packed.map(|p| &p.head),
-            self.final_norm.forward(x),
-        );
+        let logits = self.head.forward(self.final_norm.forward(x));
         (logits, new_kv)
     }
 
-    /// The dense layers' weights packed for [`PackedDense`]; `None` if a weight cannot be
-    /// read back (only on devices that cannot be read synchronously, where it is not used).
-    pub(crate) fn pack(&self) -> Option<PackedGpt> {
+    /// This model's inference parameters copied to host memory for [`HostGpt`]; `None` if a
+    /// parameter cannot be read back synchronously (only on GPU devices, where it is not
+    /// used).
+    pub(crate) fn host(&self) -> Option<HostGpt> {
         let blocks = self
             .blocks
             .iter()
             .map(|b| {
-                Some(PackedBlock {
+                Some(HostBlock {
+                    norm_attn: host_norm(&b.norm_attn)?,
                     qkv: pack_linear(&b.attn.qkv)?,
                     proj: pack_linear(&b.attn.proj)?,
+                    norm_mlp: host_norm(&b.norm_mlp)?,
                     fc_in: pack_linear(&b.fc_in)?,
                     fc_out: pack_linear(&b.fc_out)?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(PackedGpt {
+        let [_, d] = self.token_embedding.weight.val().dims();
+        Some(HostGpt {
+            d,
+            heads: self.blocks.first().map_or(1, |b| b.attn.n_heads),
+            vocab: self.vocab_size,
+            max_seq: self.max_seq,
+            token_embedding: read_vec(self.token_embedding.weight.val())?,
+            position_embedding: read_vec(self.position_embedding.weight.val())?,
             blocks,
+            final_norm: host_norm(&self.final_norm)?,
             head: pack_linear(&self.head)?,
         })
     }
 }
 
-/// A model's dense layers packed for few-row CPU inference (see [`crate::dense`]).
-#[derive(Debug, Clone)]
-pub(crate) struct PackedGpt {
-    blocks: Vec<PackedBlock>,
-    head: PackedDense,
-}
-
-#[derive(Debug, Clone)]
-struct PackedBlock {
-    qkv: PackedDense,
-    proj: PackedDense,
-    fc_in: PackedDense,
-    fc_out: PackedDense,
+fn read_vec<const D: usize>(t: Tensor<D>) -> Option<Vec<f32>> {
+    t.try_into_data().ok()?.try_into_vec::<f32>().ok()
 }
 
 fn pack_linear(linear: &Linear) -> Option<PackedDense> {
-    let read = |t: Tensor<2>| t.try_into_data().ok()?.try_into_vec::<f32>().ok();
     let weight = linear.weight.val();
     let [d_in, d_out] = weight.dims();
-    let weight = read(weight)?;
+    let weight = read_vec(weight)?;
     let bias = match &linear.bias {
-        Some(b) => Some(read(b.val().reshape([1, d_out]))?),
+        Some(b) => Some(read_vec(b.val())?),
         None => None,
     };
     PackedDense::new(&weight, bias.as_deref(), d_in, d_out)
 }
 
-/// `linear(x)`, through the packed copy of its weights when there is one and the request
-/// is small enough to profit; burn's own layer otherwise (or if `x` cannot be read).
-fn dense(linear: &Linear, packed: Option<&PackedDense>, x: Tensor<3>) -> Tensor<3> {
-    packed_dense(packed, &x, false).unwrap_or_else(|| linear.forward(x))
-}
-
-/// `gelu(linear(x))`, fused on the packed path.
-fn dense_gelu(linear: &Linear, packed: Option<&PackedDense>, x: Tensor<3>) -> Tensor<3> {
-    packed_dense(packed, &x, true).unwrap_or_else(|| gelu(linear.forward(x)))
-}
-
-fn packed_dense(packed: Option<&PackedDense>, x: &Tensor<3>, gelu: bool) -> Option<Tensor<3>> {
-    let [rows, n, d] = x.dims();
-    let p = packed.filter(|p| rows * n <= MAX_PACKED_ROWS && p.d_in() == d)?;
-    let input = x.clone().try_into_data().ok()?.try_into_vec::<f32>().ok()?;
-    let mut out = p.apply(&input, rows * n)?;
-    if gelu {
-        gelu_in_place(&mut out);
-    }
-    Some(Tensor::from_data(
-        TensorData::new(out, [rows, n, p.d_out()]),
-        &x.device(),
-    ))
+fn host_norm(norm: &LayerNorm) -> Option<Norm> {
+    let gamma = read_vec(norm.gamma.val())?;
+    let beta = match &norm.beta {
+        Some(b) => read_vec(b.val())?,
+        None => vec![0.0; gamma.len()],
+    };
+    // The epsilon is private to the module; every norm here is built from the default
+    // configuration (see `Init::layer_norm`).
+    let epsilon = LayerNormConfig::new(gamma.len()).epsilon as f32;
+    Some(Norm {
+        gamma,
+        beta,
+        epsilon,
+    })
 }
 
 impl Block {
@@ -272,24 +246,13 @@ impl Block {
         shared: Option<&LayerKv>,
         branch: Option<&LayerKv>,
         mask: Option<Tensor<4, Bool>>,
-        packed: Option<&PackedBlock>,
     ) -> (Tensor<3>, LayerKv) {
-        let (a, kv) = self.attn.forward(
-            self.norm_attn.forward(x.clone()),
-            shared,
-            branch,
-            mask,
-            packed.map(|p| (&p.qkv, &p.proj)),
-        );
+        let (a, kv) = self
+            .attn
+            .forward(self.norm_attn.forward(x.clone()), shared, branch, mask);
         let x = x + self.dropout.forward(a);
-        let h = dense_gelu(
-            &self.fc_in,
-            packed.map(|p| &p.fc_in),
-            self.norm_mlp.forward(x.clone()),
-        );
-        let x = x + self
-            .dropout
-            .forward(dense(&self.fc_out, packed.map(|p| &p.fc_out), h));
+        let h = gelu(self.fc_in.forward(self.norm_mlp.forward(x.clone())));
+        let x = x + self.dropout.forward(self.fc_out.forward(h));
         (x, kv)
     }
 }
@@ -301,12 +264,11 @@ impl Attention {
         shared: Option<&LayerKv>,
         branch: Option<&LayerKv>,
         mask: Option<Tensor<4, Bool>>,
-        packed: Option<(&PackedDense, &PackedDense)>,
     ) -> (Tensor<3>, LayerKv) {
         let [rows, n, d] = x.dims();
         let h = self.n_heads;
         let hd = d / h;
-        let qkv = dense(&self.qkv, packed.map(|p| p.0), x);
+        let qkv = self.qkv.forward(x);
         let split = |i: usize| {
             qkv.clone()
                 .narrow(2, i * d, d)
@@ -353,10 +315,7 @@ impl Attention {
             offset += len;
         }
         let context = context.swap_dims(1, 2).reshape([rows, n, d]);
-        (
-            dense(&self.proj, packed.map(|p| p.1), context),
-            LayerKv { k, v },
-        )
+        (self.proj.forward(context), LayerKv { k, v })
     }
 }
 

@@ -6,6 +6,17 @@ use specula_model::{BurnLm, Gpt, ModelConfig};
 
 const TOL: f32 = 1e-4;
 
+/// Both forward paths: the host one (the default on the CPU) and burn's own.
+const PATHS: [bool; 2] = [true, false];
+
+/// A tiny random model on the host forward path (`host`) or burn's.
+fn tiny_on(seed: u64, host: bool) -> BurnLm {
+    let mut lm = tiny(seed);
+    lm.set_host_forward(host);
+    assert_eq!(lm.host_forward(), host);
+    lm
+}
+
 fn tiny(seed: u64) -> BurnLm {
     let config = ModelConfig {
         vocab_size: 11,
@@ -69,161 +80,171 @@ fn request(
 
 #[test]
 fn cached_logits_equal_uncached_ones_token_by_token() {
-    let mut lm = tiny(1);
-    let tokens = seq(1, 30);
-    // A 5-token prompt, then one new token per request, as autoregressive decoding does.
-    for len in 5..=30 {
-        check(
-            &mut lm,
-            &request(len, vec![tokens[..len].to_vec()], vec![(0, len)]),
-        );
+    for host in PATHS {
+        let mut lm = tiny_on(1, host);
+        let tokens = seq(1, 30);
+        // A 5-token prompt, then one new token per request, as autoregressive decoding does.
+        for len in 5..=30 {
+            check(
+                &mut lm,
+                &request(len, vec![tokens[..len].to_vec()], vec![(0, len)]),
+            );
+        }
+        assert_eq!(lm.cached_tokens(), &tokens[..]);
     }
-    assert_eq!(lm.cached_tokens(), &tokens[..]);
 }
 
 #[test]
 fn verification_rows_and_rollback_match_uncached_logits() {
-    let mut lm = tiny(2);
-    let mut tokens = seq(2, 10);
-    // γ = 4 verification: 5 rows over the committed prefix plus 4 drafts.
-    tokens.extend([1, 2, 3, 4]);
-    check(
-        &mut lm,
-        &request(
-            10,
-            vec![tokens.clone()],
-            (10..=14).map(|p| (0, p)).collect(),
-        ),
-    );
-    // Two drafts accepted, the third replaced: the cache must drop positions 12 and 13.
-    let mut next = tokens[..12].to_vec();
-    next.push(9);
-    next.extend([5, 6]);
-    check(
-        &mut lm,
-        &request(13, vec![next.clone()], (13..=15).map(|p| (0, p)).collect()),
-    );
-    // An explicit rollback far back, then forward again.
-    lm.truncate(3);
-    assert_eq!(lm.cached_tokens().len(), 3);
-    check(
-        &mut lm,
-        &request(15, vec![next.clone()], vec![(0, 4), (0, 15)]),
-    );
-    // A completely different sequence (nothing shared).
-    check(&mut lm, &request(6, vec![seq(9, 6)], vec![(0, 6)]));
+    for host in PATHS {
+        let mut lm = tiny_on(2, host);
+        let mut tokens = seq(2, 10);
+        // γ = 4 verification: 5 rows over the committed prefix plus 4 drafts.
+        tokens.extend([1, 2, 3, 4]);
+        check(
+            &mut lm,
+            &request(
+                10,
+                vec![tokens.clone()],
+                (10..=14).map(|p| (0, p)).collect(),
+            ),
+        );
+        // Two drafts accepted, the third replaced: the cache must drop positions 12 and 13.
+        let mut next = tokens[..12].to_vec();
+        next.push(9);
+        next.extend([5, 6]);
+        check(
+            &mut lm,
+            &request(13, vec![next.clone()], (13..=15).map(|p| (0, p)).collect()),
+        );
+        // An explicit rollback far back, then forward again.
+        lm.truncate(3);
+        assert_eq!(lm.cached_tokens().len(), 3);
+        check(
+            &mut lm,
+            &request(15, vec![next.clone()], vec![(0, 4), (0, 15)]),
+        );
+        // A completely different sequence (nothing shared).
+        check(&mut lm, &request(6, vec![seq(9, 6)], vec![(0, 6)]));
+    }
 }
 
 #[test]
 fn batched_verification_equals_one_by_one() {
-    let committed = seq(3, 12);
-    let drafts = [[1, 2, 3], [1, 5, 7], [4, 4, 4], [0, 9, 2]];
-    let sequences: Vec<Vec<u32>> = drafts
-        .iter()
-        .map(|d| committed.iter().chain(d).copied().collect())
-        .collect();
-    // Every node of the draft set, as a SpecTr target request lists them.
-    let mut queries = vec![(0, 12)];
-    for s in 0..4 {
-        queries.extend((13..=15).map(|p| (s, p)));
-    }
-    let mut batched = tiny(3);
-    let all = request(12, sequences.clone(), queries.clone());
-    let together = batched.forward(&all).unwrap();
-    check(&mut batched, &all);
-    for (i, &(s, p)) in queries.iter().enumerate() {
-        let mut alone = tiny(3);
-        let one = alone
-            .forward(&request(12, vec![sequences[s].clone()], vec![(0, p)]))
-            .unwrap();
-        let diff = one
-            .row(0)
-            .unwrap()
+    for host in PATHS {
+        let committed = seq(3, 12);
+        let drafts = [[1, 2, 3], [1, 5, 7], [4, 4, 4], [0, 9, 2]];
+        let sequences: Vec<Vec<u32>> = drafts
             .iter()
-            .zip(together.row(i).unwrap())
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f32::max);
-        assert!(diff < TOL, "query {i}: {diff}");
+            .map(|d| committed.iter().chain(d).copied().collect())
+            .collect();
+        // Every node of the draft set, as a SpecTr target request lists them.
+        let mut queries = vec![(0, 12)];
+        for s in 0..4 {
+            queries.extend((13..=15).map(|p| (s, p)));
+        }
+        let mut batched = tiny_on(3, host);
+        let all = request(12, sequences.clone(), queries.clone());
+        let together = batched.forward(&all).unwrap();
+        check(&mut batched, &all);
+        for (i, &(s, p)) in queries.iter().enumerate() {
+            let mut alone = tiny_on(3, host);
+            let one = alone
+                .forward(&request(12, vec![sequences[s].clone()], vec![(0, p)]))
+                .unwrap();
+            let diff = one
+                .row(0)
+                .unwrap()
+                .iter()
+                .zip(together.row(i).unwrap())
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
+            assert!(diff < TOL, "query {i}: {diff}");
+        }
     }
 }
 
 #[test]
 fn draft_calls_reuse_their_branches_and_ragged_rows_are_padded() {
-    let mut lm = tiny(4);
-    let committed = seq(4, 9);
-    let with = |suffix: &[u32]| -> Vec<u32> { committed.iter().chain(suffix).copied().collect() };
-    // SpecTr draft calls: depth 1 (one sequence), then three branches grown one token at a time.
-    check(&mut lm, &request(9, vec![committed.clone()], vec![(0, 9)]));
-    let depth2 = vec![with(&[1]), with(&[2]), with(&[3])];
-    check(
-        &mut lm,
-        &request(9, depth2, vec![(0, 10), (1, 10), (2, 10)]),
-    );
-    let depth3 = vec![with(&[1, 5]), with(&[2, 6]), with(&[3, 7])];
-    check(
-        &mut lm,
-        &request(9, depth3, vec![(0, 11), (1, 11), (2, 11)]),
-    );
-    let positions = lm.stats().positions;
-    let depth4 = vec![with(&[1, 5, 0]), with(&[2, 6, 1]), with(&[3, 7, 2])];
-    check(
-        &mut lm,
-        &request(9, depth4, vec![(0, 12), (1, 12), (2, 12)]),
-    );
-    assert_eq!(
-        lm.stats().positions - positions,
-        3,
-        "one new position per branch"
-    );
-    // A tree level: two children of the same parent, and rows of different lengths.
-    let tree = vec![with(&[1, 5, 0, 4]), with(&[1, 5, 0, 8]), with(&[2, 6])];
-    check(
-        &mut lm,
-        &request(9, tree, vec![(0, 13), (1, 13), (2, 11), (0, 10)]),
-    );
+    for host in PATHS {
+        let mut lm = tiny_on(4, host);
+        let committed = seq(4, 9);
+        let with =
+            |suffix: &[u32]| -> Vec<u32> { committed.iter().chain(suffix).copied().collect() };
+        // SpecTr draft calls: depth 1 (one sequence), then three branches grown one token at a time.
+        check(&mut lm, &request(9, vec![committed.clone()], vec![(0, 9)]));
+        let depth2 = vec![with(&[1]), with(&[2]), with(&[3])];
+        check(
+            &mut lm,
+            &request(9, depth2, vec![(0, 10), (1, 10), (2, 10)]),
+        );
+        let depth3 = vec![with(&[1, 5]), with(&[2, 6]), with(&[3, 7])];
+        check(
+            &mut lm,
+            &request(9, depth3, vec![(0, 11), (1, 11), (2, 11)]),
+        );
+        let positions = lm.stats().positions;
+        let depth4 = vec![with(&[1, 5, 0]), with(&[2, 6, 1]), with(&[3, 7, 2])];
+        check(
+            &mut lm,
+            &request(9, depth4, vec![(0, 12), (1, 12), (2, 12)]),
+        );
+        assert_eq!(
+            lm.stats().positions - positions,
+            3,
+            "one new position per branch"
+        );
+        // A tree level: two children of the same parent, and rows of different lengths.
+        let tree = vec![with(&[1, 5, 0, 4]), with(&[1, 5, 0, 8]), with(&[2, 6])];
+        check(
+            &mut lm,
+            &request(9, tree, vec![(0, 13), (1, 13), (2, 11), (0, 10)]),
+        );
+    }
 }
 
 #[test]
 fn bad_requests_are_errors_not_panics() {
-    let mut lm = tiny(5);
-    assert!(
-        lm.forward(&request(2, vec![vec![1, 2]], vec![(0, 3)]))
-            .is_err()
-    );
-    assert!(
-        lm.forward(&request(2, vec![vec![1, 2]], vec![(1, 1)]))
-            .is_err()
-    );
-    assert!(
-        lm.forward(&request(2, vec![vec![1, 20]], vec![(0, 2)]))
-            .is_err()
-    );
-    assert!(
-        lm.forward(&request(1, vec![seq(1, 49)], vec![(0, 49)]))
-            .is_err()
-    );
-    assert!(
-        lm.forward(&request(0, vec![vec![1]], vec![(0, 0)]))
-            .is_err()
-    );
-    assert_eq!(
-        lm.forward(&request(1, vec![vec![1]], vec![]))
-            .unwrap()
-            .rows(),
-        0
-    );
+    for host in PATHS {
+        let mut lm = tiny_on(5, host);
+        assert!(
+            lm.forward(&request(2, vec![vec![1, 2]], vec![(0, 3)]))
+                .is_err()
+        );
+        assert!(
+            lm.forward(&request(2, vec![vec![1, 2]], vec![(1, 1)]))
+                .is_err()
+        );
+        assert!(
+            lm.forward(&request(2, vec![vec![1, 20]], vec![(0, 2)]))
+                .is_err()
+        );
+        assert!(
+            lm.forward(&request(1, vec![seq(1, 49)], vec![(0, 49)]))
+                .is_err()
+        );
+        assert!(
+            lm.forward(&request(0, vec![vec![1]], vec![(0, 0)]))
+                .is_err()
+        );
+        assert_eq!(
+            lm.forward(&request(1, vec![vec![1]], vec![]))
+                .unwrap()
+                .rows(),
+            0
+        );
+    }
 }
 
-/// The packed dense layers (default on the CPU backend) against burn's own matmul, for
-/// one row, a verification of 8 positions, and 5 × 8 = 40 rows (above the packed limit,
-/// so that request must fall back to burn).
+/// The host forward (default on the CPU backend) against burn's own, for one row, a
+/// verification of 8 positions, and 5 × 8 = 40 rows (several row blocks per weight panel).
 #[test]
-fn packed_dense_layers_agree_with_burns_matmul() {
-    let mut packed = tiny(5);
+fn the_host_forward_agrees_with_burns() {
+    let mut host = tiny(5);
     let mut plain = tiny(5);
-    assert!(packed.packed_dense(), "on by default on the CPU backend");
-    plain.set_packed_dense(false);
-    assert!(!plain.packed_dense());
+    assert!(host.host_forward(), "on by default on the CPU backend");
+    plain.set_host_forward(false);
+    assert!(!plain.host_forward());
     let one = request(10, vec![seq(1, 11)], vec![(0, 11)]);
     let eight = request(10, vec![seq(1, 18)], (11..=18).map(|p| (0, p)).collect());
     let forty = request(
@@ -234,7 +255,7 @@ fn packed_dense_layers_agree_with_burns_matmul() {
             .collect(),
     );
     for r in [one, eight, forty] {
-        let a = packed.forward(&r).unwrap();
+        let a = host.forward(&r).unwrap();
         let b = plain.forward(&r).unwrap();
         assert_eq!(a.rows(), b.rows());
         for i in 0..a.rows() {
@@ -252,28 +273,30 @@ fn packed_dense_layers_agree_with_burns_matmul() {
 
 #[test]
 fn the_accepted_draft_of_a_verification_is_not_recomputed() {
-    let mut lm = tiny(6);
-    let committed = seq(6, 10);
-    let with = |prefix: &[u32], suffix: &[u32]| -> Vec<u32> {
-        prefix.iter().chain(suffix).copied().collect()
-    };
-    // A SpecTr verification: three drafts of three tokens after the committed prefix.
-    let drafts = [[1, 2, 3], [4, 5, 6], [7, 8, 9]];
-    let sequences: Vec<Vec<u32>> = drafts.iter().map(|d| with(&committed, d)).collect();
-    let mut queries = vec![(0, 10)];
-    for s in 0..3 {
-        queries.extend((11..=13).map(|p| (s, p)));
+    for host in PATHS {
+        let mut lm = tiny_on(6, host);
+        let committed = seq(6, 10);
+        let with = |prefix: &[u32], suffix: &[u32]| -> Vec<u32> {
+            prefix.iter().chain(suffix).copied().collect()
+        };
+        // A SpecTr verification: three drafts of three tokens after the committed prefix.
+        let drafts = [[1, 2, 3], [4, 5, 6], [7, 8, 9]];
+        let sequences: Vec<Vec<u32>> = drafts.iter().map(|d| with(&committed, d)).collect();
+        let mut queries = vec![(0, 10)];
+        for s in 0..3 {
+            queries.extend((11..=13).map(|p| (s, p)));
+        }
+        check(&mut lm, &request(10, sequences, queries));
+        // Two tokens of the second draft accepted, then a replacement token: the next
+        // verification's shared prefix takes the accepted tokens from the previous batch and
+        // computes only the replacement, plus its own two rows of two drafts.
+        let next = with(&committed, &[4, 5, 10]);
+        let positions = lm.stats().positions;
+        let rows = vec![with(&next, &[1, 2]), with(&next, &[3, 4])];
+        check(
+            &mut lm,
+            &request(13, rows, vec![(0, 13), (0, 14), (0, 15), (1, 14), (1, 15)]),
+        );
+        assert_eq!(lm.stats().positions - positions, 1 + 2 * 2);
     }
-    check(&mut lm, &request(10, sequences, queries));
-    // Two tokens of the second draft accepted, then a replacement token: the next
-    // verification's shared prefix takes the accepted tokens from the previous batch and
-    // computes only the replacement, plus its own two rows of two drafts.
-    let next = with(&committed, &[4, 5, 10]);
-    let positions = lm.stats().positions;
-    let rows = vec![with(&next, &[1, 2]), with(&next, &[3, 4])];
-    check(
-        &mut lm,
-        &request(13, rows, vec![(0, 13), (0, 14), (0, 15), (1, 14), (1, 15)]),
-    );
-    assert_eq!(lm.stats().positions - positions, 1 + 2 * 2);
 }

@@ -1,0 +1,178 @@
+//! [`HostGpt`]: the inference forward pass of a [`Gpt`](crate::Gpt) on plain host memory,
+//! for burn's CPU backend.
+//!
+//! Why: decoding asks for one to a few dozen positions per call, and at that size burn's
+//! per-operation work (dispatch, layout copies, allocation, a gemm that repacks its
+//! operands) cost more than the arithmetic — ~40 tensor operations per draft call, and a
+//! verification of 5 positions cost 1.35–1.87 autoregressive steps inside decoding where
+//! its weights alone cost 1.2. Here the same pass is a handful of loops over `Vec<f32>`:
+//! dense layers on weights packed once ([`PackedDense`]), LayerNorm, GELU and attention
+//! ([`attend`]). The weights are read from the burn module, which stays the definition;
+//! tests compare every logit with burn's uncached forward.
+
+use crate::dense::{PackedDense, gelu_in_place};
+use crate::host_attention::{Context, attend};
+use crate::host_kv::{HostCache, HostKv, HostLayer};
+
+/// LayerNorm parameters.
+#[derive(Debug, Clone)]
+pub(crate) struct Norm {
+    pub(crate) gamma: Vec<f32>,
+    pub(crate) beta: Vec<f32>,
+    pub(crate) epsilon: f32,
+}
+
+/// One block's parameters.
+#[derive(Debug, Clone)]
+pub(crate) struct HostBlock {
+    pub(crate) norm_attn: Norm,
+    pub(crate) qkv: PackedDense,
+    pub(crate) proj: PackedDense,
+    pub(crate) norm_mlp: Norm,
+    pub(crate) fc_in: PackedDense,
+    pub(crate) fc_out: PackedDense,
+}
+
+/// A whole model's inference parameters in host memory.
+#[derive(Debug, Clone)]
+pub(crate) struct HostGpt {
+    pub(crate) d: usize,
+    pub(crate) heads: usize,
+    pub(crate) vocab: usize,
+    pub(crate) max_seq: usize,
+    /// `[vocab, d]`.
+    pub(crate) token_embedding: Vec<f32>,
+    /// `[max_seq, d]`.
+    pub(crate) position_embedding: Vec<f32>,
+    pub(crate) blocks: Vec<HostBlock>,
+    pub(crate) final_norm: Norm,
+    pub(crate) head: PackedDense,
+}
+
+/// What a forward pass attends to besides its own new positions.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct HostContext<'a> {
+    /// The shared prefix cache and its valid length.
+    pub(crate) shared: Option<(&'a HostCache, usize)>,
+    /// One run of positions per row after the shared prefix.
+    pub(crate) branch: Option<&'a HostKv>,
+}
+
+impl HostGpt {
+    /// An empty shared-prefix cache for this model.
+    pub(crate) fn new_cache(&self) -> HostCache {
+        HostCache::new(
+            self.blocks.len(),
+            self.heads,
+            self.max_seq,
+            self.d / self.heads,
+        )
+    }
+
+    /// Logits (`[rows, n, vocab]`, row-major) for `tokens` (`rows × n`) at positions
+    /// `start..start + n`, after the `context` (which must hold exactly `start` positions
+    /// per row), and the new positions' keys/values. `None` when the shapes do not fit
+    /// (a token outside the vocabulary, too many positions, a context of another length).
+    pub(crate) fn forward(
+        &self,
+        tokens: &[u32],
+        rows: usize,
+        start: usize,
+        context: HostContext<'_>,
+    ) -> Option<(Vec<f32>, HostKv)> {
+        let d = self.d;
+        let n = tokens.len().checked_div(rows)?;
+        let shared_len = context.shared.map_or(0, |(_, len)| len);
+        let branch_len = context.branch.map_or(0, |b| b.len);
+        let fits = n > 0
+            && rows * n == tokens.len()
+            && start + n <= self.max_seq
+            && shared_len + branch_len == start
+            && context
+                .branch
+                .is_none_or(|b| b.rows == rows && b.heads * b.head_dim == d)
+            && tokens.iter().all(|&t| (t as usize) < self.vocab);
+        if !fits {
+            return None;
+        }
+        let m = rows * n;
+        let mut x = Vec::with_capacity(m * d);
+        for (i, &t) in tokens.iter().enumerate() {
+            let pos = start + i % n;
+            let tok = &self.token_embedding[t as usize * d..(t as usize + 1) * d];
+            let at = &self.position_embedding[pos * d..(pos + 1) * d];
+            x.extend(tok.iter().zip(at).map(|(a, b)| a + b));
+        }
+        let mut new = HostKv {
+            rows,
+            heads: self.heads,
+            len: n,
+            head_dim: d / self.heads,
+            layers: Vec::with_capacity(self.blocks.len()),
+        };
+        let mut context_out = vec![0.0; m * d];
+        for (layer, block) in self.blocks.iter().enumerate() {
+            let qkv = block.qkv.apply(&block.norm_attn.apply(&x, d), m)?;
+            new.layers.push(split_kv(&qkv, rows, self.heads, d));
+            attend(
+                &qkv,
+                &new,
+                layer,
+                Context {
+                    shared: context.shared,
+                    branch: context.branch,
+                },
+                &mut context_out,
+            );
+            add_in_place(&mut x, &block.proj.apply(&context_out, m)?);
+            let mut hidden = block.fc_in.apply(&block.norm_mlp.apply(&x, d), m)?;
+            gelu_in_place(&mut hidden);
+            add_in_place(&mut x, &block.fc_out.apply(&hidden, m)?);
+        }
+        let logits = self.head.apply(&self.final_norm.apply(&x, d), m)?;
+        Some((logits, new))
+    }
+}
+
+impl Norm {
+    /// LayerNorm of every `d`-wide row of `x` (biased variance, as burn computes it).
+    fn apply(&self, x: &[f32], d: usize) -> Vec<f32> {
+        let mut out = Vec::with_capacity(x.len());
+        for row in x.chunks_exact(d) {
+            let mean = row.iter().sum::<f32>() / d as f32;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d as f32;
+            let inv = 1.0 / (var + self.epsilon).sqrt();
+            out.extend(
+                row.iter()
+                    .zip(&self.gamma)
+                    .zip(&self.beta)
+                    .map(|((v, g), b)| (v - mean) * inv * g + b),
+            );
+        }
+        out
+    }
+}
+
+/// The keys and values of `qkv` (`[rows, n, 3d]`) as `[rows, heads, n, head_dim]` each.
+fn split_kv(qkv: &[f32], rows: usize, heads: usize, d: usize) -> HostLayer {
+    let hd = d / heads;
+    let n = qkv.len() / (3 * d * rows);
+    let mut k = Vec::with_capacity(qkv.len() / 3);
+    let mut v = Vec::with_capacity(qkv.len() / 3);
+    for r in 0..rows {
+        for h in 0..heads {
+            for t in 0..n {
+                let at = (r * n + t) * 3 * d + h * hd;
+                k.extend_from_slice(&qkv[at + d..at + d + hd]);
+                v.extend_from_slice(&qkv[at + 2 * d..at + 2 * d + hd]);
+            }
+        }
+    }
+    HostLayer { k, v }
+}
+
+fn add_in_place(x: &mut [f32], y: &[f32]) {
+    for (a, b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
