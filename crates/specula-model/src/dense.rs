@@ -28,15 +28,19 @@ pub(crate) struct PackedDense {
 }
 
 /// Accumulator vectors per row and panel: enough independent chains to hide the latency
-/// of a multiply-add (scalar code needs more of them).
+/// of a multiply-add (scalar code needs more of them). With AVX-512's 32 registers, 4 per
+/// row also halves the broadcasts per multiply-add; one position then ran ~15 % faster.
 const fn unroll(lanes: usize) -> usize {
-    if lanes == 1 { 4 } else { 2 }
+    match lanes {
+        1 | 16.. => 4,
+        _ => 2,
+    }
 }
 
-/// Rows per pass over the weights, so that rows × unroll accumulators fit in the
-/// registers (32 vector registers with AVX-512, 16 otherwise).
+/// Rows per block, so that rows × unroll accumulators plus the weight vectors fit in the
+/// registers (32 vector registers with AVX-512: 6 × 4 + 4 + 1, 16 otherwise).
 const fn block_rows(lanes: usize) -> usize {
-    if lanes >= 16 { 8 } else { 4 }
+    if lanes >= 16 { 6 } else { 4 }
 }
 
 impl PackedDense {
@@ -186,6 +190,8 @@ impl WithSimd for Apply<'_> {
             scalar_reference(layer, x, out);
         } else if lanes == 1 {
             row_blocks::<S, { unroll(1) }>(simd, layer, x, out, block_rows(1));
+        } else if lanes >= 16 {
+            row_blocks::<S, { unroll(16) }>(simd, layer, x, out, block_rows(lanes));
         } else {
             row_blocks::<S, { unroll(2) }>(simd, layer, x, out, block_rows(lanes));
         }
