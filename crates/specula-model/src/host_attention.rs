@@ -60,53 +60,228 @@ impl WithSimd for Attend<'_> {
         } = self;
         let (rows, n, heads, hd) = (new.rows, new.len, new.heads, new.head_dim);
         let d = heads * hd;
+        let queries = rows * n;
         let scale = 1.0 / (hd as f32).sqrt();
         let shared_len = context.shared.map_or(0, |(_, len)| len);
         let branch_len = context.branch.map_or(0, |b| b.len);
-        let mut scores = Vec::with_capacity(shared_len + branch_len + n);
-        for r in 0..rows {
-            for t in 0..n {
-                let at = (r * n + t) * 3 * d;
-                let query = &qkv[at..at + d];
-                let o = &mut out[(r * n + t) * d..(r * n + t + 1) * d];
-                for h in 0..heads {
-                    let q = &query[h * hd..(h + 1) * hd];
-                    // The key/value blocks this position may see, in order.
-                    let shared = context.shared.map(|(c, len)| c.head(layer, h, len));
-                    let branch = context.branch.map(|b| b.head(layer, r, h));
-                    let (new_k, new_v) = new.head(layer, r, h);
-                    let own = ((t + 1) * hd).min(new_k.len());
-                    let blocks = [shared, branch, Some((&new_k[..own], &new_v[..own]))];
-                    scores.clear();
-                    for (keys, _) in blocks.iter().flatten() {
-                        for key in keys.chunks_exact(hd) {
-                            scores.push(dot(simd, q, key) * scale);
-                        }
-                    }
-                    let mut max = f32::NEG_INFINITY;
-                    for &s in &scores {
-                        max = max.max(s);
-                    }
-                    let mut sum = 0.0;
-                    for s in &mut scores {
-                        *s = (*s - max).exp();
-                        sum += *s;
-                    }
-                    let inv = 1.0 / sum;
-                    for s in &mut scores {
-                        *s *= inv;
-                    }
-                    let acc = &mut o[h * hd..(h + 1) * hd];
-                    acc.fill(0.0);
-                    let mut from = 0;
-                    for (_, values) in blocks.iter().flatten() {
-                        let len = values.len() / hd;
-                        weighted_sum(simd, &scores[from..from + len], values, acc);
-                        from += len;
-                    }
+        // One score row per query: shared prefix, branch, then its own new positions.
+        let stride = shared_len + branch_len + n;
+        let mut scores = vec![0.0; queries * stride];
+        // Heads outermost: one head's keys and values stay in cache for every query.
+        for h in 0..heads {
+            // Every query against the shared prefix at once, in blocks of up to 8 queries
+            // that share each load of the (transposed) keys.
+            if let Some((cache, len)) = context.shared {
+                let keys_t = cache.keys_t(layer, h);
+                let mut m0 = 0;
+                while m0 < queries {
+                    let block = Block {
+                        m0,
+                        q: |m: usize| m * 3 * d + h * hd,
+                        s: |m: usize| m * stride,
+                    };
+                    let count = (queries - m0).min(8);
+                    with_block!(count, |R| shared_scores::<S, R>(
+                        simd,
+                        &block,
+                        qkv,
+                        (keys_t, cache.max_seq(), len, hd),
+                        scale,
+                        &mut scores
+                    ));
+                    m0 += count;
                 }
             }
+            for m in 0..queries {
+                let (r, t) = (m / n, m % n);
+                let at = m * 3 * d + h * hd;
+                let q = &qkv[at..at + hd];
+                let row = &mut scores[m * stride..m * stride + shared_len + branch_len + t + 1];
+                // The few branch and new keys one by one.
+                let mut at = shared_len;
+                if let Some(b) = context.branch {
+                    for key in b.head(layer, r, h).0.chunks_exact(hd) {
+                        row[at] = dot(simd, q, key) * scale;
+                        at += 1;
+                    }
+                }
+                let (new_k, _) = new.head(layer, r, h);
+                for key in new_k.chunks_exact(hd).take(t + 1) {
+                    row[at] = dot(simd, q, key) * scale;
+                    at += 1;
+                }
+                let mut max = f32::NEG_INFINITY;
+                for &s in row.iter() {
+                    max = max.max(s);
+                }
+                let mut sum = 0.0;
+                for s in row.iter_mut() {
+                    *s = (*s - max).exp();
+                    sum += *s;
+                }
+                let inv = 1.0 / sum;
+                for s in row.iter_mut() {
+                    *s *= inv;
+                }
+            }
+            // Outputs: the shared prefix's values in blocks of queries (this stores), then
+            // the branch's and the new positions' (these add).
+            let mut m0 = 0;
+            while m0 < queries {
+                let count = (queries - m0).min(8);
+                match context.shared {
+                    Some((cache, len)) => {
+                        let block = Block {
+                            m0,
+                            q: |m: usize| m * stride,
+                            s: |m: usize| m * d + h * hd,
+                        };
+                        let values = cache.values(layer, h, len);
+                        with_block!(count, |R| shared_values::<S, R>(
+                            simd,
+                            &block,
+                            &scores,
+                            (values, len, hd),
+                            out
+                        ));
+                    }
+                    None => {
+                        for m in m0..m0 + count {
+                            out[m * d + h * hd..m * d + (h + 1) * hd].fill(0.0);
+                        }
+                    }
+                }
+                m0 += count;
+            }
+            for m in 0..queries {
+                let (r, t) = (m / n, m % n);
+                let weights = &scores[m * stride + shared_len..m * stride + stride];
+                let acc = &mut out[m * d + h * hd..m * d + (h + 1) * hd];
+                let mut at = 0;
+                if let Some(b) = context.branch {
+                    let values = b.head(layer, r, h).1;
+                    weighted_sum(simd, &weights[..branch_len], values, acc);
+                    at = branch_len;
+                }
+                let (_, new_v) = new.head(layer, r, h);
+                weighted_sum(simd, &weights[at..at + t + 1], &new_v[..(t + 1) * hd], acc);
+            }
         }
+    }
+}
+
+/// Runs `$f` with the const block size `R` equal to `$count` (1 to 8).
+macro_rules! with_block {
+    ($count:expr, |$r:ident| $f:expr) => {
+        match $count {
+            1 => {
+                const $r: usize = 1;
+                $f
+            }
+            2 => {
+                const $r: usize = 2;
+                $f
+            }
+            3 => {
+                const $r: usize = 3;
+                $f
+            }
+            4 => {
+                const $r: usize = 4;
+                $f
+            }
+            5 => {
+                const $r: usize = 5;
+                $f
+            }
+            6 => {
+                const $r: usize = 6;
+                $f
+            }
+            7 => {
+                const $r: usize = 7;
+                $f
+            }
+            _ => {
+                const $r: usize = 8;
+                $f
+            }
+        }
+    };
+}
+use with_block;
+
+/// A block of queries `m0..m0 + R`: where query `m`'s input starts (`q`) and where its
+/// output row starts (`s`).
+struct Block<Q, O> {
+    m0: usize,
+    q: Q,
+    s: O,
+}
+
+/// Scores of `R` queries against `len` positions of transposed keys (`[head_dim, stride]`):
+/// per vector of positions, `head_dim` loads of keys, each shared by the `R` queries.
+#[inline(always)]
+fn shared_scores<S: Simd, const R: usize>(
+    simd: S,
+    block: &Block<impl Fn(usize) -> usize, impl Fn(usize) -> usize>,
+    qkv: &[f32],
+    (keys_t, stride, len, hd): (&[f32], usize, usize, usize),
+    scale: f32,
+    scores: &mut [f32],
+) {
+    let q: [usize; R] = std::array::from_fn(|r| (block.q)(block.m0 + r));
+    let s: [usize; R] = std::array::from_fn(|r| (block.s)(block.m0 + r));
+    let lanes = S::F32_LANES;
+    let scale = simd.splat_f32s(scale);
+    let mut c0 = 0;
+    while c0 < len {
+        let w = lanes.min(len - c0);
+        let mut acc = [simd.splat_f32s(0.0); R];
+        for i in 0..hd {
+            let keys = simd.partial_load_f32s(&keys_t[i * stride + c0..i * stride + c0 + w]);
+            for r in 0..R {
+                let qi = simd.splat_f32s(qkv[q[r] + i]);
+                acc[r] = simd.mul_add_e_f32s(qi, keys, acc[r]);
+            }
+        }
+        for r in 0..R {
+            let row = &mut scores[s[r] + c0..s[r] + c0 + w];
+            simd.partial_store_f32s(row, simd.mul_f32s(acc[r], scale));
+        }
+        c0 += w;
+    }
+}
+
+/// Outputs of `R` queries (stored, not added) from their weights over `len` positions of
+/// values (`[len, head_dim]`): per vector of output columns, each value load shared by the
+/// `R` queries.
+#[inline(always)]
+fn shared_values<S: Simd, const R: usize>(
+    simd: S,
+    block: &Block<impl Fn(usize) -> usize, impl Fn(usize) -> usize>,
+    weights: &[f32],
+    (values, len, hd): (&[f32], usize, usize),
+    out: &mut [f32],
+) {
+    let w_at: [usize; R] = std::array::from_fn(|r| (block.q)(block.m0 + r));
+    let o_at: [usize; R] = std::array::from_fn(|r| (block.s)(block.m0 + r));
+    let lanes = S::F32_LANES;
+    let mut c0 = 0;
+    while c0 < hd {
+        let w = lanes.min(hd - c0);
+        let mut acc = [simd.splat_f32s(0.0); R];
+        for p in 0..len {
+            let v = simd.partial_load_f32s(&values[p * hd + c0..p * hd + c0 + w]);
+            for r in 0..R {
+                let weight = simd.splat_f32s(weights[w_at[r] + p]);
+                acc[r] = simd.mul_add_e_f32s(weight, v, acc[r]);
+            }
+        }
+        for r in 0..R {
+            simd.partial_store_f32s(&mut out[o_at[r] + c0..o_at[r] + c0 + w], acc[r]);
+        }
+        c0 += w;
     }
 }
 
@@ -208,8 +383,9 @@ mod tests {
     #[test]
     fn matches_softmax_attention_over_cache_branch_and_causal_new_positions() {
         // Head widths with and without a ragged tail after whole groups of vectors.
-        for hd in [20, 64, 72] {
-            let (heads, rows, n) = (2, 2, 3);
+        // 1, 6 and 9 queries (blocks of up to 8 share each key load).
+        for (hd, rows, n) in [(20, 2, 3), (64, 2, 3), (72, 2, 3), (64, 1, 1), (20, 3, 3)] {
+            let heads = 2;
             let d = heads * hd;
             let mut cache = HostCache::new(1, heads, 8, hd);
             assert!(cache.write(0, &kv(1, heads, 2, hd, 1)));
@@ -230,10 +406,14 @@ mod tests {
                         let split = |block: &[f32], len: usize| -> Vec<Vec<f32>> {
                             block[..len * hd].chunks(hd).map(<[f32]>::to_vec).collect()
                         };
-                        let (ck, cv) = cache.head(0, h, 2);
+                        let keys_t = cache.keys_t(0, h);
+                        let ck: Vec<f32> = (0..2)
+                            .flat_map(|p| (0..hd).map(move |i| keys_t[i * 8 + p]))
+                            .collect();
+                        let cv = cache.values(0, h, 2);
                         let (bk, bv) = branch.head(0, r, h);
                         let (nk, nv) = new.head(0, r, h);
-                        let mut keys = split(ck, 2);
+                        let mut keys = split(&ck, 2);
                         keys.extend(split(bk, 1));
                         keys.extend(split(nk, t + 1));
                         let mut values = split(cv, 2);

@@ -1,8 +1,10 @@
 //! Keys and values in plain host memory, for [`HostGpt`](crate::host_model::HostGpt): the
-//! shared-prefix cache ([`HostCache`], one preallocated `[heads, max_seq, head_dim]` buffer
-//! per layer) and per-sequence runs ([`HostKv`], `[rows, heads, len, head_dim]`). Each
-//! head's positions are contiguous, so attention streams them in order (a position-major
-//! layout made attention a strided walk that the weight stream had evicted from cache).
+//! shared-prefix cache ([`HostCache`]: per layer, keys transposed as `[heads, head_dim,
+//! max_seq]` and values as `[heads, max_seq, head_dim]`, preallocated) and per-sequence runs
+//! ([`HostKv`], `[rows, heads, len, head_dim]`). Each head's data is contiguous, so
+//! attention streams it in order (a position-major layout made attention a strided walk
+//! that the weight stream had evicted from cache); transposed keys turn a query's scores
+//! against the whole prefix into `head_dim` vector updates with no horizontal sums.
 
 /// Keys and values of one layer, in one layout (see the users).
 #[derive(Debug, Clone, PartialEq)]
@@ -127,12 +129,22 @@ impl HostCache {
         }
     }
 
-    /// Keys and values of head `head` at the first `len` positions, `[len, head_dim]`.
-    pub(crate) fn head(&self, layer: usize, head: usize, len: usize) -> (&[f32], &[f32]) {
-        let l = &self.layers[layer];
+    /// The positions per key row of [`keys_t`](Self::keys_t).
+    pub(crate) fn max_seq(&self) -> usize {
+        self.max_seq
+    }
+
+    /// Keys of head `head`, transposed: `[head_dim, max_seq]` (row `i` holds component `i`
+    /// of every position; the first `len` of each row are valid).
+    pub(crate) fn keys_t(&self, layer: usize, head: usize) -> &[f32] {
+        let size = self.max_seq * self.head_dim;
+        &self.layers[layer].k[head * size..(head + 1) * size]
+    }
+
+    /// Values of head `head` at the first `len` positions, `[len, head_dim]`.
+    pub(crate) fn values(&self, layer: usize, head: usize, len: usize) -> &[f32] {
         let at = head * self.max_seq * self.head_dim;
-        let end = at + len * self.head_dim;
-        (&l.k[at..end], &l.v[at..end])
+        &self.layers[layer].v[at..at + len * self.head_dim]
     }
 
     /// Writes the single row of `new` at positions `start..start + new.len`; `false` (and
@@ -145,13 +157,18 @@ impl HostCache {
         {
             return false;
         }
-        let (hd, n) = (self.head_dim, new.len);
+        let (hd, n, max_seq) = (self.head_dim, new.len, self.max_seq);
         for (l, src) in self.layers.iter_mut().zip(&new.layers) {
             for h in 0..self.heads {
-                let at = (h * self.max_seq + start) * hd;
+                let at = (h * max_seq + start) * hd;
                 let from = h * n * hd..(h + 1) * n * hd;
-                l.k[at..at + n * hd].copy_from_slice(&src.k[from.clone()]);
-                l.v[at..at + n * hd].copy_from_slice(&src.v[from]);
+                l.v[at..at + n * hd].copy_from_slice(&src.v[from.clone()]);
+                let keys_t = &mut l.k[h * max_seq * hd..(h + 1) * max_seq * hd];
+                for (t, key) in src.k[from].chunks_exact(hd).enumerate() {
+                    for (i, &x) in key.iter().enumerate() {
+                        keys_t[i * max_seq + start + t] = x;
+                    }
+                }
             }
         }
         true
@@ -199,10 +216,25 @@ mod tests {
     fn the_cache_writes_one_row_in_place_and_refuses_what_does_not_fit() {
         let mut cache = HostCache::new(1, 2, 4, 1);
         assert!(cache.write(1, &kv(1, 2, 10.0)));
-        assert_eq!(cache.head(0, 0, 3).0, &[0.0, 10.0, 11.0]);
-        assert_eq!(cache.head(0, 1, 3).1, &[0.0, -12.0, -13.0]);
+        assert_eq!(cache.keys_t(0, 0), &[0.0, 10.0, 11.0, 0.0]);
+        assert_eq!(cache.values(0, 1, 3), &[0.0, -12.0, -13.0]);
         assert!(!cache.write(3, &kv(1, 2, 0.0)), "past max_seq");
         assert!(!cache.write(0, &kv(2, 1, 0.0)), "two rows");
-        assert_eq!(cache.head(0, 0, 2).0, &[0.0, 10.0]);
+        assert_eq!(cache.keys_t(0, 1), &[0.0, 12.0, 13.0, 0.0]);
+        // Transposed keys: component i of position p at i · max_seq + p.
+        let mut wide = HostCache::new(1, 1, 3, 2);
+        let one = HostKv {
+            rows: 1,
+            heads: 1,
+            len: 1,
+            head_dim: 2,
+            layers: vec![HostLayer {
+                k: vec![5.0, 6.0],
+                v: vec![7.0, 8.0],
+            }],
+        };
+        assert!(wide.write(2, &one));
+        assert_eq!(wide.keys_t(0, 0), &[0.0, 0.0, 5.0, 0.0, 0.0, 6.0]);
+        assert_eq!(wide.values(0, 0, 3), &[0.0, 0.0, 0.0, 0.0, 7.0, 8.0]);
     }
 }
