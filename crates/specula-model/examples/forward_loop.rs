@@ -1,15 +1,20 @@
 //! Profiling aid: 2000 forwards of the bundled target over N new positions after a
 //! 100-token cached prefix (what one verification of γ = N − 1 costs), e.g. under `perf`:
-//! `cargo run --release -p specula-model --example forward_loop -- 5`.
+//! `cargo run --release -p specula-model --example forward_loop -- 5 [DRAFT_CALLS]`.
 use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
 use specula_model::{Backend, ModelRole, bundled};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(5);
+    let arg = |i: usize, default: usize| {
+        std::env::args()
+            .nth(i)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(default)
+    };
+    let (n, drafts) = (arg(1, 5), arg(2, 0));
     let mut target = bundled::load(ModelRole::Target, Backend::Cpu)?;
+    let mut draft = bundled::load(ModelRole::Draft, Backend::Cpu)?;
+    let mut target_seconds = 0.0;
     let prompt: Vec<u32> = (0..100).map(|i| (i * 7 % 65) as u32).collect();
     let t = std::time::Instant::now();
     for r in 0..2000 {
@@ -21,16 +26,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 prefix_len: 101 + i,
             })
             .collect();
+        // Optional draft calls in between, as a speculative round makes them.
+        for i in 0..drafts {
+            draft.truncate(100 + i);
+            let seq: Vec<u32> = prompt.iter().copied().chain(0..=i as u32).collect();
+            let q = vec![Query {
+                sequence: 0,
+                prefix_len: 101 + i,
+            }];
+            draft.forward(&ForwardRequest {
+                role: Role::Draft,
+                committed_len: 100,
+                sequences: vec![seq],
+                queries: q,
+            })?;
+        }
         target.truncate(100);
+        let started = std::time::Instant::now();
         target.forward(&ForwardRequest {
             role: Role::Target,
             committed_len: 100,
             sequences: vec![seq],
             queries,
         })?;
+        target_seconds += started.elapsed().as_secs_f64();
     }
     println!(
-        "{n} positions: {:.3} ms per forward",
+        "{n} positions, {drafts} draft calls between: target {:.3} ms per forward ({:.3} ms per loop)",
+        target_seconds / 2.0,
         t.elapsed().as_secs_f64() / 2.0
     );
     Ok(())
