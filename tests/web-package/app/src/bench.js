@@ -6,6 +6,7 @@ const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
 const METHODS = [
   { name: "autoregressive", method: "autoregressive" },
   { name: "speculative (gamma 2)", method: "speculative", gamma: 2 },
+  { name: "speculative (gamma 3)", method: "speculative", gamma: 3 },
   { name: "speculative (gamma 4)", method: "speculative", gamma: 4 },
   { name: "SpecTr (K 2, L 4)", method: "spectr", drafts: 2, gamma: 4 },
 ];
