@@ -5,10 +5,13 @@
 //! larger **target**), a character-level tokenizer, and [`BurnLm`], which implements
 //! [`specula_engine::LanguageModel`] with
 //!
-//! - a per-layer K/V cache preallocated as `[1, heads, max_seq, head_dim]`, rolled back to
-//!   any accepted length by comparing tokens (a rejected draft simply stops matching);
+//! - a per-layer K/V cache preallocated for `max_seq` positions, rolled back to any
+//!   accepted length by comparing tokens (a rejected draft simply stops matching);
 //! - one batched forward pass over many positions of many sequences (γ + 1 positions for
-//!   speculative verification, K × L for SpecTr) that reuses the cache for the shared prefix.
+//!   speculative verification, K × L for SpecTr) that reuses the cache for the shared prefix;
+//! - on burn's CPU backend, a host forward pass on plain buffers (dense layers packed once,
+//!   batched attention; [`BurnLm::set_host_forward`]) instead of burn's per-operation path,
+//!   which stays the reference and runs on WebGPU.
 //!
 //! Weights are stored as f16 burnpack bytes with a JSON description and a SHA-256
 //! checksum ([`ModelBundle`]); the trained pair ships inside the crate ([`bundled`]).
