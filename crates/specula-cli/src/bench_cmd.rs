@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use specula_engine::{
     DecodeConfig, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Metrics, Query,
@@ -228,6 +229,18 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     // machine (its memory bandwidth varies from minute to minute) hit all methods alike
     // and the speedups compare like with like.
     let mut totals = vec![(Metrics::default(), 0.0_f64); methods.len()];
+    // On stderr, and only on a terminal (indicatif hides it otherwise).
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new((prompts.len() as u64) * repeat * methods.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} decodes {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     for (i, prompt) in prompts.iter().enumerate() {
         for r in 0..repeat {
             for ((method, _), (total, seconds)) in methods.iter().zip(&mut totals) {
@@ -237,12 +250,15 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                     seed: r * 1000 + i as u64,
                     ..DecodeConfig::new(method.clone())
                 };
+                bar.set_message(method.name());
                 let run = decode::run(&mut pair, config, prompt, |_| {})?;
                 *seconds += run.wall.as_secs_f64();
                 add(total, &run.metrics);
+                bar.inc(1);
             }
         }
     }
+    bar.finish_and_clear();
     let mut rows: Vec<Row> = Vec::new();
     let mut ar_target_call = None;
     if !args.json {
