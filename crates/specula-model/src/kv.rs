@@ -79,3 +79,50 @@ impl Kv {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host_kv::HostLayer;
+
+    fn host(rows: usize, len: usize) -> Kv {
+        let size = rows * len;
+        Kv::Host(HostKv {
+            rows,
+            heads: 1,
+            len,
+            head_dim: 1,
+            layers: vec![HostLayer {
+                k: (0..size).map(|i| i as f32).collect(),
+                v: vec![0.0; size],
+            }],
+        })
+    }
+
+    fn burn(rows: usize, len: usize) -> Kv {
+        let device = Device::flex();
+        Kv::Burn(vec![LayerKv {
+            k: Tensor::zeros([rows, 1, len, 1], &device),
+            v: Tensor::zeros([rows, 1, len, 1], &device),
+        }])
+    }
+
+    #[test]
+    fn both_kinds_narrow_select_and_join_alike() {
+        let device = Device::flex();
+        for kv in [host(3, 2), burn(3, 2)] {
+            assert_eq!(kv.len(), 2);
+            assert_eq!(kv.row_prefix(1, 1).len(), 1);
+            let picked = kv.select(&[2, 0], &device);
+            let joined = picked.clone().cat(picked).map(|j| j.len());
+            assert_eq!(joined, Some(4));
+        }
+    }
+
+    #[test]
+    fn kinds_do_not_mix() {
+        assert!(host(1, 1).cat(burn(1, 1)).is_none());
+        assert!(burn(1, 1).cat(host(1, 1)).is_none());
+        assert!(host(1, 1).cat(host(2, 1)).is_none(), "row counts differ");
+    }
+}
