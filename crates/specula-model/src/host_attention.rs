@@ -114,10 +114,14 @@ impl WithSimd for Attend<'_> {
                 for &s in row.iter() {
                     max = max.max(s);
                 }
-                let mut sum = 0.0;
+                // Plain loops so both vectorise (libm's `expf`, one call per score, was a
+                // large part of attention inside wasm).
                 for s in row.iter_mut() {
-                    *s = (*s - max).exp();
-                    sum += *s;
+                    *s = exp(*s - max);
+                }
+                let mut sum = 0.0;
+                for &s in row.iter() {
+                    sum += s;
                 }
                 let inv = 1.0 / sum;
                 for s in row.iter_mut() {
@@ -239,7 +243,7 @@ fn shared_scores<S: Simd, const R: usize>(
         let w = lanes.min(len - c0);
         let mut acc = [simd.splat_f32s(0.0); R];
         for i in 0..hd {
-            let keys = simd.partial_load_f32s(&keys_t[i * stride + c0..i * stride + c0 + w]);
+            let keys = load(simd, &keys_t[i * stride + c0..i * stride + c0 + w]);
             for r in 0..R {
                 let qi = simd.splat_f32s(qkv[q[r] + i]);
                 acc[r] = simd.mul_add_e_f32s(qi, keys, acc[r]);
@@ -247,7 +251,7 @@ fn shared_scores<S: Simd, const R: usize>(
         }
         for r in 0..R {
             let row = &mut scores[s[r] + c0..s[r] + c0 + w];
-            simd.partial_store_f32s(row, simd.mul_f32s(acc[r], scale));
+            store(simd, row, simd.mul_f32s(acc[r], scale));
         }
         c0 += w;
     }
@@ -272,17 +276,60 @@ fn shared_values<S: Simd, const R: usize>(
         let w = lanes.min(hd - c0);
         let mut acc = [simd.splat_f32s(0.0); R];
         for p in 0..len {
-            let v = simd.partial_load_f32s(&values[p * hd + c0..p * hd + c0 + w]);
+            let v = load(simd, &values[p * hd + c0..p * hd + c0 + w]);
             for r in 0..R {
                 let weight = simd.splat_f32s(weights[w_at[r] + p]);
                 acc[r] = simd.mul_add_e_f32s(weight, v, acc[r]);
             }
         }
         for r in 0..R {
-            simd.partial_store_f32s(&mut out[o_at[r] + c0..o_at[r] + c0 + w], acc[r]);
+            store(simd, &mut out[o_at[r] + c0..o_at[r] + c0 + w], acc[r]);
         }
         c0 += w;
     }
+}
+
+/// One vector from `s` (at most a vector long): a plain load when it is whole (a partial
+/// load is masked on x86 and lane by lane in wasm).
+#[inline(always)]
+fn load<S: Simd>(simd: S, s: &[f32]) -> S::f32s {
+    match S::as_simd_f32s(s) {
+        ([whole], []) => *whole,
+        _ => simd.partial_load_f32s(s),
+    }
+}
+
+/// [`load`]'s counterpart.
+#[inline(always)]
+fn store<S: Simd>(simd: S, s: &mut [f32], v: S::f32s) {
+    match S::as_mut_simd_f32s(s) {
+        ([whole], []) => *whole = v,
+        _ => simd.partial_store_f32s(s, v),
+    }
+}
+
+/// `e^x` for `x ≤ 0` (softmax arguments), to ~2 ulp, in branch-free arithmetic the compiler
+/// vectorises: `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2`, `e^r` by its degree-6 Taylor
+/// polynomial, `2^n` built in the exponent bits. Arguments below −87 count as −87
+/// (e^−87 ≈ 1.6·10^−38, nothing next to the row maximum's e^0 = 1).
+#[inline(always)]
+pub(crate) fn exp(x: f32) -> f32 {
+    const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    // ln 2 split so that n · LN2_HI is exact for the n that occur.
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    // Adding and subtracting 1.5 · 2^23 rounds to the nearest integer without a branch.
+    const ROUND: f32 = 12_582_912.0;
+    // A compare-and-select (wasm's `pmax`), not `f32::max`, whose NaN rule costs more.
+    let x = if x < -87.0 { -87.0 } else { x };
+    let n = (x * LOG2_E + ROUND) - ROUND;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    p * scale
 }
 
 /// Σ a·b over SIMD vectors, then the ragged tail.
@@ -378,6 +425,20 @@ mod tests {
                 v: (0..size).map(|i| val(i, salt + 1)).collect(),
             }],
         }
+    }
+
+    #[test]
+    fn exp_is_within_a_few_ulp_of_f64_on_softmax_arguments() {
+        let mut worst = 0.0_f64;
+        for i in 0..=870_000 {
+            let x = -(i as f32) / 10_000.0;
+            let want = f64::from(x).exp();
+            let got = f64::from(exp(x));
+            worst = worst.max((got - want).abs() / want);
+        }
+        assert!(worst < 3e-7, "max relative error {worst}");
+        assert_eq!(exp(0.0), 1.0);
+        assert!(exp(-1e4) < 1e-37 && exp(f32::NEG_INFINITY) >= 0.0);
     }
 
     #[test]
