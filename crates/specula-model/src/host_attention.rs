@@ -114,8 +114,7 @@ impl WithSimd for Attend<'_> {
                 for &s in row.iter() {
                     max = max.max(s);
                 }
-                // Plain loops so both vectorise (libm's `expf`, one call per score, was a
-                // large part of attention inside wasm).
+                // Plain loops so both vectorise (libm's `expf` would be one call per score).
                 for s in row.iter_mut() {
                     *s = exp(*s - max);
                 }
