@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use specula_engine::{
     DecodeConfig, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Metrics, Query,
@@ -14,7 +13,7 @@ use specula_engine::{
 use specula_model::{Backend, BurnLm};
 
 use crate::error::CliError;
-use crate::{decode, models, parse};
+use crate::{decode, models, parse, progress};
 
 /// The fixed prompts (speaker cues, as the corpus has them).
 pub const PROMPTS: [&str; 4] = [
@@ -229,17 +228,10 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     // machine (its memory bandwidth varies from minute to minute) hit all methods alike
     // and the speedups compare like with like.
     let mut totals = vec![(Metrics::default(), 0.0_f64); methods.len()];
-    // On stderr, and only on a terminal (indicatif hides it otherwise).
-    let bar = if args.json {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new((prompts.len() as u64) * repeat * methods.len() as u64)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} decodes {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let bar = progress::bar(
+        (prompts.len() as u64) * repeat * methods.len() as u64,
+        args.json,
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} decodes {msg}",
     );
     for (i, prompt) in prompts.iter().enumerate() {
         for r in 0..repeat {

@@ -13,6 +13,7 @@ mod models;
 mod parse;
 mod plan;
 mod plot;
+mod progress;
 mod render;
 mod report;
 mod sample_cmd;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use specula_model::data::{Corpus, TINY_SHAKESPEARE_SHA256};
 use specula_model::train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
 use specula_model::{Backend, ModelRole, sha256_hex};
@@ -12,6 +12,7 @@ use specula_model::{Backend, ModelRole, sha256_hex};
 use crate::error::CliError;
 use crate::parse;
 use crate::plot;
+use crate::progress;
 
 /// Flags of `specula train`, as typed.
 #[derive(Debug, Args)]
@@ -239,16 +240,10 @@ struct Progress {
 
 impl Progress {
     fn new(dir: &Path, state: &TrainState, quiet: bool, max_minutes: Option<f64>) -> Self {
-        let bar = if quiet {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(state.config.steps)
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps, ETA {eta} {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        let bar = progress::bar(
+            state.config.steps,
+            quiet,
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps, ETA {eta} {msg}",
         );
         bar.set_position(state.step);
         let m = &state.config.model;

@@ -12,6 +12,8 @@
 
 use pulp::{Arch, Simd, WithSimd};
 
+use crate::const_rows::with_rows;
+
 /// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `width` output columns:
 /// panel `p` holds `W[i, p·width + c]` at `(p·d_in + i)·width + c`, zero-padded. A panel is
 /// `unroll` SIMD vectors wide, so each row has that many independent accumulators.
@@ -115,8 +117,8 @@ impl PackedDense {
 /// `gelu(x) = x/2 · (1 + erf(x/√2))` on every element, in place, with a rational `erf`
 /// that the compiler vectorises (burn-flex calls libm's `erff` one element at a time,
 /// ~5 ns each, which made GELU a sixth of an 8-position forward).
-pub(crate) fn gelu_in_place(values: &mut [f32]) {
-    Arch::new().dispatch(Gelu(values));
+pub(crate) fn gelu_in_place(arch: Arch, values: &mut [f32]) {
+    arch.dispatch(Gelu(values));
 }
 
 struct Gelu<'a>(&'a mut [f32]);
@@ -215,16 +217,7 @@ fn row_blocks<S: Simd, const U: usize>(
             let n = (rows - r0).min(max_rows);
             let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
             let out = &mut out[r0 * layer.d_out..(r0 + n) * layer.d_out];
-            match n {
-                1 => block::<S, 1, U>(simd, layer, p, x, out),
-                2 => block::<S, 2, U>(simd, layer, p, x, out),
-                3 => block::<S, 3, U>(simd, layer, p, x, out),
-                4 => block::<S, 4, U>(simd, layer, p, x, out),
-                5 => block::<S, 5, U>(simd, layer, p, x, out),
-                6 => block::<S, 6, U>(simd, layer, p, x, out),
-                7 => block::<S, 7, U>(simd, layer, p, x, out),
-                _ => block::<S, 8, U>(simd, layer, p, x, out),
-            }
+            with_rows!(n, |R| block::<S, R, U>(simd, layer, p, x, out));
             r0 += n;
         }
     }
@@ -352,7 +345,7 @@ mod tests {
         let mut worst = 0.0_f64;
         let xs: Vec<f32> = (-12_000..=12_000).map(|i| i as f32 / 1000.0).collect();
         let mut ys = xs.clone();
-        gelu_in_place(&mut ys);
+        gelu_in_place(Arch::new(), &mut ys);
         for (&x, &y) in xs.iter().zip(&ys) {
             let x = f64::from(x);
             let exact = 0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2));
@@ -361,7 +354,7 @@ mod tests {
         // A few f32 ulps: the output itself is rounded to f32.
         assert!(worst < 2e-6, "max relative error {worst}");
         let mut edge = [f32::INFINITY, 0.0, 0.0];
-        gelu_in_place(&mut edge);
+        gelu_in_place(Arch::new(), &mut edge);
         assert_eq!(edge[2], 0.0);
         assert_eq!(edge[0], f32::INFINITY);
     }

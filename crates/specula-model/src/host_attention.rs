@@ -1,11 +1,13 @@
 //! Causal self-attention of a few new positions over host-memory keys/values: the shared
 //! prefix ([`HostCache`]), the row's branch ([`HostKv`]), then the new positions themselves.
-//! One pass per (row, position, head): scores, softmax, weighted sum of values, each over
-//! contiguous `[len, head_dim]` blocks. Compiled under `pulp`'s SIMD dispatch so the dot
+//! Head by head: every query's scores against the shared prefix in blocks of queries that
+//! share each key load, the few branch and new keys one by one, the softmax, then the
+//! weighted sums of values the same way. Compiled under `pulp`'s SIMD dispatch so the dot
 //! products and sums use the widest vectors.
 
 use pulp::{Arch, Simd, WithSimd};
 
+use crate::const_rows::with_rows;
 use crate::host_kv::{HostCache, HostKv};
 
 /// What the new positions attend to besides themselves.
@@ -21,13 +23,14 @@ pub(crate) struct Context<'a> {
 /// in `qkv` (`[rows·n, 3d]`, queries first, heads side by side) and whose key and value,
 /// like those of the row's earlier new positions, are in layer `layer` of `new`.
 pub(crate) fn attend(
+    arch: Arch,
     qkv: &[f32],
     new: &HostKv,
     layer: usize,
     context: Context<'_>,
     out: &mut [f32],
 ) {
-    Arch::new().dispatch(Attend {
+    arch.dispatch(Attend {
         qkv,
         new,
         layer,
@@ -75,17 +78,17 @@ impl WithSimd for Attend<'_> {
                 let keys_t = cache.keys_t(layer, h);
                 let mut m0 = 0;
                 while m0 < queries {
-                    let block = Block {
-                        m0,
-                        q: |m: usize| m * 3 * d + h * hd,
-                        s: |m: usize| m * stride,
+                    let block = Rows {
+                        first: m0,
+                        input: (3 * d, h * hd),
+                        output: (stride, 0),
                     };
                     let count = (queries - m0).min(8);
-                    with_block!(count, |R| shared_scores::<S, R>(
+                    with_rows!(count, |R| rows_times::<S, R>(
                         simd,
-                        &block,
+                        block,
                         qkv,
-                        (keys_t, cache.max_seq(), len, hd),
+                        (keys_t, cache.max_seq(), hd, len),
                         scale,
                         &mut scores
                     ));
@@ -134,17 +137,18 @@ impl WithSimd for Attend<'_> {
                 let count = (queries - m0).min(8);
                 match context.shared {
                     Some((cache, len)) => {
-                        let block = Block {
-                            m0,
-                            q: |m: usize| m * stride,
-                            s: |m: usize| m * d + h * hd,
+                        let block = Rows {
+                            first: m0,
+                            input: (stride, 0),
+                            output: (d, h * hd),
                         };
                         let values = cache.values(layer, h, len);
-                        with_block!(count, |R| shared_values::<S, R>(
+                        with_rows!(count, |R| rows_times::<S, R>(
                             simd,
-                            &block,
+                            block,
                             &scores,
-                            (values, len, hd),
+                            (values, hd, len, hd),
+                            1.0,
                             out
                         ));
                     }
@@ -173,116 +177,57 @@ impl WithSimd for Attend<'_> {
     }
 }
 
-/// Runs `$f` with the const block size `R` equal to `$count` (1 to 8).
-macro_rules! with_block {
-    ($count:expr, |$r:ident| $f:expr) => {
-        match $count {
-            1 => {
-                const $r: usize = 1;
-                $f
-            }
-            2 => {
-                const $r: usize = 2;
-                $f
-            }
-            3 => {
-                const $r: usize = 3;
-                $f
-            }
-            4 => {
-                const $r: usize = 4;
-                $f
-            }
-            5 => {
-                const $r: usize = 5;
-                $f
-            }
-            6 => {
-                const $r: usize = 6;
-                $f
-            }
-            7 => {
-                const $r: usize = 7;
-                $f
-            }
-            _ => {
-                const $r: usize = 8;
-                $f
-            }
-        }
-    };
-}
-use with_block;
-
-/// A block of queries `m0..m0 + R`: where query `m`'s input starts (`q`) and where its
-/// output row starts (`s`).
-struct Block<Q, O> {
-    m0: usize,
-    q: Q,
-    s: O,
+/// A block of queries `first..first + R`: query `m`'s input starts at
+/// `m · input.0 + input.1` and its output row at `m · output.0 + output.1`.
+#[derive(Clone, Copy)]
+struct Rows {
+    first: usize,
+    input: (usize, usize),
+    output: (usize, usize),
 }
 
-/// Scores of `R` queries against `len` positions of transposed keys (`[head_dim, stride]`):
-/// per vector of positions, `head_dim` loads of keys, each shared by the `R` queries.
-#[inline(always)]
-fn shared_scores<S: Simd, const R: usize>(
-    simd: S,
-    block: &Block<impl Fn(usize) -> usize, impl Fn(usize) -> usize>,
-    qkv: &[f32],
-    (keys_t, stride, len, hd): (&[f32], usize, usize, usize),
-    scale: f32,
-    scores: &mut [f32],
-) {
-    let q: [usize; R] = std::array::from_fn(|r| (block.q)(block.m0 + r));
-    let s: [usize; R] = std::array::from_fn(|r| (block.s)(block.m0 + r));
-    let lanes = S::F32_LANES;
-    let scale = simd.splat_f32s(scale);
-    let mut c0 = 0;
-    while c0 < len {
-        let w = lanes.min(len - c0);
-        let mut acc = [simd.splat_f32s(0.0); R];
-        for i in 0..hd {
-            let keys = load(simd, &keys_t[i * stride + c0..i * stride + c0 + w]);
-            for r in 0..R {
-                let qi = simd.splat_f32s(qkv[q[r] + i]);
-                acc[r] = simd.mul_add_e_f32s(qi, keys, acc[r]);
-            }
-        }
-        for r in 0..R {
-            let row = &mut scores[s[r] + c0..s[r] + c0 + w];
-            store(simd, row, simd.mul_f32s(acc[r], scale));
-        }
-        c0 += w;
+impl Rows {
+    /// The input and output offsets of the block's `R` queries.
+    #[inline(always)]
+    fn offsets<const R: usize>(self) -> ([usize; R], [usize; R]) {
+        let at = |(step, offset): (usize, usize), r: usize| (self.first + r) * step + offset;
+        (
+            std::array::from_fn(|r| at(self.input, r)),
+            std::array::from_fn(|r| at(self.output, r)),
+        )
     }
 }
 
-/// Outputs of `R` queries (stored, not added) from their weights over `len` positions of
-/// values (`[len, head_dim]`): per vector of output columns, each value load shared by the
-/// `R` queries.
+/// `out[r][c] = scale · Σ_k x[r][k] · m[k · stride + c]` for `c < width` and the block's
+/// `R` rows (row `r` of `x` and of `out` at the block's input and output offsets): per
+/// vector of columns, each load of `m` is shared by the `R` rows. With `m` the transposed
+/// keys (`k` = head_dim) these are scores; with `m` the values (`k` = positions), outputs.
 #[inline(always)]
-fn shared_values<S: Simd, const R: usize>(
+fn rows_times<S: Simd, const R: usize>(
     simd: S,
-    block: &Block<impl Fn(usize) -> usize, impl Fn(usize) -> usize>,
-    weights: &[f32],
-    (values, len, hd): (&[f32], usize, usize),
+    block: Rows,
+    x: &[f32],
+    (m, stride, k, width): (&[f32], usize, usize, usize),
+    scale: f32,
     out: &mut [f32],
 ) {
-    let w_at: [usize; R] = std::array::from_fn(|r| (block.q)(block.m0 + r));
-    let o_at: [usize; R] = std::array::from_fn(|r| (block.s)(block.m0 + r));
+    let (x_at, out_at) = block.offsets::<R>();
     let lanes = S::F32_LANES;
+    let scale = simd.splat_f32s(scale);
     let mut c0 = 0;
-    while c0 < hd {
-        let w = lanes.min(hd - c0);
+    while c0 < width {
+        let w = lanes.min(width - c0);
         let mut acc = [simd.splat_f32s(0.0); R];
-        for p in 0..len {
-            let v = load(simd, &values[p * hd + c0..p * hd + c0 + w]);
+        for i in 0..k {
+            let column = load(simd, &m[i * stride + c0..i * stride + c0 + w]);
             for r in 0..R {
-                let weight = simd.splat_f32s(weights[w_at[r] + p]);
-                acc[r] = simd.mul_add_e_f32s(weight, v, acc[r]);
+                let xi = simd.splat_f32s(x[x_at[r] + i]);
+                acc[r] = simd.mul_add_e_f32s(xi, column, acc[r]);
             }
         }
         for r in 0..R {
-            store(simd, &mut out[o_at[r] + c0..o_at[r] + c0 + w], acc[r]);
+            let row = &mut out[out_at[r] + c0..out_at[r] + c0 + w];
+            store(simd, row, simd.mul_f32s(acc[r], scale));
         }
         c0 += w;
     }
@@ -459,7 +404,7 @@ mod tests {
                 shared: Some((&cache, 2)),
                 branch: Some(&branch),
             };
-            attend(&qkv, &new, 0, context, &mut out);
+            attend(Arch::new(), &qkv, &new, 0, context, &mut out);
             for r in 0..rows {
                 for t in 0..n {
                     for h in 0..heads {

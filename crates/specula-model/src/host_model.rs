@@ -10,6 +10,8 @@
 //! ([`attend`]). The weights are read from the burn module, which stays the definition;
 //! tests compare every logit with burn's uncached forward.
 
+use pulp::Arch;
+
 use crate::dense::{PackedDense, gelu_in_place};
 use crate::host_attention::{Context, attend};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
@@ -47,6 +49,8 @@ pub(crate) struct HostGpt {
     pub(crate) blocks: Vec<HostBlock>,
     pub(crate) final_norm: Norm,
     pub(crate) head: PackedDense,
+    /// The SIMD level, detected once.
+    pub(crate) arch: Arch,
 }
 
 /// What a forward pass attends to besides its own new positions.
@@ -115,6 +119,7 @@ impl HostGpt {
             let qkv = block.qkv.apply(&block.norm_attn.apply(&x, d), m)?;
             new.layers.push(split_kv(&qkv, rows, self.heads, d));
             attend(
+                self.arch,
                 &qkv,
                 &new,
                 layer,
@@ -126,7 +131,7 @@ impl HostGpt {
             );
             add_in_place(&mut x, &block.proj.apply(&context_out, m)?);
             let mut hidden = block.fc_in.apply(&block.norm_mlp.apply(&x, d), m)?;
-            gelu_in_place(&mut hidden);
+            gelu_in_place(self.arch, &mut hidden);
             add_in_place(&mut x, &block.fc_out.apply(&hidden, m)?);
         }
         let logits = self.head.apply(&self.final_norm.apply(&x, d), m)?;

@@ -27,6 +27,7 @@ mod backend;
 pub mod bundled;
 mod cache;
 mod config;
+mod const_rows;
 pub mod data;
 mod dense;
 mod error;

@@ -427,10 +427,11 @@ impl BurnLm {
         self.stats.passes += 1;
         self.stats.positions += tokens.len() as u64;
         // Only unpadded rows can be extended by the next request.
+        let unpadded = lens.iter().all(|&l| l == width);
         let layers = match gathered {
-            Some(old) if lens.iter().all(|&l| l == width) => old.cat(kv),
-            None if lens.iter().all(|&l| l == width) => Some(kv),
-            _ => None,
+            _ if !unpadded => None,
+            Some(old) => old.cat(kv),
+            None => Some(kv),
         };
         let next_branch = layers.map(|layers| {
             let mut logits = Vec::with_capacity(suffix_rows.len() * (reused + width) * vocab);

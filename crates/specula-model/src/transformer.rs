@@ -6,6 +6,7 @@ use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, LayerNormConfig, Linear};
 use burn::tensor::activation::{gelu, softmax};
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+use pulp::Arch;
 
 use crate::config::ModelConfig;
 use crate::dense::PackedDense;
@@ -204,6 +205,7 @@ impl Gpt {
             blocks,
             final_norm: host_norm(&self.final_norm)?,
             head: pack_linear(&self.head)?,
+            arch: Arch::new(),
         })
     }
 }
