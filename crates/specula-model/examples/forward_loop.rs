@@ -1,6 +1,7 @@
 //! Profiling aid: 2000 forwards of the bundled target over N new positions after a
 //! 100-token cached prefix (what one verification of γ = N − 1 costs), e.g. under `perf`:
-//! `cargo run --release -p specula-model --example forward_loop -- 5 [DRAFT_CALLS]`.
+//! `cargo run --release -p specula-model --example forward_loop -- 5 [DRAFT_CALLS] [small]`
+//! (`small`: the dense weights on ordinary 4 KiB pages instead of huge pages).
 use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
 use specula_model::{Backend, ModelRole, bundled};
 
@@ -12,8 +13,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or(default)
     };
     let (n, drafts) = (arg(1, 5), arg(2, 0));
+    let small = std::env::args().nth(3).as_deref() == Some("small");
     let mut target = bundled::load(ModelRole::Target, Backend::Cpu)?;
     let mut draft = bundled::load(ModelRole::Draft, Backend::Cpu)?;
+    target.set_huge_pages(!small);
+    draft.set_huge_pages(!small);
     let mut target_seconds = 0.0;
     let prompt: Vec<u32> = (0..100).map(|i| (i * 7 % 65) as u32).collect();
     let t = std::time::Instant::now();
@@ -52,7 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         target_seconds += started.elapsed().as_secs_f64();
     }
     println!(
-        "{n} positions, {drafts} draft calls between: target {:.3} ms per forward ({:.3} ms per loop)",
+        "{n} positions, {drafts} draft calls between, huge pages {}: target {:.3} ms per forward ({:.3} ms per loop)",
+        target.huge_pages(),
         target_seconds / 2.0,
         t.elapsed().as_secs_f64() / 2.0
     );

@@ -10,9 +10,12 @@
 //! count. SIMD dispatch (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s,
 //! which gemm itself uses, so it adds no new dependency tree and no `unsafe` here.
 
+use std::sync::Arc;
+
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::const_rows::with_rows;
+use crate::panel_memory::PanelMemory;
 
 /// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `width` output columns:
 /// panel `p` holds `W[i, p·width + c]` at `(p·d_in + i)·width + c`, zero-padded. A panel is
@@ -22,7 +25,10 @@ pub(crate) struct PackedDense {
     d_in: usize,
     d_out: usize,
     width: usize,
-    panels: Vec<f32>,
+    /// Holds the panels from `start` on, alone or with other layers' (see
+    /// [`gather_panels`]).
+    memory: Arc<PanelMemory>,
+    start: usize,
     /// The bias padded to whole panels (zeros without a bias).
     bias: Vec<f32>,
     /// The SIMD level detected once at packing, so calls skip feature detection.
@@ -92,10 +98,22 @@ impl PackedDense {
             d_in,
             d_out,
             width,
-            panels,
+            memory: Arc::new(PanelMemory::heap(panels)),
+            start: 0,
             bias: padded,
             arch: Arch::new(),
         })
+    }
+
+    /// The packed weights: `d_out / width` panels (rounded up) of `d_in × width`.
+    fn panels(&self) -> &[f32] {
+        let len = self.d_out.div_ceil(self.width) * self.d_in * self.width;
+        &self.memory.as_slice()[self.start..self.start + len]
+    }
+
+    /// Whether the panels live in memory advised for huge pages.
+    pub(crate) fn on_huge_pages(&self) -> bool {
+        self.memory.is_mapped()
     }
 
     /// `rows × d_out` outputs for `rows × d_in` inputs (row-major); `None` when `x` has
@@ -111,6 +129,18 @@ impl PackedDense {
             out: &mut out,
         });
         Some(out)
+    }
+}
+
+/// Moves the panels of all `layers` into one shared block of memory, in huge pages when
+/// `huge_pages` and the system allows (see [`PanelMemory`]); the outputs do not change.
+pub(crate) fn gather_panels(layers: &mut [&mut PackedDense], huge_pages: bool) {
+    let parts: Vec<&[f32]> = layers.iter().map(|l| l.panels()).collect();
+    let (memory, starts) = PanelMemory::gather(&parts, huge_pages);
+    let memory = Arc::new(memory);
+    for (layer, start) in layers.iter_mut().zip(starts) {
+        layer.memory = Arc::clone(&memory);
+        layer.start = start;
     }
 }
 
@@ -211,7 +241,7 @@ fn row_blocks<S: Simd, const U: usize>(
     max_rows: usize,
 ) {
     let rows = x.len() / layer.d_in;
-    for p in 0..layer.panels.len() / (layer.d_in * layer.width) {
+    for p in 0..layer.d_out.div_ceil(layer.width) {
         let mut r0 = 0;
         while r0 < rows {
             let n = (rows - r0).min(max_rows);
@@ -237,7 +267,7 @@ fn block<S: Simd, const R: usize, const U: usize>(
     let lanes = S::F32_LANES;
     let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
     let (bias, _) = S::as_simd_f32s(&layer.bias[p * width..(p + 1) * width]);
-    let (weights, _) = S::as_simd_f32s(&layer.panels[p * k * width..(p + 1) * k * width]);
+    let (weights, _) = S::as_simd_f32s(&layer.panels()[p * k * width..(p + 1) * k * width]);
     let mut acc = [[simd.splat_f32s(0.0); U]; R];
     for a in &mut acc {
         a.copy_from_slice(&bias[..U]);
@@ -268,7 +298,7 @@ fn scalar_reference(layer: &PackedDense, x: &[f32], out: &mut [f32]) {
     for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(n)) {
         for (j, o) in or.iter_mut().enumerate() {
             let (p, c) = (j / width, j % width);
-            let panel = &layer.panels[p * k * width..(p + 1) * k * width];
+            let panel = &layer.panels()[p * k * width..(p + 1) * k * width];
             *o = layer.bias[j]
                 + xr.iter()
                     .enumerate()

@@ -63,6 +63,21 @@ pub(crate) struct HostContext<'a> {
 }
 
 impl HostGpt {
+    /// Every dense layer, in the order a forward pass reads them.
+    pub(crate) fn dense_layers_mut(&mut self) -> Vec<&mut PackedDense> {
+        let mut layers: Vec<&mut PackedDense> = Vec::with_capacity(4 * self.blocks.len() + 1);
+        for b in &mut self.blocks {
+            layers.extend([&mut b.qkv, &mut b.proj, &mut b.fc_in, &mut b.fc_out]);
+        }
+        layers.push(&mut self.head);
+        layers
+    }
+
+    /// Whether the dense weights live in memory advised for huge pages.
+    pub(crate) fn on_huge_pages(&self) -> bool {
+        self.head.on_huge_pages()
+    }
+
     /// An empty shared-prefix cache for this model.
     pub(crate) fn new_cache(&self) -> HostCache {
         HostCache::new(

@@ -37,6 +37,7 @@ mod host_model;
 mod init;
 mod kv;
 mod lm;
+mod panel_memory;
 mod tokenizer;
 #[cfg(feature = "train")]
 pub mod train;

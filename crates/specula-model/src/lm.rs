@@ -52,6 +52,8 @@ pub struct BurnLm {
     /// The inference parameters in host memory, on burn's CPU backend only: when present,
     /// every forward pass runs on them instead of through burn's tensor operations.
     host: Option<HostGpt>,
+    /// Whether the host pass asks for its dense weights on huge pages.
+    huge_pages: bool,
     config: ModelConfig,
     device: Device,
     cache: KvCache,
@@ -78,6 +80,7 @@ impl BurnLm {
         let mut lm = Self {
             model,
             host: None,
+            huge_pages: true,
             config,
             device,
             cache,
@@ -120,13 +123,32 @@ impl BurnLm {
             return;
         }
         self.host = (on && self.device == Device::flex())
-            .then(|| self.model.host())
+            .then(|| self.model.host(self.huge_pages))
             .flatten();
         self.cache = match &self.host {
             Some(host) => KvCache::host(host.new_cache(), self.config.vocab_size),
             None => KvCache::burn(&self.config, &self.device),
         };
         self.branch = None;
+    }
+
+    /// Whether the host forward pass keeps its dense weights in one block of memory
+    /// advised for transparent huge pages: on Linux by default (a target position reads
+    /// ~30 MB of weights, and small pages cost a TLB miss per 4 KiB of them); `false`
+    /// elsewhere, without the host pass, or when the system refused the mapping.
+    #[must_use]
+    pub fn huge_pages(&self) -> bool {
+        self.host.as_ref().is_some_and(HostGpt::on_huge_pages)
+    }
+
+    /// Asks for the host pass's dense weights on huge pages or on ordinary heap memory
+    /// (to compare; see [`huge_pages`](Self::huge_pages)). Logits do not change; the
+    /// caches are kept.
+    pub fn set_huge_pages(&mut self, on: bool) {
+        self.huge_pages = on;
+        if let Some(host) = &mut self.host {
+            crate::dense::gather_panels(&mut host.dense_layers_mut(), on);
+        }
     }
 
     /// The underlying module.

@@ -9,7 +9,7 @@ use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use pulp::Arch;
 
 use crate::config::ModelConfig;
-use crate::dense::PackedDense;
+use crate::dense::{PackedDense, gather_panels};
 use crate::error::Result;
 use crate::host_model::{HostBlock, HostGpt, Norm};
 use crate::init::Init;
@@ -176,10 +176,11 @@ impl Gpt {
         (logits, new_kv)
     }
 
-    /// This model's inference parameters copied to host memory for [`HostGpt`]; `None` if a
-    /// parameter cannot be read back synchronously (only on GPU devices, where it is not
-    /// used).
-    pub(crate) fn host(&self) -> Option<HostGpt> {
+    /// This model's inference parameters copied to host memory for [`HostGpt`], the dense
+    /// weights in one block (on huge pages when `huge_pages` and the system allows);
+    /// `None` if a parameter cannot be read back synchronously (only on GPU devices, where
+    /// it is not used).
+    pub(crate) fn host(&self, huge_pages: bool) -> Option<HostGpt> {
         let blocks = self
             .blocks
             .iter()
@@ -195,7 +196,7 @@ impl Gpt {
             })
             .collect::<Option<Vec<_>>>()?;
         let [_, d] = self.token_embedding.weight.val().dims();
-        Some(HostGpt {
+        let mut host = HostGpt {
             d,
             heads: self.blocks.first().map_or(1, |b| b.attn.n_heads),
             vocab: self.vocab_size,
@@ -206,7 +207,9 @@ impl Gpt {
             final_norm: host_norm(&self.final_norm)?,
             head: pack_linear(&self.head)?,
             arch: Arch::new(),
-        })
+        };
+        gather_panels(&mut host.dense_layers_mut(), huge_pages);
+        Some(host)
     }
 }
 

@@ -300,3 +300,25 @@ fn the_accepted_draft_of_a_verification_is_not_recomputed() {
         assert_eq!(lm.stats().positions - positions, 1 + 2 * 2);
     }
 }
+
+#[test]
+fn huge_pages_hold_the_same_weights() {
+    let mut lm = tiny(6);
+    assert_eq!(
+        lm.huge_pages(),
+        cfg!(target_os = "linux"),
+        "on by default where the system has them"
+    );
+    let r = request(10, vec![seq(2, 14)], (11..=14).map(|p| (0, p)).collect());
+    let on = lm.forward(&r).unwrap();
+    lm.set_huge_pages(false);
+    assert!(!lm.huge_pages());
+    assert!(lm.host_forward());
+    let off = lm.forward(&r).unwrap();
+    for i in 0..on.rows() {
+        assert_eq!(on.row(i).unwrap(), off.row(i).unwrap(), "row {i}");
+    }
+    lm.set_host_forward(false);
+    lm.set_huge_pages(true);
+    assert!(!lm.huge_pages(), "no host pass, no host weights");
+}
