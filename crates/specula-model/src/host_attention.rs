@@ -8,7 +8,7 @@
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::const_rows::with_rows;
-use crate::host_kv::{HostCache, HostKv};
+use crate::host_kv::{HostCache, HostKv, TILE, Tiled, tiled_at};
 
 /// What the new positions attend to besides themselves.
 #[derive(Clone, Copy)]
@@ -75,7 +75,7 @@ impl WithSimd for Attend<'_> {
             // Every query against the shared prefix at once, in blocks of up to 8 queries
             // that share each load of the (transposed) keys.
             if let Some((cache, len)) = context.shared {
-                let keys_t = cache.keys_t(layer, h);
+                let keys = cache.keys(layer, h);
                 let mut m0 = 0;
                 while m0 < queries {
                     let block = Rows {
@@ -88,7 +88,7 @@ impl WithSimd for Attend<'_> {
                         simd,
                         block,
                         qkv,
-                        (keys_t, cache.max_seq(), hd, len),
+                        (keys, hd, len),
                         scale,
                         &mut scores
                     ));
@@ -142,12 +142,12 @@ impl WithSimd for Attend<'_> {
                             input: (stride, 0),
                             output: (d, h * hd),
                         };
-                        let values = cache.values(layer, h, len);
+                        let values = cache.values(layer, h);
                         with_rows!(count, |R| rows_times::<S, R>(
                             simd,
                             block,
                             &scores,
-                            (values, hd, len, hd),
+                            (values, len, hd),
                             1.0,
                             out
                         ));
@@ -198,16 +198,17 @@ impl Rows {
     }
 }
 
-/// `out[r][c] = scale · Σ_k x[r][k] · m[k · stride + c]` for `c < width` and the block's
-/// `R` rows (row `r` of `x` and of `out` at the block's input and output offsets): per
-/// vector of columns, each load of `m` is shared by the `R` rows. With `m` the transposed
-/// keys (`k` = head_dim) these are scores; with `m` the values (`k` = positions), outputs.
+/// `out[r][c] = scale · Σ_{i < k} x[r][i] · m[i, c]` for `c < width` and the block's `R`
+/// rows (row `r` of `x` and of `out` at the block's input and output offsets): per vector
+/// of columns, each load of `m` is shared by the `R` rows, and the walk down `i` streams
+/// through one tile. With `m` the keys (`k` = head_dim) these are scores; with `m` the
+/// values (`k` = positions), outputs.
 #[inline(always)]
 fn rows_times<S: Simd, const R: usize>(
     simd: S,
     block: Rows,
     x: &[f32],
-    (m, stride, k, width): (&[f32], usize, usize, usize),
+    (m, k, width): (Tiled<'_>, usize, usize),
     scale: f32,
     out: &mut [f32],
 ) {
@@ -217,9 +218,10 @@ fn rows_times<S: Simd, const R: usize>(
     let mut c0 = 0;
     while c0 < width {
         let w = lanes.min(width - c0);
+        let tile = &m.data[tiled_at(m.rows, 0, c0)..];
         let mut acc = [simd.splat_f32s(0.0); R];
         for i in 0..k {
-            let column = load(simd, &m[i * stride + c0..i * stride + c0 + w]);
+            let column = load(simd, &tile[i * TILE..i * TILE + w]);
             for r in 0..R {
                 let xi = simd.splat_f32s(x[x_at[r] + i]);
                 acc[r] = simd.mul_add_e_f32s(xi, column, acc[r]);
@@ -392,8 +394,11 @@ mod tests {
         for (hd, rows, n) in [(20, 2, 3), (64, 2, 3), (72, 2, 3), (64, 1, 1), (20, 3, 3)] {
             let heads = 2;
             let d = heads * hd;
-            let mut cache = HostCache::new(1, heads, 8, hd);
-            assert!(cache.write(0, &kv(1, heads, 2, hd, 1)));
+            // A shared prefix over two key tiles, the second one partly filled.
+            const SHARED: usize = TILE + 3;
+            let mut cache = HostCache::new(1, heads, 2 * TILE + 5, hd);
+            let written = kv(1, heads, SHARED, hd, 1);
+            assert!(cache.write(0, &written));
             let branch = kv(rows, heads, 1, hd, 3);
             let new = kv(rows, heads, n, hd, 5);
             let qkv: Vec<f32> = (0..rows * n * 3 * d)
@@ -401,7 +406,7 @@ mod tests {
                 .collect();
             let mut out = vec![0.0; rows * n * d];
             let context = Context {
-                shared: Some((&cache, 2)),
+                shared: Some((&cache, SHARED)),
                 branch: Some(&branch),
             };
             attend(Arch::new(), &qkv, &new, 0, context, &mut out);
@@ -411,17 +416,14 @@ mod tests {
                         let split = |block: &[f32], len: usize| -> Vec<Vec<f32>> {
                             block[..len * hd].chunks(hd).map(<[f32]>::to_vec).collect()
                         };
-                        let keys_t = cache.keys_t(0, h);
-                        let ck: Vec<f32> = (0..2)
-                            .flat_map(|p| (0..hd).map(move |i| keys_t[i * 8 + p]))
-                            .collect();
-                        let cv = cache.values(0, h, 2);
+                        let ck = written.head(0, 0, h).0;
+                        let cv = written.head(0, 0, h).1;
                         let (bk, bv) = branch.head(0, r, h);
                         let (nk, nv) = new.head(0, r, h);
-                        let mut keys = split(&ck, 2);
+                        let mut keys = split(ck, SHARED);
                         keys.extend(split(bk, 1));
                         keys.extend(split(nk, t + 1));
-                        let mut values = split(cv, 2);
+                        let mut values = split(cv, SHARED);
                         values.extend(split(bv, 1));
                         values.extend(split(nv, t + 1));
                         let at = (r * n + t) * 3 * d + h * hd;

@@ -1,10 +1,7 @@
 //! Keys and values in plain host memory, for [`HostGpt`](crate::host_model::HostGpt): the
-//! shared-prefix cache ([`HostCache`]: per layer, keys transposed as `[heads, head_dim,
-//! max_seq]` and values as `[heads, max_seq, head_dim]`, preallocated) and per-sequence runs
-//! ([`HostKv`], `[rows, heads, len, head_dim]`). Each head's data is contiguous, so
-//! attention streams it in order (a position-major layout made attention a strided walk
-//! that the weight stream had evicted from cache); transposed keys turn a query's scores
-//! against the whole prefix into `head_dim` vector updates with no horizontal sums.
+//! shared-prefix cache ([`HostCache`], per layer and head, keys and values in tiles of 16
+//! columns, preallocated) and per-sequence runs ([`HostKv`], `[rows, heads, len,
+//! head_dim]`). Each head's data is contiguous, so attention streams it in order.
 
 /// Keys and values of one layer, in one layout (see the users).
 #[derive(Debug, Clone, PartialEq)]
@@ -103,8 +100,41 @@ impl HostKv {
     }
 }
 
-/// The shared-prefix cache: per layer, keys and values of `max_seq` positions, written in
-/// place; how many are valid is the owner's business (its token list).
+/// Columns per tile of a [`Tiled`] matrix: a whole AVX-512 vector, and a multiple of
+/// every narrower one, so a vector never straddles two tiles.
+pub(crate) const TILE: usize = 16;
+
+/// A matrix of `rows` rows stored in tiles of [`TILE`] columns, each tile row-major:
+/// `m[i, c]` at `(c / TILE · rows + i) · TILE + c % TILE`. A vector of columns is one
+/// load, and a walk down the rows of one tile is a contiguous stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tiled<'a> {
+    pub(crate) data: &'a [f32],
+    pub(crate) rows: usize,
+}
+
+/// Where `m[i, c]` lives in a [`Tiled`] matrix of `rows` rows.
+#[inline(always)]
+pub(crate) fn tiled_at(rows: usize, i: usize, c: usize) -> usize {
+    (c / TILE * rows + i) * TILE + c % TILE
+}
+
+impl Tiled<'_> {
+    /// `m[i, c]`.
+    #[cfg(test)]
+    pub(crate) fn get(&self, i: usize, c: usize) -> f32 {
+        self.data[tiled_at(self.rows, i, c)]
+    }
+}
+
+/// The shared-prefix cache: per layer and head, keys as a [`Tiled`] `[head_dim,
+/// max_seq]` (transposed: scores against the prefix are `head_dim` vector updates with no
+/// horizontal sums) and values as a [`Tiled`] `[max_seq, head_dim]`, written in place; how
+/// many positions are valid is the owner's business (its token list). Both layouts keep
+/// what attention reads together: the first positions' keys are contiguous, and so is a
+/// tile of value columns down the positions. (Rows over all `max_seq` positions, or
+/// position-major values read in column passes, made attention a walk of short strided
+/// runs that the weight stream had evicted from cache: a fifth of a forward pass.)
 #[derive(Debug, Clone)]
 pub(crate) struct HostCache {
     heads: usize,
@@ -114,12 +144,12 @@ pub(crate) struct HostCache {
 }
 
 impl HostCache {
-    /// Zeroed buffers for `n_layers` layers of `heads × max_seq × head_dim` values.
+    /// Zeroed buffers for `n_layers` layers of `heads × max_seq × head_dim` keys and
+    /// values (each rounded up to whole tiles).
     pub(crate) fn new(n_layers: usize, heads: usize, max_seq: usize, head_dim: usize) -> Self {
-        let size = heads * max_seq * head_dim;
         let layer = HostLayer {
-            k: vec![0.0; size],
-            v: vec![0.0; size],
+            k: vec![0.0; heads * Self::key_size(max_seq, head_dim)],
+            v: vec![0.0; heads * Self::value_size(max_seq, head_dim)],
         };
         Self {
             heads,
@@ -129,22 +159,30 @@ impl HostCache {
         }
     }
 
-    /// The positions per key row of [`keys_t`](Self::keys_t).
-    pub(crate) fn max_seq(&self) -> usize {
-        self.max_seq
+    fn key_size(max_seq: usize, head_dim: usize) -> usize {
+        max_seq.next_multiple_of(TILE) * head_dim
     }
 
-    /// Keys of head `head`, transposed: `[head_dim, max_seq]` (row `i` holds component `i`
-    /// of every position; the first `len` of each row are valid).
-    pub(crate) fn keys_t(&self, layer: usize, head: usize) -> &[f32] {
-        let size = self.max_seq * self.head_dim;
-        &self.layers[layer].k[head * size..(head + 1) * size]
+    fn value_size(max_seq: usize, head_dim: usize) -> usize {
+        max_seq * head_dim.next_multiple_of(TILE)
     }
 
-    /// Values of head `head` at the first `len` positions, `[len, head_dim]`.
-    pub(crate) fn values(&self, layer: usize, head: usize, len: usize) -> &[f32] {
-        let at = head * self.max_seq * self.head_dim;
-        &self.layers[layer].v[at..at + len * self.head_dim]
+    /// Keys of head `head`: `m[i, p]` is component `i` of position `p`.
+    pub(crate) fn keys(&self, layer: usize, head: usize) -> Tiled<'_> {
+        let size = Self::key_size(self.max_seq, self.head_dim);
+        Tiled {
+            data: &self.layers[layer].k[head * size..(head + 1) * size],
+            rows: self.head_dim,
+        }
+    }
+
+    /// Values of head `head`: `m[p, i]` is component `i` of position `p`.
+    pub(crate) fn values(&self, layer: usize, head: usize) -> Tiled<'_> {
+        let size = Self::value_size(self.max_seq, self.head_dim);
+        Tiled {
+            data: &self.layers[layer].v[head * size..(head + 1) * size],
+            rows: self.max_seq,
+        }
     }
 
     /// Writes the single row of `new` at positions `start..start + new.len`; `false` (and
@@ -158,15 +196,19 @@ impl HostCache {
             return false;
         }
         let (hd, n, max_seq) = (self.head_dim, new.len, self.max_seq);
+        let (key_size, value_size) = (Self::key_size(max_seq, hd), Self::value_size(max_seq, hd));
         for (l, src) in self.layers.iter_mut().zip(&new.layers) {
             for h in 0..self.heads {
-                let at = (h * max_seq + start) * hd;
                 let from = h * n * hd..(h + 1) * n * hd;
-                l.v[at..at + n * hd].copy_from_slice(&src.v[from.clone()]);
-                let keys_t = &mut l.k[h * max_seq * hd..(h + 1) * max_seq * hd];
-                for (t, key) in src.k[from].chunks_exact(hd).enumerate() {
-                    for (i, &x) in key.iter().enumerate() {
-                        keys_t[i * max_seq + start + t] = x;
+                let keys = &mut l.k[h * key_size..(h + 1) * key_size];
+                let values = &mut l.v[h * value_size..(h + 1) * value_size];
+                let new_keys = src.k[from.clone()].chunks_exact(hd);
+                let new_values = src.v[from].chunks_exact(hd);
+                for (t, (key, value)) in new_keys.zip(new_values).enumerate() {
+                    let p = start + t;
+                    for (i, (&k, &v)) in key.iter().zip(value).enumerate() {
+                        keys[tiled_at(hd, i, p)] = k;
+                        values[tiled_at(max_seq, p, i)] = v;
                     }
                 }
             }
@@ -216,25 +258,50 @@ mod tests {
     fn the_cache_writes_one_row_in_place_and_refuses_what_does_not_fit() {
         let mut cache = HostCache::new(1, 2, 4, 1);
         assert!(cache.write(1, &kv(1, 2, 10.0)));
-        assert_eq!(cache.keys_t(0, 0), &[0.0, 10.0, 11.0, 0.0]);
-        assert_eq!(cache.values(0, 1, 3), &[0.0, -12.0, -13.0]);
+        let keys = |c: &HostCache, h| (0..4).map(|p| c.keys(0, h).get(0, p)).collect::<Vec<_>>();
+        let values =
+            |c: &HostCache, h| (0..4).map(|p| c.values(0, h).get(p, 0)).collect::<Vec<_>>();
+        assert_eq!(keys(&cache, 0), [0.0, 10.0, 11.0, 0.0]);
+        assert_eq!(values(&cache, 1), [0.0, -12.0, -13.0, 0.0]);
         assert!(!cache.write(3, &kv(1, 2, 0.0)), "past max_seq");
         assert!(!cache.write(0, &kv(2, 1, 0.0)), "two rows");
-        assert_eq!(cache.keys_t(0, 1), &[0.0, 12.0, 13.0, 0.0]);
-        // Transposed keys: component i of position p at i · max_seq + p.
-        let mut wide = HostCache::new(1, 1, 3, 2);
+        assert_eq!(keys(&cache, 1), [0.0, 12.0, 13.0, 0.0]);
+    }
+
+    #[test]
+    fn tiles_hold_sixteen_columns_each_row_major() {
+        // Head width 18 (a ragged second tile of values), positions over two key tiles.
+        let (hd, max_seq) = (18, TILE + 5);
+        let mut cache = HostCache::new(1, 1, max_seq, hd);
+        let key: Vec<f32> = (0..hd).map(|i| 1.0 + i as f32).collect();
+        let value: Vec<f32> = key.iter().map(|x| -x).collect();
         let one = HostKv {
             rows: 1,
             heads: 1,
             len: 1,
-            head_dim: 2,
+            head_dim: hd,
             layers: vec![HostLayer {
-                k: vec![5.0, 6.0],
-                v: vec![7.0, 8.0],
+                k: key.clone(),
+                v: value.clone(),
             }],
         };
-        assert!(wide.write(2, &one));
-        assert_eq!(wide.keys_t(0, 0), &[0.0, 0.0, 5.0, 0.0, 0.0, 6.0]);
-        assert_eq!(wide.values(0, 0, 3), &[0.0, 0.0, 0.0, 0.0, 7.0, 8.0]);
+        let p = TILE + 2;
+        assert!(cache.write(p, &one));
+        let (keys, values) = (cache.keys(0, 0), cache.values(0, 0));
+        assert_eq!(keys.data.len(), 2 * TILE * hd);
+        assert_eq!(values.data.len(), 2 * TILE * max_seq);
+        for i in 0..hd {
+            // Key component i of position p: tile 1, row i, column p - TILE.
+            assert_eq!(keys.data[(hd + i) * TILE + 2], key[i]);
+            assert_eq!(keys.get(i, p), key[i]);
+            // Value component i: tile i / TILE, row p, column i % TILE.
+            assert_eq!(
+                values.data[(i / TILE * max_seq + p) * TILE + i % TILE],
+                value[i]
+            );
+            assert_eq!(values.get(p, i), value[i]);
+        }
+        let written = |data: &[f32]| data.iter().filter(|&&x| x != 0.0).count();
+        assert_eq!((written(keys.data), written(values.data)), (hd, hd));
     }
 }
