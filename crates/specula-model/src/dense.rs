@@ -15,7 +15,7 @@ use std::sync::Arc;
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::const_rows::with_rows;
-use crate::panel_memory::PanelMemory;
+use crate::host_memory::HostMemory;
 
 /// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `width` output columns:
 /// panel `p` holds `W[i, p·width + c]` at `(p·d_in + i)·width + c`, zero-padded. A panel is
@@ -27,7 +27,7 @@ pub(crate) struct PackedDense {
     width: usize,
     /// Holds the panels from `start` on, alone or with other layers' (see
     /// [`gather_panels`]).
-    memory: Arc<PanelMemory>,
+    memory: Arc<HostMemory>,
     start: usize,
     /// The bias padded to whole panels (zeros without a bias).
     bias: Vec<f32>,
@@ -98,7 +98,7 @@ impl PackedDense {
             d_in,
             d_out,
             width,
-            memory: Arc::new(PanelMemory::heap(panels)),
+            memory: Arc::new(HostMemory::from_vec(panels)),
             start: 0,
             bias: padded,
             arch: Arch::new(),
@@ -133,10 +133,10 @@ impl PackedDense {
 }
 
 /// Moves the panels of all `layers` into one shared block of memory, in huge pages when
-/// `huge_pages` and the system allows (see [`PanelMemory`]); the outputs do not change.
+/// `huge_pages` and the system allows (see [`HostMemory`]); the outputs do not change.
 pub(crate) fn gather_panels(layers: &mut [&mut PackedDense], huge_pages: bool) {
     let parts: Vec<&[f32]> = layers.iter().map(|l| l.panels()).collect();
-    let (memory, starts) = PanelMemory::gather(&parts, huge_pages);
+    let (memory, starts) = HostMemory::gather(&parts, huge_pages);
     let memory = Arc::new(memory);
     for (layer, start) in layers.iter_mut().zip(starts) {
         layer.memory = Arc::clone(&memory);

@@ -1,7 +1,10 @@
 //! Keys and values in plain host memory, for [`HostGpt`](crate::host_model::HostGpt): the
 //! shared-prefix cache ([`HostCache`], per layer and head, keys and values in tiles of 16
 //! columns, preallocated) and per-sequence runs ([`HostKv`], `[rows, heads, len,
-//! head_dim]`). Each head's data is contiguous, so attention streams it in order.
+//! head_dim]`). Each head's data is contiguous, so attention streams it in order; the
+//! cache lives in huge pages where the system allows ([`HostMemory`]).
+
+use crate::host_memory::HostMemory;
 
 /// Keys and values of one layer, in one layout (see the users).
 #[derive(Debug, Clone, PartialEq)]
@@ -135,27 +138,33 @@ impl Tiled<'_> {
 /// tile of value columns down the positions. (Rows over all `max_seq` positions, or
 /// position-major values read in column passes, made attention a walk of short strided
 /// runs that the weight stream had evicted from cache: a fifth of a forward pass.)
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct HostCache {
     heads: usize,
     head_dim: usize,
     max_seq: usize,
-    layers: Vec<HostLayer>,
+    layers: usize,
+    /// All layers' keys, then (in `values`) all layers' values, layer after layer and
+    /// head after head, in huge pages where the system allows (see [`HostMemory`]).
+    keys: HostMemory,
+    values: HostMemory,
 }
 
 impl HostCache {
     /// Zeroed buffers for `n_layers` layers of `heads × max_seq × head_dim` keys and
     /// values (each rounded up to whole tiles).
     pub(crate) fn new(n_layers: usize, heads: usize, max_seq: usize, head_dim: usize) -> Self {
-        let layer = HostLayer {
-            k: vec![0.0; heads * Self::key_size(max_seq, head_dim)],
-            v: vec![0.0; heads * Self::value_size(max_seq, head_dim)],
-        };
+        let per_layer = heads * Self::key_size(max_seq, head_dim);
+        let keys = HostMemory::zeroed(n_layers * per_layer, true);
+        let per_layer = heads * Self::value_size(max_seq, head_dim);
+        let values = HostMemory::zeroed(n_layers * per_layer, true);
         Self {
             heads,
             head_dim,
             max_seq,
-            layers: vec![layer; n_layers],
+            layers: n_layers,
+            keys,
+            values,
         }
     }
 
@@ -170,8 +179,9 @@ impl HostCache {
     /// Keys of head `head`: `m[i, p]` is component `i` of position `p`.
     pub(crate) fn keys(&self, layer: usize, head: usize) -> Tiled<'_> {
         let size = Self::key_size(self.max_seq, self.head_dim);
+        let at = (layer * self.heads + head) * size;
         Tiled {
-            data: &self.layers[layer].k[head * size..(head + 1) * size],
+            data: &self.keys.as_slice()[at..at + size],
             rows: self.head_dim,
         }
     }
@@ -179,8 +189,9 @@ impl HostCache {
     /// Values of head `head`: `m[p, i]` is component `i` of position `p`.
     pub(crate) fn values(&self, layer: usize, head: usize) -> Tiled<'_> {
         let size = Self::value_size(self.max_seq, self.head_dim);
+        let at = (layer * self.heads + head) * size;
         Tiled {
-            data: &self.layers[layer].v[head * size..(head + 1) * size],
+            data: &self.values.as_slice()[at..at + size],
             rows: self.max_seq,
         }
     }
@@ -190,26 +201,30 @@ impl HostCache {
     pub(crate) fn write(&mut self, start: usize, new: &HostKv) -> bool {
         if new.rows != 1
             || (new.heads, new.head_dim) != (self.heads, self.head_dim)
-            || new.layers.len() != self.layers.len()
+            || new.layers.len() != self.layers
             || start + new.len > self.max_seq
+            || self.head_dim == 0
+            || self.max_seq == 0
         {
             return false;
         }
         let (hd, n, max_seq) = (self.head_dim, new.len, self.max_seq);
         let (key_size, value_size) = (Self::key_size(max_seq, hd), Self::value_size(max_seq, hd));
-        for (l, src) in self.layers.iter_mut().zip(&new.layers) {
-            for h in 0..self.heads {
-                let from = h * n * hd..(h + 1) * n * hd;
-                let keys = &mut l.k[h * key_size..(h + 1) * key_size];
-                let values = &mut l.v[h * value_size..(h + 1) * value_size];
-                let new_keys = src.k[from.clone()].chunks_exact(hd);
-                let new_values = src.v[from].chunks_exact(hd);
-                for (t, (key, value)) in new_keys.zip(new_values).enumerate() {
-                    let p = start + t;
-                    for (i, (&k, &v)) in key.iter().zip(value).enumerate() {
-                        keys[tiled_at(hd, i, p)] = k;
-                        values[tiled_at(max_seq, p, i)] = v;
-                    }
+        let all_keys = self.keys.as_mut_slice().chunks_exact_mut(key_size);
+        let all_values = self.values.as_mut_slice().chunks_exact_mut(value_size);
+        let heads = new
+            .layers
+            .iter()
+            .flat_map(|l| (0..self.heads).map(move |h| (l, h)));
+        for (((src, h), keys), values) in heads.zip(all_keys).zip(all_values) {
+            let from = h * n * hd..(h + 1) * n * hd;
+            let new_keys = src.k[from.clone()].chunks_exact(hd);
+            let new_values = src.v[from].chunks_exact(hd);
+            for (t, (key, value)) in new_keys.zip(new_values).enumerate() {
+                let p = start + t;
+                for (i, (&k, &v)) in key.iter().zip(value).enumerate() {
+                    keys[tiled_at(hd, i, p)] = k;
+                    values[tiled_at(max_seq, p, i)] = v;
                 }
             }
         }

@@ -33,11 +33,11 @@ mod dense;
 mod error;
 mod host_attention;
 mod host_kv;
+mod host_memory;
 mod host_model;
 mod init;
 mod kv;
 mod lm;
-mod panel_memory;
 mod tokenizer;
 #[cfg(feature = "train")]
 pub mod train;

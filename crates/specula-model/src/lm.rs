@@ -133,9 +133,11 @@ impl BurnLm {
     }
 
     /// Whether the host forward pass keeps its dense weights in one block of memory
-    /// advised for transparent huge pages: on Linux by default (a target position reads
-    /// ~30 MB of weights, and small pages cost a TLB miss per 4 KiB of them); `false`
-    /// elsewhere, without the host pass, or when the system refused the mapping.
+    /// advised for transparent huge pages: on Linux by default for weights of 1 MiB or
+    /// more (a target position reads ~30 MB of them, and small pages cost a TLB miss and a
+    /// prefetch restart per 4 KiB); `false` elsewhere, for smaller models, without the
+    /// host pass, or when the system refused the mapping. The shared-prefix cache of keys
+    /// and values follows the same rule, always.
     #[must_use]
     pub fn huge_pages(&self) -> bool {
         self.host.as_ref().is_some_and(HostGpt::on_huge_pages)

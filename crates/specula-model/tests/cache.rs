@@ -303,7 +303,18 @@ fn the_accepted_draft_of_a_verification_is_not_recomputed() {
 
 #[test]
 fn huge_pages_hold_the_same_weights() {
-    let mut lm = tiny(6);
+    // 1.6 MB of dense weights: large enough to be mapped (small models stay on the heap).
+    let config = ModelConfig {
+        vocab_size: 11,
+        d_model: 128,
+        n_layers: 2,
+        n_heads: 4,
+        d_ff: 512,
+        max_seq: 48,
+    };
+    let device = Device::flex();
+    let model = Gpt::new(&config, 6, 0.0, &device).unwrap();
+    let mut lm = BurnLm::new(model, config, device).unwrap();
     assert_eq!(
         lm.huge_pages(),
         cfg!(target_os = "linux"),
