@@ -70,6 +70,11 @@ impl HostMemory {
     }
 
     /// The values.
+    // Without Linux the storage has one kind, so these matches are infallible there.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(clippy::infallible_destructuring_match)
+    )]
     pub(crate) fn as_slice(&self) -> &[f32] {
         let all: &[f32] = match &self.storage {
             Storage::Heap(v) => v,
@@ -80,6 +85,10 @@ impl HostMemory {
     }
 
     /// The values, to write.
+    #[cfg_attr(
+        not(target_os = "linux"),
+        allow(clippy::infallible_destructuring_match)
+    )]
     pub(crate) fn as_mut_slice(&mut self) -> &mut [f32] {
         let all: &mut [f32] = match &mut self.storage {
             Storage::Heap(v) => v,
