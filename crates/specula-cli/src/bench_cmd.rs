@@ -85,7 +85,7 @@ pub struct BenchArgs {
     /// Load the pair from DIR instead of the bundled one.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub models: Option<std::path::PathBuf>,
-    /// CPU threads for burn.
+    /// CPU threads: for burn, and for the host forward pass's dense layers (at most 2 there).
     #[arg(
         long,
         value_name = "N",

@@ -78,7 +78,7 @@ pub struct DecodeArgs {
     /// Load draft.{json,bpk} and target.{json,bpk} from DIR instead of the bundled pair.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub models: Option<PathBuf>,
-    /// CPU threads for burn.
+    /// CPU threads: for burn, and for the host forward pass's dense layers (at most 2 there).
     #[arg(
         long,
         value_name = "N",

@@ -42,8 +42,13 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
         .device()
         .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
     let build = |b: &ModelBundle| {
-        b.build(&device)
-            .map_err(|e| CliError::failure(e.to_string()))
+        let mut lm = b
+            .build(&device)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        // The host pass splits its dense layers over at most two threads.
+        lm.set_host_threads(threads.clamp(1, 2))
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        Ok::<_, CliError>(lm)
     };
     Ok(Pair {
         draft: build(&draft)?,

@@ -1,7 +1,7 @@
 //! Profiling aid: 2000 forwards of the bundled target over N new positions after a
 //! 100-token cached prefix (what one verification of γ = N − 1 costs), e.g. under `perf`:
 //! `cargo run --release -p specula-model --example forward_loop -- 5 [DRAFT_CALLS] [small]`
-//! (`small`: the dense weights on ordinary 4 KiB pages instead of huge pages).
+//! (`small`: the dense weights on ordinary 4 KiB pages instead of huge pages) `[THREADS]`.
 use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
 use specula_model::{Backend, ModelRole, bundled};
 
@@ -17,6 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut target = bundled::load(ModelRole::Target, Backend::Cpu)?;
     let mut draft = bundled::load(ModelRole::Draft, Backend::Cpu)?;
     target.set_huge_pages(!small);
+    target.set_host_threads(arg(4, 1))?;
     draft.set_huge_pages(!small);
     let mut target_seconds = 0.0;
     let prompt: Vec<u32> = (0..100).map(|i| (i * 7 % 65) as u32).collect();

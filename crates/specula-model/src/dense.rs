@@ -122,13 +122,43 @@ impl PackedDense {
         if x.len() != rows * self.d_in {
             return None;
         }
-        let mut out = vec![0.0; rows * self.d_out];
+        let n_panels = self.d_out.div_ceil(self.width);
+        Some(self.columns(x, rows, 0..n_panels))
+    }
+
+    /// Inputs per row.
+    pub(crate) fn d_in(&self) -> usize {
+        self.d_in
+    }
+
+    /// The number of column panels.
+    pub(crate) fn n_panels(&self) -> usize {
+        self.d_out.div_ceil(self.width)
+    }
+
+    /// Multiply-adds per row.
+    pub(crate) fn work_per_row(&self) -> usize {
+        self.d_in * self.d_out
+    }
+
+    /// The output columns of `panels` for every row, `[rows, those columns]`; `x` must
+    /// hold `rows × d_in` inputs and `panels` lie within [`n_panels`](Self::n_panels).
+    pub(crate) fn columns(
+        &self,
+        x: &[f32],
+        rows: usize,
+        panels: std::ops::Range<usize>,
+    ) -> Vec<f32> {
+        let width = self.d_out.min(panels.end * self.width) - panels.start * self.width;
+        let mut out = vec![0.0; rows * width];
         self.arch.dispatch(Apply {
             layer: self,
             x,
             out: &mut out,
+            panels,
+            out_width: width,
         });
-        Some(out)
+        out
     }
 }
 
@@ -207,7 +237,10 @@ impl WithSimd for Lanes {
 struct Apply<'a> {
     layer: &'a PackedDense,
     x: &'a [f32],
+    /// `[rows, out_width]`: the columns of `panels`.
     out: &'a mut [f32],
+    panels: std::ops::Range<usize>,
+    out_width: usize,
 }
 
 impl WithSimd for Apply<'_> {
@@ -215,17 +248,27 @@ impl WithSimd for Apply<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        let Self { layer, x, out } = self;
+        let Self {
+            layer,
+            x,
+            out,
+            panels,
+            out_width,
+        } = self;
         let lanes = S::F32_LANES;
+        let o = Out {
+            panels,
+            width: out_width,
+        };
         if lanes * unroll(lanes) != layer.width {
             // Packed under another SIMD level (cannot happen: one machine, one Arch).
-            scalar_reference(layer, x, out);
+            scalar_reference(layer, x, out, &o);
         } else if lanes == 1 {
-            row_blocks::<S, { unroll(1) }>(simd, layer, x, out, block_rows(1));
+            row_blocks::<S, { unroll(1) }>(simd, layer, x, out, &o, block_rows(1));
         } else if lanes >= 16 {
-            row_blocks::<S, { unroll(16) }>(simd, layer, x, out, block_rows(lanes));
+            row_blocks::<S, { unroll(16) }>(simd, layer, x, out, &o, block_rows(lanes));
         } else {
-            row_blocks::<S, { unroll(2) }>(simd, layer, x, out, block_rows(lanes));
+            row_blocks::<S, { unroll(2) }>(simd, layer, x, out, &o, block_rows(lanes));
         }
     }
 }
@@ -238,16 +281,17 @@ fn row_blocks<S: Simd, const U: usize>(
     layer: &PackedDense,
     x: &[f32],
     out: &mut [f32],
+    o: &Out,
     max_rows: usize,
 ) {
     let rows = x.len() / layer.d_in;
-    for p in 0..layer.d_out.div_ceil(layer.width) {
+    for p in o.panels.clone() {
         let mut r0 = 0;
         while r0 < rows {
             let n = (rows - r0).min(max_rows);
             let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
-            let out = &mut out[r0 * layer.d_out..(r0 + n) * layer.d_out];
-            with_rows!(n, |R| block::<S, R, U>(simd, layer, p, x, out));
+            let out = &mut out[r0 * o.width..(r0 + n) * o.width];
+            with_rows!(n, |R| block::<S, R, U>(simd, layer, p, x, out, o));
             r0 += n;
         }
     }
@@ -262,8 +306,10 @@ fn block<S: Simd, const R: usize, const U: usize>(
     p: usize,
     x: &[f32],
     out: &mut [f32],
+    o: &Out,
 ) {
     let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
+    let first = o.panels.start * width;
     let lanes = S::F32_LANES;
     let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
     let (bias, _) = S::as_simd_f32s(&layer.bias[p * width..(p + 1) * width]);
@@ -286,17 +332,24 @@ fn block<S: Simd, const R: usize, const U: usize>(
             if c0 >= n {
                 break;
             }
-            let cols = lanes.min(n - c0);
-            simd.partial_store_f32s(&mut out[r * n + c0..r * n + c0 + cols], v);
+            let (cols, at) = (lanes.min(n - c0), r * o.width + c0 - first);
+            simd.partial_store_f32s(&mut out[at..at + cols], v);
         }
     }
 }
 
+/// Which output columns a call computes: those of `panels`, `width` of them per row.
+struct Out {
+    panels: std::ops::Range<usize>,
+    width: usize,
+}
+
 /// Plain loops over the packed layout; the SIMD path must agree with it.
-fn scalar_reference(layer: &PackedDense, x: &[f32], out: &mut [f32]) {
-    let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
-    for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(n)) {
-        for (j, o) in or.iter_mut().enumerate() {
+fn scalar_reference(layer: &PackedDense, x: &[f32], out: &mut [f32], cols: &Out) {
+    let (k, width) = (layer.d_in, layer.width);
+    let first = cols.panels.start * width;
+    for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(cols.width)) {
+        for (j, o) in or.iter_mut().enumerate().map(|(j, o)| (j + first, o)) {
             let (p, c) = (j / width, j % width);
             let panel = &layer.panels()[p * k * width..(p + 1) * k * width];
             *o = layer.bias[j]
@@ -335,7 +388,23 @@ mod tests {
                 let got = layer.apply(&x, rows).unwrap();
                 let want = naive(&w, &b, &x, k, n);
                 let mut reference = vec![0.0; rows * n];
-                scalar_reference(&layer, &x, &mut reference);
+                let all = Out {
+                    panels: 0..n.div_ceil(layer.width),
+                    width: n,
+                };
+                scalar_reference(&layer, &x, &mut reference, &all);
+                // Any run of panels gives those columns (how a call splits across threads).
+                let panels = all.panels.len();
+                let (p0, p1) = (panels / 3, (panels / 3 + 2).min(panels));
+                let part = layer.columns(&x, rows, p0..p1);
+                let (c0, c1) = (p0 * layer.width, n.min(p1 * layer.width));
+                assert_eq!(part.len(), rows * (c1 - c0));
+                for r in 0..rows {
+                    assert_eq!(
+                        part[r * (c1 - c0)..(r + 1) * (c1 - c0)],
+                        got[r * n + c0..r * n + c1]
+                    );
+                }
                 for ((g, w), r) in got.iter().zip(&want).zip(&reference) {
                     assert!(
                         (g - w).abs() < 1e-3 * (1.0 + w.abs()),
@@ -362,6 +431,8 @@ mod tests {
             layer: &layer,
             x: &x,
             out: &mut got,
+            panels: 0..n.div_ceil(layer.width),
+            out_width: n,
         }
         .with_simd(pulp::Scalar::new());
         let want = naive(&w, &vec![0.0; n], &x, k, n);

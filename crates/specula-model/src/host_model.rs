@@ -13,6 +13,7 @@
 use pulp::Arch;
 
 use crate::dense::{PackedDense, gelu_in_place};
+use crate::dense_helper::{self, Helper, splits, with_helper};
 use crate::host_attention::{Context, attend};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
 
@@ -51,6 +52,8 @@ pub(crate) struct HostGpt {
     pub(crate) head: PackedDense,
     /// The SIMD level, detected once.
     pub(crate) arch: Arch,
+    /// Threads for the dense layers of one forward pass (1, or 2 with a helper).
+    pub(crate) threads: usize,
 }
 
 /// What a forward pass attends to besides its own new positions.
@@ -63,6 +66,14 @@ pub(crate) struct HostContext<'a> {
 }
 
 impl HostGpt {
+    /// Every dense layer.
+    fn dense_layers(&self) -> impl Iterator<Item = &PackedDense> {
+        self.blocks
+            .iter()
+            .flat_map(|b| [&b.qkv, &b.proj, &b.fc_in, &b.fc_out])
+            .chain([&self.head])
+    }
+
     /// Every dense layer, in the order a forward pass reads them.
     pub(crate) fn dense_layers_mut(&mut self) -> Vec<&mut PackedDense> {
         let mut layers: Vec<&mut PackedDense> = Vec::with_capacity(4 * self.blocks.len() + 1);
@@ -122,16 +133,37 @@ impl HostGpt {
             let at = &self.position_embedding[pos * d..(pos + 1) * d];
             x.extend(tok.iter().zip(at).map(|(a, b)| a + b));
         }
-        let mut new = HostKv {
+        let new = HostKv {
             rows,
             heads: self.heads,
             len: n,
             head_dim: d / self.heads,
             layers: Vec::with_capacity(self.blocks.len()),
         };
+        let threads = if self.dense_layers().any(|l| splits(l, m)) {
+            self.threads
+        } else {
+            1
+        };
+        with_helper(threads, |helper| {
+            self.blocks_and_head(x, m, new, context, helper)
+        })
+    }
+
+    /// The blocks and the head over the embedded inputs `x` (`m` rows).
+    fn blocks_and_head<'m>(
+        &'m self,
+        mut x: Vec<f32>,
+        m: usize,
+        mut new: HostKv,
+        context: HostContext<'_>,
+        helper: Option<&Helper<'_, 'm>>,
+    ) -> Option<(Vec<f32>, HostKv)> {
+        let (d, rows) = (self.d, new.rows);
+        let dense = |layer: &'m PackedDense, x: &[f32]| dense_helper::apply(layer, x, m, helper);
         let mut context_out = vec![0.0; m * d];
         for (layer, block) in self.blocks.iter().enumerate() {
-            let qkv = block.qkv.apply(&block.norm_attn.apply(&x, d), m)?;
+            let qkv = dense(&block.qkv, &block.norm_attn.apply(&x, d))?;
             new.layers.push(split_kv(&qkv, rows, self.heads, d));
             attend(
                 self.arch,
@@ -144,12 +176,12 @@ impl HostGpt {
                 },
                 &mut context_out,
             );
-            add_in_place(&mut x, &block.proj.apply(&context_out, m)?);
-            let mut hidden = block.fc_in.apply(&block.norm_mlp.apply(&x, d), m)?;
+            add_in_place(&mut x, &dense(&block.proj, &context_out)?);
+            let mut hidden = dense(&block.fc_in, &block.norm_mlp.apply(&x, d))?;
             gelu_in_place(self.arch, &mut hidden);
-            add_in_place(&mut x, &block.fc_out.apply(&hidden, m)?);
+            add_in_place(&mut x, &dense(&block.fc_out, &hidden)?);
         }
-        let logits = self.head.apply(&self.final_norm.apply(&x, d), m)?;
+        let logits = dense(&self.head, &self.final_norm.apply(&x, d))?;
         Some((logits, new))
     }
 }

@@ -30,6 +30,7 @@ mod config;
 mod const_rows;
 pub mod data;
 mod dense;
+mod dense_helper;
 mod error;
 mod host_attention;
 mod host_kv;

@@ -54,6 +54,8 @@ pub struct BurnLm {
     host: Option<HostGpt>,
     /// Whether the host pass asks for its dense weights on huge pages.
     huge_pages: bool,
+    /// Threads for the host pass's dense layers.
+    host_threads: usize,
     config: ModelConfig,
     device: Device,
     cache: KvCache,
@@ -81,6 +83,7 @@ impl BurnLm {
             model,
             host: None,
             huge_pages: true,
+            host_threads: 1,
             config,
             device,
             cache,
@@ -125,6 +128,9 @@ impl BurnLm {
         self.host = (on && self.device == Device::flex())
             .then(|| self.model.host(self.huge_pages))
             .flatten();
+        if let Some(host) = &mut self.host {
+            host.threads = self.host_threads;
+        }
         self.cache = match &self.host {
             Some(host) => KvCache::host(host.new_cache(), self.config.vocab_size),
             None => KvCache::burn(&self.config, &self.device),
@@ -151,6 +157,35 @@ impl BurnLm {
         if let Some(host) = &mut self.host {
             crate::dense::gather_panels(&mut host.dense_layers_mut(), on);
         }
+    }
+
+    /// Threads for the host forward pass's dense layers: 1 (the default) or 2. With 2, a
+    /// helper thread computes half the output columns of every dense call of at least
+    /// 2^18 multiply-adds (the target's layers; the draft's only with several rows) and
+    /// spins between them for the rest of the forward pass. Verifying several positions
+    /// is arithmetic that one core does not hide behind reading the weights, and a second
+    /// core takes half of it; one position is bound by memory either way. Logits do not
+    /// change.
+    ///
+    /// # Errors
+    /// [`Error::BadConfig`] for 0 or more than 2 threads.
+    pub fn set_host_threads(&mut self, threads: usize) -> Result<()> {
+        if !(1..=2).contains(&threads) {
+            return Err(Error::BadConfig(format!(
+                "the host forward pass runs on 1 or 2 threads, not {threads}"
+            )));
+        }
+        self.host_threads = threads;
+        if let Some(host) = &mut self.host {
+            host.threads = threads;
+        }
+        Ok(())
+    }
+
+    /// The threads set by [`set_host_threads`](Self::set_host_threads).
+    #[must_use]
+    pub fn host_threads(&self) -> usize {
+        self.host_threads
     }
 
     /// The underlying module.

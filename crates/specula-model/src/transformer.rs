@@ -207,6 +207,7 @@ impl Gpt {
             final_norm: host_norm(&self.final_norm)?,
             head: pack_linear(&self.head)?,
             arch: Arch::new(),
+            threads: 1,
         };
         gather_panels(&mut host.dense_layers_mut(), huge_pages);
         Some(host)

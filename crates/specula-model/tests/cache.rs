@@ -333,3 +333,33 @@ fn huge_pages_hold_the_same_weights() {
     lm.set_huge_pages(true);
     assert!(!lm.huge_pages(), "no host pass, no host weights");
 }
+
+#[test]
+fn a_helper_thread_gives_the_same_logits() {
+    // Layers of 128 × 512: calls of 4 or more rows are split between the two threads.
+    let config = ModelConfig {
+        vocab_size: 11,
+        d_model: 128,
+        n_layers: 2,
+        n_heads: 4,
+        d_ff: 512,
+        max_seq: 48,
+    };
+    let device = Device::flex();
+    let model = Gpt::new(&config, 7, 0.0, &device).unwrap();
+    let mut lm = BurnLm::new(model, config, device).unwrap();
+    assert_eq!(lm.host_threads(), 1, "one thread by default");
+    let r = request(10, vec![seq(3, 18)], (11..=18).map(|p| (0, p)).collect());
+    let one = lm.forward(&r).unwrap();
+    lm.set_host_threads(2).unwrap();
+    assert_eq!(lm.host_threads(), 2);
+    let two = lm.forward(&r).unwrap();
+    for i in 0..one.rows() {
+        assert_eq!(one.row(i).unwrap(), two.row(i).unwrap(), "row {i}");
+    }
+    for bad in [0, 3] {
+        let err = lm.set_host_threads(bad).unwrap_err().to_string();
+        assert!(err.contains("1 or 2 threads"), "{err}");
+        assert_eq!(lm.host_threads(), 2, "a refused setting changes nothing");
+    }
+}
