@@ -9,6 +9,7 @@ use pulp::{Arch, Simd, WithSimd};
 
 use crate::const_rows::with_rows;
 use crate::host_kv::{HostCache, HostKv, TILE, Tiled, tiled_at};
+use crate::reduce;
 
 /// What the new positions attend to besides themselves.
 #[derive(Clone, Copy)]
@@ -113,18 +114,12 @@ impl WithSimd for Attend<'_> {
                     row[at] = dot(simd, q, key) * scale;
                     at += 1;
                 }
-                let mut max = f32::NEG_INFINITY;
-                for &s in row.iter() {
-                    max = max.max(s);
-                }
+                let max = reduce::max(row);
                 // Plain loops so both vectorise (libm's `expf` would be one call per score).
                 for s in row.iter_mut() {
                     *s = exp(*s - max);
                 }
-                let mut sum = 0.0;
-                for &s in row.iter() {
-                    sum += s;
-                }
+                let sum = reduce::sum(row);
                 let inv = 1.0 / sum;
                 for s in row.iter_mut() {
                     *s *= inv;

@@ -16,6 +16,7 @@ use crate::dense::{PackedDense, gelu_in_place};
 use crate::dense_helper::{self, Helper, splits, with_helper};
 use crate::host_attention::{Context, attend};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
+use crate::reduce;
 
 /// LayerNorm parameters.
 #[derive(Debug, Clone)]
@@ -191,8 +192,8 @@ impl Norm {
     fn apply(&self, x: &[f32], d: usize) -> Vec<f32> {
         let mut out = Vec::with_capacity(x.len());
         for row in x.chunks_exact(d) {
-            let mean = row.iter().sum::<f32>() / d as f32;
-            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d as f32;
+            let mean = reduce::sum(row) / d as f32;
+            let var = reduce::sum_by(row, |v| (v - mean) * (v - mean)) / d as f32;
             let inv = 1.0 / (var + self.epsilon).sqrt();
             out.extend(
                 row.iter()

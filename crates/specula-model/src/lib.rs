@@ -39,6 +39,7 @@ mod host_model;
 mod init;
 mod kv;
 mod lm;
+mod reduce;
 mod tokenizer;
 #[cfg(feature = "train")]
 pub mod train;
