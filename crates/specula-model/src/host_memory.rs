@@ -5,8 +5,8 @@
 //! misses per forward, and the hardware prefetchers stop at every page boundary (the
 //! prefix's keys and values, read in runs of a few KiB, paid a stream start per page).
 //! In anonymous mappings advised for transparent huge pages (Linux; most systems set THP
-//! to `madvise`) one target position ran ~1.5× faster here (MODELS.md). Elsewhere, for
-//! small buffers, or when the mapping fails, a buffer is an ordinary `Vec`.
+//! to `madvise`) one target position ran 1.2–1.5× faster here (MODELS.md). Elsewhere,
+//! for small buffers, or when the mapping fails, a buffer is an ordinary `Vec`.
 
 /// A zero-initialised f32 buffer, in huge pages where the system allows.
 #[derive(Debug)]
