@@ -164,8 +164,8 @@ impl BurnLm {
     /// 2^18 multiply-adds (the target's layers; the draft's only with several rows) and
     /// spins between them for the rest of the forward pass. Verifying several positions
     /// is arithmetic that one core does not hide behind reading the weights, and a second
-    /// core takes half of it; one position is bound by memory either way. Logits do not
-    /// change.
+    /// core takes half of it; one position can gain too, where two cores stream the
+    /// weights faster than one (BENCHMARKS.md has both settings). Logits do not change.
     ///
     /// # Errors
     /// [`Error::BadConfig`] for 0 or more than 2 threads.
