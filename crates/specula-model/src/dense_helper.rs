@@ -86,6 +86,15 @@ pub(crate) struct Helper<'s, 'm> {
     thread: ScopedJoinHandle<'s, ()>,
 }
 
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 /// Runs `f` with a helper thread when `threads` ≥ 2 and a thread can be spawned, else
 /// with none; the helper stops when `f` returns.
 pub(crate) fn with_helper<'m, R>(
@@ -97,18 +106,19 @@ pub(crate) fn with_helper<'m, R>(
     }
     let shared = Shared::default();
     std::thread::scope(|scope: &Scope<'_, '_>| {
+        // Stops the helper however `f` ends: the scope waits for it, so a helper left
+        // spinning would hang an unwinding caller.
+        let _stop = StopOnDrop(&shared.stop);
         let spawned = std::thread::Builder::new()
             .name("specula-dense".into())
             .spawn_scoped(scope, || shared.serve());
-        let out = match spawned {
+        match spawned {
             Ok(thread) => f(Some(&Helper {
                 shared: &shared,
                 thread,
             })),
             Err(_) => f(None),
-        };
-        shared.stop.store(true, Ordering::Release);
-        out
+        }
     })
 }
 
@@ -202,5 +212,16 @@ mod tests {
             assert_eq!(out, layer.apply(&x[..rows * k], rows), "{rows} rows");
         }
         assert!(with_helper(1, |helper| helper.is_none()));
+    }
+
+    #[test]
+    fn a_panicking_caller_does_not_wait_forever_for_its_helper() {
+        let unwound = std::panic::catch_unwind(|| {
+            with_helper(2, |helper| {
+                assert!(helper.is_some());
+                panic!("the caller fails");
+            })
+        });
+        assert!(unwound.is_err());
     }
 }
