@@ -11,9 +11,11 @@ use rand_distr::{Distribution, Normal};
 /// Standard deviation of every initial weight (GPT-2).
 const STD: f64 = 0.02;
 
-/// Draws initial weights.
+/// Draws initial weights (or, for a model about to be loaded, zeros).
 pub(crate) struct Init<'a> {
-    rng: ChaCha8Rng,
+    /// `None`: every weight is zero (the placeholder a loaded record overwrites; drawing
+    /// 7.5 M normal numbers was a third of loading the target).
+    rng: Option<ChaCha8Rng>,
     device: &'a Device,
 }
 
@@ -21,20 +23,25 @@ impl<'a> Init<'a> {
     pub(crate) fn new(seed: u64, device: &'a Device) -> Self {
         use rand::SeedableRng;
         Self {
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: Some(ChaCha8Rng::seed_from_u64(seed)),
             device,
         }
+    }
+
+    /// Zeros instead of random weights: the shapes for a record to be loaded into.
+    pub(crate) fn zeros(device: &'a Device) -> Self {
+        Self { rng: None, device }
     }
 
     fn normal(&mut self, shape: [usize; 2], std: f64) -> Tensor<2> {
         // STD and the scaled variants are positive and finite, so Normal::new cannot fail;
         // fall back to zeros rather than panic if it ever did.
-        let values: Vec<f32> = match Normal::new(0.0, std) {
-            Ok(dist) => (0..shape[0] * shape[1])
-                .map(|_| dist.sample(&mut self.rng) as f32)
-                .collect(),
-            Err(_) => vec![0.0; shape[0] * shape[1]],
+        let (Some(rng), Ok(dist)) = (&mut self.rng, Normal::new(0.0, std)) else {
+            return Tensor::zeros(shape, self.device);
         };
+        let values: Vec<f32> = (0..shape[0] * shape[1])
+            .map(|_| dist.sample(rng) as f32)
+            .collect();
         Tensor::from_data(TensorData::new(values, shape), self.device)
     }
 
@@ -63,6 +70,6 @@ impl<'a> Init<'a> {
     /// A fresh seed for a sub-generator (keeps streams independent of layer order).
     #[allow(dead_code)]
     pub(crate) fn fork(&mut self) -> u64 {
-        self.rng.random()
+        self.rng.as_mut().map_or(0, |rng| rng.random())
     }
 }

@@ -79,8 +79,19 @@ impl Gpt {
     /// # Errors
     /// [`Error::BadConfig`](crate::Error::BadConfig) for an invalid shape.
     pub fn new(config: &ModelConfig, seed: u64, dropout: f64, device: &Device) -> Result<Self> {
+        Self::with_init(config, Init::new(seed, device), dropout)
+    }
+
+    /// A model of `config`'s shape with every weight zero, to load a record into.
+    ///
+    /// # Errors
+    /// [`Error::BadConfig`] when `config` is invalid.
+    pub(crate) fn zeroed(config: &ModelConfig, device: &Device) -> Result<Self> {
+        Self::with_init(config, Init::zeros(device), 0.0)
+    }
+
+    fn with_init(config: &ModelConfig, mut init: Init<'_>, dropout: f64) -> Result<Self> {
         config.validate()?;
-        let mut init = Init::new(seed, device);
         let d = config.d_model;
         // GPT-2 scales the residual projections by 1/sqrt(2·layers).
         let residual = 1.0 / ((2 * config.n_layers) as f64).sqrt();

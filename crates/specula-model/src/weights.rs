@@ -98,7 +98,7 @@ pub fn model_bytes(model: &Gpt, dtype: DType) -> Result<Vec<u8>> {
 /// # Errors
 /// [`Error::BadConfig`], [`Error::Weights`] for bytes that do not fit the shape.
 pub fn load_model(config: &ModelConfig, bytes: &[u8], device: &Device) -> Result<Gpt> {
-    let model = Gpt::new(config, 0, 0.0, device)?;
+    let model = Gpt::zeroed(config, device)?;
     let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes.to_vec()))
         .map_err(|e| Error::Weights(e.to_string()))?
         .cast_to_module_dtype();
