@@ -157,6 +157,7 @@ impl PackedDense {
             out: &mut out,
             panels,
             out_width: width,
+            interleave: INTERLEAVE_INPUTS,
         });
         out
     }
@@ -241,6 +242,8 @@ struct Apply<'a> {
     out: &'a mut [f32],
     panels: std::ops::Range<usize>,
     out_width: usize,
+    /// Whether the kernel reads the inputs interleaved (see [`INTERLEAVE_INPUTS`]).
+    interleave: bool,
 }
 
 impl WithSimd for Apply<'_> {
@@ -254,11 +257,13 @@ impl WithSimd for Apply<'_> {
             out,
             panels,
             out_width,
+            interleave,
         } = self;
         let lanes = S::F32_LANES;
         let o = Out {
             panels,
             width: out_width,
+            interleave,
         };
         if lanes * unroll(lanes) != layer.width {
             // Packed under another SIMD level (cannot happen: one machine, one Arch).
@@ -284,12 +289,19 @@ fn row_blocks<S: Simd, const U: usize>(
     o: &Out,
     max_rows: usize,
 ) {
-    let rows = x.len() / layer.d_in;
+    let (rows, k) = (x.len() / layer.d_in, layer.d_in);
+    let interleaved;
+    let x = if o.interleave {
+        interleaved = interleave(x, k, max_rows);
+        &interleaved[..]
+    } else {
+        x
+    };
     for p in o.panels.clone() {
         let mut r0 = 0;
         while r0 < rows {
             let n = (rows - r0).min(max_rows);
-            let x = &x[r0 * layer.d_in..(r0 + n) * layer.d_in];
+            let x = &x[r0 * k..(r0 + n) * k];
             let out = &mut out[r0 * o.width..(r0 + n) * o.width];
             with_rows!(n, |R| block::<S, R, U>(simd, layer, p, x, out, o));
             r0 += n;
@@ -297,8 +309,35 @@ fn row_blocks<S: Simd, const U: usize>(
     }
 }
 
+/// Whether the kernel reads each row block's inputs interleaved (`[k, n]`) instead of row
+/// by row: inside wasm that drops a bounds check per row and input from the inner loop,
+/// which the 4-lane arithmetic does not hide; natively the row-by-row loop compiles to
+/// multiply-adds with broadcast memory operands and ran ~15 % faster at 5 rows
+/// (BENCHMARKS.md has both).
+const INTERLEAVE_INPUTS: bool = cfg!(target_arch = "wasm32");
+
+/// `x` (`rows × k`, row-major) with each block of up to `max_rows` rows interleaved:
+/// block `[r0, r0 + n)` at `r0 · k`, input `i` of its row `r` at `r0 · k + i · n + r`.
+fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
+    let rows = x.len() / k;
+    let mut xt = vec![0.0; x.len()];
+    let mut r0 = 0;
+    while r0 < rows {
+        let n = (rows - r0).min(max_rows);
+        let block = &mut xt[r0 * k..(r0 + n) * k];
+        for (r, row) in x[r0 * k..(r0 + n) * k].chunks_exact(k).enumerate() {
+            for (i, &v) in row.iter().enumerate() {
+                block[i * n + r] = v;
+            }
+        }
+        r0 += n;
+    }
+    xt
+}
+
 /// `R` rows against panel `p` of `U` vectors: per weight vector, `R` broadcast
-/// multiply-adds into independent accumulators.
+/// multiply-adds into independent accumulators. `x` holds the rows' inputs, interleaved
+/// when `o.interleave` (`x[i · R + r]` = input `i` of row `r`), else row by row.
 #[inline(always)]
 fn block<S: Simd, const R: usize, const U: usize>(
     simd: S,
@@ -311,18 +350,25 @@ fn block<S: Simd, const R: usize, const U: usize>(
     let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
     let first = o.panels.start * width;
     let lanes = S::F32_LANES;
-    let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
     let (bias, _) = S::as_simd_f32s(&layer.bias[p * width..(p + 1) * width]);
     let (weights, _) = S::as_simd_f32s(&layer.panels()[p * k * width..(p + 1) * k * width]);
+    let (weights, _) = weights.as_chunks::<U>();
     let mut acc = [[simd.splat_f32s(0.0); U]; R];
     for a in &mut acc {
         a.copy_from_slice(&bias[..U]);
     }
-    for (i, w) in weights.chunks_exact(U).enumerate() {
-        for r in 0..R {
-            let xv = simd.splat_f32s(xs[r][i]);
-            for u in 0..U {
-                acc[r][u] = simd.mul_add_e_f32s(xv, w[u], acc[r][u]);
+    if o.interleave {
+        let (inputs, _) = x.as_chunks::<R>();
+        for (xi, w) in inputs.iter().zip(weights) {
+            for r in 0..R {
+                multiply_add(simd, &mut acc[r], xi[r], w);
+            }
+        }
+    } else {
+        let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
+        for (i, w) in weights.iter().enumerate() {
+            for r in 0..R {
+                multiply_add(simd, &mut acc[r], xs[r][i], w);
             }
         }
     }
@@ -338,10 +384,27 @@ fn block<S: Simd, const R: usize, const U: usize>(
     }
 }
 
-/// Which output columns a call computes: those of `panels`, `width` of them per row.
+/// `acc[u] += x · w[u]` for every vector of the panel (a function, not a closure, so it is
+/// inlined into the SIMD-enabled caller).
+#[inline(always)]
+fn multiply_add<S: Simd, const U: usize>(
+    simd: S,
+    acc: &mut [S::f32s; U],
+    x: f32,
+    w: &[S::f32s; U],
+) {
+    let xv = simd.splat_f32s(x);
+    for u in 0..U {
+        acc[u] = simd.mul_add_e_f32s(xv, w[u], acc[u]);
+    }
+}
+
+/// Which output columns a call computes: those of `panels`, `width` of them per row, and
+/// how the kernel reads its inputs.
 struct Out {
     panels: std::ops::Range<usize>,
     width: usize,
+    interleave: bool,
 }
 
 /// Plain loops over the packed layout; the SIMD path must agree with it.
@@ -391,6 +454,7 @@ mod tests {
                 let all = Out {
                     panels: 0..n.div_ceil(layer.width),
                     width: n,
+                    interleave: false,
                 };
                 scalar_reference(&layer, &x, &mut reference, &all);
                 // Any run of panels gives those columns (how a call splits across threads).
@@ -417,7 +481,7 @@ mod tests {
     }
 
     #[test]
-    fn the_scalar_level_agrees_too() {
+    fn the_scalar_level_and_both_input_layouts_agree_too() {
         let (k, n, rows) = (37, 29, 6);
         let w: Vec<f32> = (0..k * n)
             .map(|i| ((i * 31 % 89) as f32 - 44.0) / 61.0)
@@ -425,19 +489,33 @@ mod tests {
         let x: Vec<f32> = (0..rows * k)
             .map(|i| ((i * 7 % 23) as f32 - 11.0) / 9.0)
             .collect();
-        let layer = PackedDense::with_lanes(&w, None, k, n, 1).unwrap();
-        let mut got = vec![0.0; rows * n];
-        Apply {
-            layer: &layer,
-            x: &x,
-            out: &mut got,
-            panels: 0..n.div_ceil(layer.width),
-            out_width: n,
-        }
-        .with_simd(pulp::Scalar::new());
         let want = naive(&w, &vec![0.0; n], &x, k, n);
-        for (g, w) in got.iter().zip(&want) {
-            assert!((g - w).abs() < 1e-3 * (1.0 + w.abs()));
+        let scalar = PackedDense::with_lanes(&w, None, k, n, 1).unwrap();
+        let simd = PackedDense::new(&w, None, k, n).unwrap();
+        // Both input layouts, at the scalar level and at this machine's.
+        for interleave in [false, true] {
+            for layer in [&scalar, &simd] {
+                let mut got = vec![0.0; rows * n];
+                let apply = Apply {
+                    layer,
+                    x: &x,
+                    out: &mut got,
+                    panels: 0..n.div_ceil(layer.width),
+                    out_width: n,
+                    interleave,
+                };
+                if layer.width == 4 {
+                    apply.with_simd(pulp::Scalar::new());
+                } else {
+                    layer.arch.dispatch(apply);
+                }
+                for (g, w) in got.iter().zip(&want) {
+                    assert!(
+                        (g - w).abs() < 1e-3 * (1.0 + w.abs()),
+                        "interleave {interleave}"
+                    );
+                }
+            }
         }
     }
 
