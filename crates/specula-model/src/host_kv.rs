@@ -143,7 +143,7 @@ pub(crate) struct HostCache {
     heads: usize,
     head_dim: usize,
     max_seq: usize,
-    layers: usize,
+    n_layers: usize,
     /// All layers' keys, then (in `values`) all layers' values, layer after layer and
     /// head after head, in huge pages where the system allows (see [`HostMemory`]).
     keys: HostMemory,
@@ -154,15 +154,15 @@ impl HostCache {
     /// Zeroed buffers for `n_layers` layers of `heads × max_seq × head_dim` keys and
     /// values (each rounded up to whole tiles).
     pub(crate) fn new(n_layers: usize, heads: usize, max_seq: usize, head_dim: usize) -> Self {
-        let per_layer = heads * Self::key_size(max_seq, head_dim);
-        let keys = HostMemory::zeroed(n_layers * per_layer, true);
-        let per_layer = heads * Self::value_size(max_seq, head_dim);
-        let values = HostMemory::zeroed(n_layers * per_layer, true);
+        let keys_per_layer = heads * Self::key_size(max_seq, head_dim);
+        let values_per_layer = heads * Self::value_size(max_seq, head_dim);
+        let keys = HostMemory::zeroed(n_layers * keys_per_layer, true);
+        let values = HostMemory::zeroed(n_layers * values_per_layer, true);
         Self {
             heads,
             head_dim,
             max_seq,
-            layers: n_layers,
+            n_layers,
             keys,
             values,
         }
@@ -201,7 +201,7 @@ impl HostCache {
     pub(crate) fn write(&mut self, start: usize, new: &HostKv) -> bool {
         if new.rows != 1
             || (new.heads, new.head_dim) != (self.heads, self.head_dim)
-            || new.layers.len() != self.layers
+            || new.layers.len() != self.n_layers
             || start + new.len > self.max_seq
             || self.head_dim == 0
             || self.max_seq == 0
