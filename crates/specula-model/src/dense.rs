@@ -155,9 +155,11 @@ impl PackedDense {
             layer: self,
             x,
             out: &mut out,
-            panels,
-            out_width: width,
-            interleave: INTERLEAVE_INPUTS,
+            cols: Out {
+                panels,
+                width,
+                interleave: INTERLEAVE_INPUTS,
+            },
         });
         out
     }
@@ -238,12 +240,9 @@ impl WithSimd for Lanes {
 struct Apply<'a> {
     layer: &'a PackedDense,
     x: &'a [f32],
-    /// `[rows, out_width]`: the columns of `panels`.
+    /// `[rows, cols.width]`: the columns of `cols.panels`.
     out: &'a mut [f32],
-    panels: std::ops::Range<usize>,
-    out_width: usize,
-    /// Whether the kernel reads the inputs interleaved (see [`INTERLEAVE_INPUTS`]).
-    interleave: bool,
+    cols: Out,
 }
 
 impl WithSimd for Apply<'_> {
@@ -255,16 +254,9 @@ impl WithSimd for Apply<'_> {
             layer,
             x,
             out,
-            panels,
-            out_width,
-            interleave,
+            cols: o,
         } = self;
         let lanes = S::F32_LANES;
-        let o = Out {
-            panels,
-            width: out_width,
-            interleave,
-        };
         if lanes * unroll(lanes) != layer.width {
             // Packed under another SIMD level (cannot happen: one machine, one Arch).
             scalar_reference(layer, x, out, &o);
@@ -404,6 +396,7 @@ fn multiply_add<S: Simd, const U: usize>(
 struct Out {
     panels: std::ops::Range<usize>,
     width: usize,
+    /// Whether the kernel reads the inputs interleaved (see [`INTERLEAVE_INPUTS`]).
     interleave: bool,
 }
 
@@ -500,9 +493,11 @@ mod tests {
                     layer,
                     x: &x,
                     out: &mut got,
-                    panels: 0..n.div_ceil(layer.width),
-                    out_width: n,
-                    interleave,
+                    cols: Out {
+                        panels: 0..n.div_ceil(layer.width),
+                        width: n,
+                        interleave,
+                    },
                 };
                 if layer.width == 4 {
                     apply.with_simd(pulp::Scalar::new());

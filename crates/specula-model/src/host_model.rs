@@ -141,7 +141,8 @@ impl HostGpt {
             head_dim: d / self.heads,
             layers: Vec::with_capacity(self.blocks.len()),
         };
-        let threads = if self.dense_layers().any(|l| splits(l, m)) {
+        // A helper only when some call of this pass would be split.
+        let threads = if self.threads > 1 && self.dense_layers().any(|l| splits(l, m)) {
             self.threads
         } else {
             1

@@ -18,12 +18,22 @@ fn tiny_on(seed: u64, host: bool) -> BurnLm {
 }
 
 fn tiny(seed: u64) -> BurnLm {
+    shaped(32, 64, seed)
+}
+
+/// Dense layers of 128 × 512 (1.6 MB of weights): large enough to be mapped on huge pages
+/// and for calls of 4 or more rows to be split between two threads.
+fn wide(seed: u64) -> BurnLm {
+    shaped(128, 512, seed)
+}
+
+fn shaped(d_model: usize, d_ff: usize, seed: u64) -> BurnLm {
     let config = ModelConfig {
         vocab_size: 11,
-        d_model: 32,
+        d_model,
         n_layers: 2,
         n_heads: 4,
-        d_ff: 64,
+        d_ff,
         max_seq: 48,
     };
     let device = Device::flex();
@@ -303,18 +313,7 @@ fn the_accepted_draft_of_a_verification_is_not_recomputed() {
 
 #[test]
 fn huge_pages_hold_the_same_weights() {
-    // 1.6 MB of dense weights: large enough to be mapped (small models stay on the heap).
-    let config = ModelConfig {
-        vocab_size: 11,
-        d_model: 128,
-        n_layers: 2,
-        n_heads: 4,
-        d_ff: 512,
-        max_seq: 48,
-    };
-    let device = Device::flex();
-    let model = Gpt::new(&config, 6, 0.0, &device).unwrap();
-    let mut lm = BurnLm::new(model, config, device).unwrap();
+    let mut lm = wide(6);
     assert_eq!(
         lm.huge_pages(),
         cfg!(target_os = "linux"),
@@ -336,18 +335,7 @@ fn huge_pages_hold_the_same_weights() {
 
 #[test]
 fn a_helper_thread_gives_the_same_logits() {
-    // Layers of 128 × 512: calls of 4 or more rows are split between the two threads.
-    let config = ModelConfig {
-        vocab_size: 11,
-        d_model: 128,
-        n_layers: 2,
-        n_heads: 4,
-        d_ff: 512,
-        max_seq: 48,
-    };
-    let device = Device::flex();
-    let model = Gpt::new(&config, 7, 0.0, &device).unwrap();
-    let mut lm = BurnLm::new(model, config, device).unwrap();
+    let mut lm = wide(7);
     assert_eq!(lm.host_threads(), 1, "one thread by default");
     let r = request(10, vec![seq(3, 18)], (11..=18).map(|p| (0, p)).collect());
     let one = lm.forward(&r).unwrap();
