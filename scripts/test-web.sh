@@ -3,7 +3,8 @@
 #   1. set-up: wasm32 target, wasm-bindgen-cli pinned to Cargo.lock, Chromium + chromedriver
 #   2. wasm-bindgen tests in Node: plan(), option validation, the CPU model in wasm
 #   3. wasm-bindgen tests in headless Chromium with WebGPU: WebGPU greedy == native greedy
-#      == CPU-in-wasm greedy, speculative == autoregressive, lost device -> CPU, abort, busy
+#      == CPU-in-wasm greedy, speculative == autoregressive, lost device -> CPU, abort, busy;
+#      the few-row WebGPU kernels (crates/specula-kernels) == burn's matmul
 #   4. the npm package (scripts/build-web.sh), and plan() == `specula plan --json`
 #   5. a fresh Vite 7 app installs the tarball, builds, is served on 127.0.0.1 and driven
 #      by playwright-core in /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
@@ -39,14 +40,15 @@ setup() {
 
 wasm_test() {
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    cargo test --locked --release --target wasm32-unknown-unknown -p specula-wasm --test "$1"
+    cargo test --locked --release --target wasm32-unknown-unknown -p specula-wasm \
+    $(printf -- '--test %s ' "$@")
 }
 
 browser_test() {
   CHROMEDRIVER=/usr/bin/chromedriver \
     WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/crates/specula-wasm/webdriver.json" \
     WASM_BINDGEN_TEST_TIMEOUT=900 \
-    wasm_test browser
+    wasm_test browser webgpu_kernels
 }
 
 tarball=""
@@ -82,7 +84,7 @@ app_run() {
 }
 
 wasm_clippy() {
-  cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm --all-targets -- -D warnings
+  cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm -p specula-kernels --all-targets -- -D warnings
 }
 
 step "set-up (installs)" setup

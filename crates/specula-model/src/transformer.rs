@@ -183,7 +183,7 @@ impl Gpt {
             x = y;
             new_kv.push(kv);
         }
-        let logits = self.head.forward(self.final_norm.forward(x));
+        let logits = dense(&self.head, self.final_norm.forward(x));
         (logits, new_kv)
     }
 
@@ -268,8 +268,8 @@ impl Block {
             .attn
             .forward(self.norm_attn.forward(x.clone()), shared, branch, mask);
         let x = x + self.dropout.forward(a);
-        let h = gelu(self.fc_in.forward(self.norm_mlp.forward(x.clone())));
-        let x = x + self.dropout.forward(self.fc_out.forward(h));
+        let h = gelu(dense(&self.fc_in, self.norm_mlp.forward(x.clone())));
+        let x = x + self.dropout.forward(dense(&self.fc_out, h));
         (x, kv)
     }
 }
@@ -285,7 +285,7 @@ impl Attention {
         let [rows, n, d] = x.dims();
         let h = self.n_heads;
         let hd = d / h;
-        let qkv = self.qkv.forward(x);
+        let qkv = dense(&self.qkv, x);
         let split = |i: usize| {
             qkv.clone()
                 .narrow(2, i * d, d)
@@ -307,13 +307,13 @@ impl Attention {
         if let Some(b) = branch {
             cached.push((b.k.clone(), b.v.clone()));
         }
-        let new_scores = q.clone().matmul(k.clone().swap_dims(2, 3));
+        let new_scores = matmul(q.clone(), k.clone().swap_dims(2, 3));
         let scores = if cached.is_empty() {
             new_scores
         } else {
             let mut parts: Vec<Tensor<4>> = cached
                 .iter()
-                .map(|(keys, _)| q.clone().matmul(keys.clone().swap_dims(2, 3)))
+                .map(|(keys, _)| matmul(q.clone(), keys.clone().swap_dims(2, 3)))
                 .collect();
             parts.push(new_scores);
             Tensor::cat(parts, 3)
@@ -324,16 +324,52 @@ impl Attention {
             scores = scores.mask_fill(mask.expand([rows, h, n, total]), f32::NEG_INFINITY);
         }
         let probs = softmax(scores, 3);
-        let mut context = probs.clone().narrow(3, total - n, n).matmul(v.clone());
+        let mut context = matmul(probs.clone().narrow(3, total - n, n), v.clone());
         let mut offset = 0;
         for (_, values) in cached {
             let len = values.dims()[2];
-            context = context + probs.clone().narrow(3, offset, len).matmul(values);
+            context = context + matmul(probs.clone().narrow(3, offset, len), values);
             offset += len;
         }
         let context = context.swap_dims(1, 2).reshape([rows, n, d]);
-        (self.proj.forward(context), LayerKv { k, v })
+        (dense(&self.proj, context), LayerKv { k, v })
     }
+}
+
+/// Most rows a pass may have for [`dense`] to use the few-row kernel: every verification
+/// (γ + 1 positions, a SpecTr draft set or tree) fits; a long prompt's first pass does not,
+/// and there burn's tiled matmul is the better kernel on a real GPU.
+const FEW_ROWS: usize = 64;
+
+/// `layer` applied to `x` (`[rows, n, d_in]`): on WebGPU, passes of at most [`FEW_ROWS`]
+/// rows use `specula_kernels::dense`, which costs about one row per row where burn's tiled
+/// matmul pads every tile (BENCHMARKS.md); everything else, training included, is burn's.
+fn dense(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
+    let [rows, n, d_in] = x.dims();
+    if rows * n <= FEW_ROWS
+        && let Some(bias) = &layer.bias
+        && let Some(y) = specula_kernels::dense(
+            &x.clone().reshape([rows * n, d_in]),
+            &layer.weight.val(),
+            &bias.val(),
+        )
+    {
+        let d_out = y.dims()[1];
+        return y.reshape([rows, n, d_out]);
+    }
+    layer.forward(x)
+}
+
+/// `a · b` for attention (`[rows, heads, n, k] · [rows, heads, k, m]`): on WebGPU, passes of
+/// at most [`FEW_ROWS`] new positions use `specula_kernels::batched_matmul`, which reads
+/// the transposed and narrowed views in place; everything else is burn's matmul.
+fn matmul(a: Tensor<4>, b: Tensor<4>) -> Tensor<4> {
+    if a.dims()[2] <= FEW_ROWS
+        && let Some(y) = specula_kernels::batched_matmul(&a, &b)
+    {
+        return y;
+    }
+    a.matmul(b)
 }
 
 /// `[1, 1, n, cached + n]`, true where new token i (at position cached + i) must not look:

@@ -1,0 +1,136 @@
+//! `x · W + b` for a few rows of `x`: one invocation per output vector (of one row, or of
+//! four rows at once), no shared memory, no padding to tiles.
+
+use burn::tensor::{DType, Tensor};
+use burn_cubecl::Cube;
+// The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
+use burn_cubecl::cubecl;
+use burn_cubecl::cubecl::prelude::*;
+use burn_cubecl::cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::ops::numeric::empty_device_dtype;
+
+/// One row: invocation `col` computes output columns `col · N ..` from the row of `x`
+/// (scalars, broadcast) and one column vector of every weight row.
+#[cube(launch)]
+fn one_row_kernel<N: Size>(
+    x: &[f32],
+    weight: &[Vector<f32, N>],
+    bias: &[Vector<f32, N>],
+    out: &mut [Vector<f32, N>],
+    k: usize,
+) {
+    let col = ABSOLUTE_POS;
+    if col >= out.len() {
+        terminate!();
+    }
+    let n_vectors = out.len();
+    let mut acc = bias[col];
+    for i in 0..k {
+        acc += Vector::<f32, N>::new(x[i]) * weight[i * n_vectors + col];
+    }
+    out[col] = acc;
+}
+
+/// Several rows: invocation `block · n_vectors + col` computes rows `4 · block ..` (rows past
+/// the end repeat the last row and are not written), so each weight vector is read once per
+/// four rows.
+#[cube(launch)]
+fn four_rows_kernel<N: Size>(
+    x: &[f32],
+    weight: &[Vector<f32, N>],
+    bias: &[Vector<f32, N>],
+    out: &mut [Vector<f32, N>],
+    rows: usize,
+    k: usize,
+    n_vectors: usize,
+) {
+    let pos = ABSOLUTE_POS;
+    if pos >= rows.div_ceil(4) * n_vectors {
+        terminate!();
+    }
+    let col = pos % n_vectors;
+    let r0 = (pos / n_vectors) * 4;
+    let last = rows - 1;
+    let x0 = r0 * k;
+    let x1 = (if r0 + 1 < rows { r0 + 1 } else { last }) * k;
+    let x2 = (if r0 + 2 < rows { r0 + 2 } else { last }) * k;
+    let x3 = (if r0 + 3 < rows { r0 + 3 } else { last }) * k;
+    let b = bias[col];
+    let mut a0 = b;
+    let mut a1 = b;
+    let mut a2 = b;
+    let mut a3 = b;
+    for i in 0..k {
+        let w = weight[i * n_vectors + col];
+        a0 += Vector::<f32, N>::new(x[x0 + i]) * w;
+        a1 += Vector::<f32, N>::new(x[x1 + i]) * w;
+        a2 += Vector::<f32, N>::new(x[x2 + i]) * w;
+        a3 += Vector::<f32, N>::new(x[x3 + i]) * w;
+    }
+    out[r0 * n_vectors + col] = a0;
+    if r0 + 1 < rows {
+        out[(r0 + 1) * n_vectors + col] = a1;
+    }
+    if r0 + 2 < rows {
+        out[(r0 + 2) * n_vectors + col] = a2;
+    }
+    if r0 + 3 < rows {
+        out[(r0 + 3) * n_vectors + col] = a3;
+    }
+}
+
+/// `x · weight + bias` (`[rows, k] · [k, n] + [n]`) for f32 tensors on a CubeCL device;
+/// `None` for tensors elsewhere (CPU, autodiff), of another type, or of mismatched or empty
+/// shapes (the caller then uses burn's matmul, which reports them).
+#[must_use]
+pub fn dense(x: &Tensor<2>, weight: &Tensor<2>, bias: &Tensor<1>) -> Option<Tensor<2>> {
+    let x = x.clone().try_into_primitive::<Cube>().ok()?;
+    let weight = weight.clone().try_into_primitive::<Cube>().ok()?;
+    let bias = bias.clone().try_into_primitive::<Cube>().ok()?;
+    if [&x, &weight, &bias]
+        .iter()
+        .any(|t| t.dtype != DType::F32 || t.meta.is_tiled())
+    {
+        return None;
+    }
+    let (rows, k) = (x.meta.shape()[0], x.meta.shape()[1]);
+    let n = weight.meta.shape()[1];
+    if weight.meta.shape()[0] != k || bias.meta.shape()[0] != n || rows * k * n == 0 {
+        return None;
+    }
+    // Whole vectors of columns: 4 lanes where the width allows (every layer here).
+    let vector = [4, 2, 1].into_iter().find(|v| n % v == 0).unwrap_or(1);
+    let n_vectors = n / vector;
+    let (x, weight, bias) = (
+        into_contiguous(x),
+        into_contiguous(weight),
+        into_contiguous(bias),
+    );
+    let client = x.client.clone();
+    let out = empty_device_dtype(
+        client.clone(),
+        x.device.clone(),
+        [rows, n].into(),
+        DType::F32,
+    );
+    let units = rows.div_ceil(4) * n_vectors;
+    let cube_dim = CubeDim::new(&client, units);
+    let cube_count: CubeCount = calculate_cube_count_elemwise(&client, units, cube_dim);
+    let (x, weight, bias, out_arg) = (
+        x.into_buffer_arg(),
+        weight.into_buffer_arg(),
+        bias.into_buffer_arg(),
+        out.clone().into_buffer_arg(),
+    );
+    if rows == 1 {
+        one_row_kernel::launch(
+            &client, cube_count, cube_dim, vector, x, weight, bias, out_arg, k,
+        );
+    } else {
+        four_rows_kernel::launch(
+            &client, cube_count, cube_dim, vector, x, weight, bias, out_arg, rows, k, n_vectors,
+        );
+    }
+    Some(Tensor::from_primitive::<Cube>(out))
+}

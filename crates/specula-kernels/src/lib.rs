@@ -1,0 +1,44 @@
+//! Hand-written WebGPU kernels for the Specula models.
+//!
+//! burn's matmul picks a tiled kernel for any product with more than one row. A
+//! verification pass multiplies only γ + 1 rows by each weight matrix, so most of every tile
+//! is padding: under a software WebGPU adapter a 5-row product cost ~13× a 1-row one
+//! (BENCHMARKS.md). [`dense`] computes `x · W + b` for a few rows with one invocation per
+//! output vector and no shared memory.
+//!
+//! Only the browser build has kernels; elsewhere [`dense`] declines every call.
+#![deny(missing_docs)]
+
+#[cfg(target_arch = "wasm32")]
+mod batched;
+#[cfg(target_arch = "wasm32")]
+mod dense;
+
+#[cfg(target_arch = "wasm32")]
+pub use batched::batched_matmul;
+
+#[cfg(target_arch = "wasm32")]
+pub use dense::dense;
+
+/// `x · weight + bias` on the GPU, or `None` where this build has no kernel for it (the
+/// caller then uses burn's matmul). Natively there is none.
+#[cfg(not(target_arch = "wasm32"))]
+#[must_use]
+pub fn dense(
+    _x: &burn::tensor::Tensor<2>,
+    _weight: &burn::tensor::Tensor<2>,
+    _bias: &burn::tensor::Tensor<1>,
+) -> Option<burn::tensor::Tensor<2>> {
+    None
+}
+
+/// `a · b` for 4-D tensors on the GPU, or `None` where this build has no kernel for it.
+/// Natively there is none.
+#[cfg(not(target_arch = "wasm32"))]
+#[must_use]
+pub fn batched_matmul(
+    _a: &burn::tensor::Tensor<4>,
+    _b: &burn::tensor::Tensor<4>,
+) -> Option<burn::tensor::Tensor<4>> {
+    None
+}

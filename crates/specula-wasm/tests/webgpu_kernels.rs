@@ -1,0 +1,110 @@
+//! The WebGPU kernels of `specula-kernels` against burn's matmul, in headless Chromium with
+//! WebGPU (its own page: burn's WebGPU device can be initialised once per page). The models'
+//! greedy checks in `browser.rs` run them inside whole forward passes.
+#![cfg(target_arch = "wasm32")]
+
+use burn::tensor::{Device, Tensor, TensorData};
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn webgpu() -> Device {
+    use burn::tensor::wgpu::WgpuBackend;
+    // The module's constructors register CubeCL's IR types; the engine runs them.
+    let _engine = specula_wasm::Engine::new();
+    Device::wgpu_options()
+        .graphics_api(WgpuBackend::WebGpu)
+        .init_with_setup_async()
+        .await
+        .expect("WebGPU (Chromium with --enable-unsafe-webgpu)")
+        .0
+}
+
+/// Deterministic values in [-0.5, 0.5), different for each `salt`.
+fn values(len: usize, salt: usize) -> Vec<f32> {
+    (0..len)
+        .map(|i| ((i * 7919 + salt * 104_729) % 1000) as f32 / 1000.0 - 0.5)
+        .collect()
+}
+
+fn tensor<const D: usize>(shape: [usize; D], salt: usize, device: &Device) -> Tensor<D> {
+    let len = shape.iter().product();
+    Tensor::from_data(TensorData::new(values(len, salt), shape), device)
+}
+
+async fn read<const D: usize>(t: Tensor<D>) -> (Vec<usize>, Vec<f32>) {
+    let data = t.into_data_async().await.expect("read-back");
+    (
+        data.shape().to_vec(),
+        data.try_to_vec::<f32>().expect("f32"),
+    )
+}
+
+async fn assert_close<const D: usize>(got: Tensor<D>, want: Tensor<D>, what: &str) {
+    let (got_shape, got) = read(got).await;
+    let (want_shape, want) = read(want).await;
+    assert_eq!(got_shape, want_shape, "{what}: shape");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "{what}: element {i} is {g}, burn gives {w}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn kernels_equal_burns_matmul_and_decline_what_they_do_not_handle() {
+    let device = webgpu().await;
+
+    // Dense: one row and several (blocks of four with a ragged end), widths of 4-, 2- and
+    // 1-lane vectors.
+    for rows in [1, 2, 3, 4, 5, 8, 9] {
+        for n in [12, 6, 7] {
+            let k = 20;
+            let x = tensor([rows, k], 1, &device);
+            let w = tensor([k, n], 2, &device);
+            let b = tensor([n], 3, &device);
+            let got = specula_kernels::dense(&x, &w, &b).expect("dense runs on WebGPU");
+            let want = x.matmul(w) + b.unsqueeze::<2>();
+            assert_close(got, want, &format!("dense rows={rows} n={n}")).await;
+        }
+    }
+    // A transposed (non-contiguous) input is made contiguous first.
+    let x = tensor([20, 3], 4, &device).transpose();
+    let (w, b) = (tensor([20, 8], 5, &device), tensor([8], 6, &device));
+    let got = specula_kernels::dense(&x, &w, &b).expect("dense");
+    assert_close(got, x.matmul(w) + b.unsqueeze::<2>(), "dense, transposed x").await;
+
+    // Batched: the views attention passes — heads swapped in, keys transposed, a narrowed
+    // slice of the probabilities, a prefix broadcast over rows.
+    let q = tensor([2, 5, 3, 8], 7, &device).swap_dims(1, 2); // [2, 3, 5, 8]
+    let keys = tensor([1, 3, 11, 8], 8, &device).expand([2, 3, 11, 8]);
+    let scores_t = keys.swap_dims(2, 3); // [2, 3, 8, 11]
+    let got = specula_kernels::batched_matmul(&q, &scores_t).expect("batched");
+    assert_close(got, q.clone().matmul(scores_t.clone()), "scores").await;
+    let probs = tensor([2, 3, 5, 16], 9, &device).narrow(3, 4, 11);
+    let v = tensor([2, 3, 11, 8], 10, &device);
+    let got = specula_kernels::batched_matmul(&probs, &v).expect("batched");
+    assert_close(got, probs.matmul(v), "mixing").await;
+
+    // Declined: mismatched shapes, empty products, tensors on the CPU.
+    let (x, w, b) = (
+        tensor([2, 4], 1, &device),
+        tensor([5, 3], 2, &device),
+        tensor([3], 3, &device),
+    );
+    assert!(specula_kernels::dense(&x, &w, &b).is_none());
+    let empty = Tensor::<2>::zeros([0, 4], &device);
+    assert!(specula_kernels::dense(&empty, &tensor([4, 3], 2, &device), &b).is_none());
+    let a = tensor([1, 2, 3, 4], 1, &device);
+    assert!(specula_kernels::batched_matmul(&a, &tensor([1, 2, 5, 3], 2, &device)).is_none());
+    let cpu = Device::flex();
+    let (x, w, b) = (
+        tensor([2, 4], 1, &cpu),
+        tensor([4, 3], 2, &cpu),
+        tensor([3], 3, &cpu),
+    );
+    assert!(specula_kernels::dense(&x, &w, &b).is_none());
+    let a = tensor([1, 2, 3, 4], 1, &cpu);
+    assert!(specula_kernels::batched_matmul(&a, &tensor([1, 2, 4, 5], 2, &cpu)).is_none());
+}
