@@ -2,6 +2,7 @@
 // and the models. Every failure is a thrown SpeculaError with a `code`.
 
 const BACKENDS = ["auto", "webgpu", "cpu"];
+const DRAFT_BACKENDS = ["same", "cpu"];
 
 /** An error from Specula: `code` tells the cases apart (see index.d.ts). */
 export class SpeculaError extends Error {
@@ -90,17 +91,23 @@ function checkLoadOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new SpeculaError(`load options must be an object, got ${describe(options)}`, "invalid_option");
   }
-  const { backend = "auto", onProgress, weightsUrl, wasmUrl, ...unknown } = options;
+  const { backend = "auto", draftBackend = "same", onProgress, weightsUrl, wasmUrl, ...unknown } = options;
   const extra = Object.keys(unknown);
   if (extra.length > 0) {
     throw new SpeculaError(
-      `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, onProgress, weightsUrl, wasmUrl`,
+      `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, draftBackend, onProgress, weightsUrl, wasmUrl`,
       "invalid_option",
     );
   }
   if (!BACKENDS.includes(backend)) {
     throw new SpeculaError(
       `unknown backend ${typeof backend === "string" ? JSON.stringify(backend) : describe(backend)}; use "auto", "webgpu" or "cpu"`,
+      "invalid_option",
+    );
+  }
+  if (!DRAFT_BACKENDS.includes(draftBackend)) {
+    throw new SpeculaError(
+      `unknown draftBackend ${typeof draftBackend === "string" ? JSON.stringify(draftBackend) : describe(draftBackend)}; use "same" (where the target runs) or "cpu"`,
       "invalid_option",
     );
   }
@@ -112,7 +119,7 @@ function checkLoadOptions(options) {
       throw new SpeculaError(`${name} must be a string or URL, got ${describe(value)}`, "invalid_option");
     }
   }
-  return { backend, onProgress, weightsUrl, wasmUrl };
+  return { backend, draftBackend, onProgress, weightsUrl, wasmUrl };
 }
 
 function describe(value) {
@@ -174,7 +181,7 @@ export class Specula {
     }
     this.urls = urlsFor(checked);
     const reply = await this.channel.request(
-      { type: "load", backend: checked.backend, urls: this.urls },
+      { type: "load", backend: checked.backend, draftBackend: checked.draftBackend, urls: this.urls },
       checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
     );
     this.loaded = true;
@@ -183,7 +190,7 @@ export class Specula {
     return reply.backend;
   }
 
-  /** Where the models run: `{ backend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason }`. */
+  /** Where the models run: `{ backend: "webgpu" | "cpu", draftBackend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason }`. */
   get backend() {
     return this.backendInfo;
   }

@@ -1,6 +1,6 @@
 // The Web Worker that owns the wasm module and the models, so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
-//   page -> worker: load {backend, urls} | generate {options} | abort | plan {options}
+//   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort | plan {options}
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
 //                   round {round} | done {summary | value} | abort {summary}
 //                   error {error: {name, message, code}}
@@ -68,7 +68,7 @@ function yieldToEventLoop() {
   });
 }
 
-async function load(id, { backend, urls: given }) {
+async function load(id, { backend, draftBackend, urls: given }) {
   if (loading || running !== null) {
     throw Object.assign(new Error("the engine is busy; wait for the current call to finish"), {
       code: "busy",
@@ -100,6 +100,7 @@ async function load(id, { backend, urls: given }) {
       // Checks each SHA-256, builds both models, picks WebGPU or the CPU.
       info = await next.load({
         backend,
+        draftBackend,
         draftMeta: text.decode(draftMeta),
         draftWeights,
         targetMeta: text.decode(targetMeta),

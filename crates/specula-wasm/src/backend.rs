@@ -56,11 +56,42 @@ impl BackendChoice {
     }
 }
 
+/// Where the draft model runs, asked for at `load`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DraftBackend {
+    /// Wherever the target runs.
+    #[default]
+    Same,
+    /// On the CPU inside wasm even when the target is on WebGPU. A draft's forward pass is
+    /// a few dozen GPU dispatches for very little arithmetic; on the CPU it costs a small
+    /// fraction of that (BENCHMARKS.md, "Few-row kernels on WebGPU").
+    Cpu,
+}
+
+impl DraftBackend {
+    /// Parses `"same" | "cpu"` (default same).
+    ///
+    /// # Errors
+    /// [`WasmError::InvalidOption`] for anything else.
+    pub fn parse(name: Option<&str>) -> Result<Self> {
+        match name.unwrap_or("same") {
+            "same" => Ok(Self::Same),
+            "cpu" => Ok(Self::Cpu),
+            other => Err(WasmError::option(format!(
+                "unknown draftBackend {other:?}; use \"same\" (where the target runs) or \"cpu\""
+            ))),
+        }
+    }
+}
+
 /// Where the models run, as reported to JavaScript.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BackendInfo {
-    /// `"webgpu"` or `"cpu"`.
+    /// Where the target runs: `"webgpu"` or `"cpu"`.
     pub backend: &'static str,
+    /// Where the draft runs: `"webgpu"` or `"cpu"`.
+    pub draft_backend: &'static str,
     /// What was asked for.
     pub requested: BackendChoice,
     /// The GPU adapter's name (WebGPU only).
@@ -76,6 +107,7 @@ impl BackendInfo {
     pub(crate) fn cpu(requested: BackendChoice, reason: Option<String>) -> Self {
         Self {
             backend: "cpu",
+            draft_backend: "cpu",
             requested,
             adapter: None,
             is_fallback_adapter: None,
@@ -116,6 +148,7 @@ pub(crate) async fn select(choice: BackendChoice) -> Result<(Device, BackendInfo
             device,
             BackendInfo {
                 backend: "webgpu",
+                draft_backend: "webgpu",
                 requested: choice,
                 adapter: Some(adapter.name),
                 is_fallback_adapter: adapter.is_fallback,

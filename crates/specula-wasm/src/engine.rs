@@ -11,7 +11,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::backend::{self, BackendChoice, BackendInfo};
+use crate::backend::{self, BackendChoice, BackendInfo, DraftBackend};
 use crate::camel::to_js;
 use crate::error::{Result, WasmError};
 use crate::generation::{Generation, RoundReport, Summary};
@@ -44,15 +44,16 @@ impl Engine {
         Self::default()
     }
 
-    /// Loads both models (`{ backend, draftMeta, draftWeights, targetMeta, targetWeights }`,
-    /// metas as JSON text, weights as bytes), checking their SHA-256 checksums. Resolves to
-    /// the backend report `{ backend, requested, adapter, isFallbackAdapter, reason }`.
+    /// Loads both models (`{ backend, draftBackend, draftMeta, draftWeights, targetMeta,
+    /// targetWeights }`, metas as JSON text, weights as bytes), checking their SHA-256
+    /// checksums. Resolves to the backend report `{ backend, draftBackend, requested,
+    /// adapter, isFallbackAdapter, reason }`.
     pub fn load(&self, options: JsValue) -> Promise {
         let parsed = load_options(&options);
         let state = Rc::clone(&self.state);
         future_to_promise(async move {
-            let (choice, bundles) = parsed?;
-            let info = load_into(&state, choice, bundles).await?;
+            let (choice, draft, bundles) = parsed?;
+            let info = load_into(&state, choice, draft, bundles).await?;
             Ok(to_js(&info)?)
         })
     }
@@ -163,9 +164,10 @@ impl Engine {
     pub async fn load_bundles(
         &self,
         choice: BackendChoice,
+        draft: DraftBackend,
         bundles: Bundles,
     ) -> Result<BackendInfo> {
-        load_into(&self.state, choice, bundles).await
+        load_into(&self.state, choice, draft, bundles).await
     }
 
     /// [`start`](Self::start) from Rust.
@@ -217,6 +219,7 @@ fn summary_of(state: &State) -> Result<Summary> {
 async fn load_into(
     state: &Rc<RefCell<State>>,
     choice: BackendChoice,
+    draft: DraftBackend,
     bundles: Bundles,
 ) -> Result<BackendInfo> {
     {
@@ -229,7 +232,7 @@ async fn load_into(
         s.busy = Some("load");
     }
     let built = match backend::select(choice).await {
-        Ok((device, info)) => Models::build(bundles, &device, info),
+        Ok((device, info)) => Models::build(bundles, &device, info, draft),
         Err(e) => Err(e),
     };
     let mut s = state

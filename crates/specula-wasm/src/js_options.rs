@@ -2,7 +2,7 @@
 
 use wasm_bindgen::JsValue;
 
-use crate::backend::BackendChoice;
+use crate::backend::{BackendChoice, DraftBackend};
 use crate::error::{Result, WasmError};
 use crate::fields::Fields;
 use crate::models::Bundles;
@@ -45,8 +45,9 @@ pub(crate) fn plan_options(value: &JsValue) -> Result<PlanOptions> {
 }
 
 /// The option names `load` accepts.
-const LOAD_KEYS: [&str; 5] = [
+const LOAD_KEYS: [&str; 6] = [
     "backend",
+    "draftBackend",
     "draftMeta",
     "draftWeights",
     "targetMeta",
@@ -54,9 +55,10 @@ const LOAD_KEYS: [&str; 5] = [
 ];
 
 /// `load` options: the backend and both models' description (JSON text) and weights.
-pub(crate) fn load_options(value: &JsValue) -> Result<(BackendChoice, Bundles)> {
+pub(crate) fn load_options(value: &JsValue) -> Result<(BackendChoice, DraftBackend, Bundles)> {
     let f = Fields::new(value, "load options", &LOAD_KEYS)?;
     let backend = BackendChoice::parse(f.string("backend")?.as_deref())?;
+    let draft_backend = DraftBackend::parse(f.string("draftBackend")?.as_deref())?;
     let required = |name: &str, v: Option<Vec<u8>>| {
         v.ok_or_else(|| WasmError::option(format!("{name} is required in load options")))
     };
@@ -68,5 +70,5 @@ pub(crate) fn load_options(value: &JsValue) -> Result<(BackendChoice, Bundles)> 
     let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
     let target_weights = required("targetWeights", f.bytes("targetWeights")?)?;
     let bundles = Bundles::from_parts(&draft_meta, &draft_weights, &target_meta, &target_weights)?;
-    Ok((backend, bundles))
+    Ok((backend, draft_backend, bundles))
 }

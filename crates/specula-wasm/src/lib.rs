@@ -34,7 +34,7 @@ pub mod untrained;
 use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-pub use backend::{BackendChoice, BackendInfo};
+pub use backend::{BackendChoice, BackendInfo, DraftBackend};
 pub use camel::{camel_case, camel_json};
 pub use engine::Engine;
 pub use error::{Result, WasmError};

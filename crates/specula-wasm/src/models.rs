@@ -1,13 +1,14 @@
-//! The draft/target pair on one device, answering the engine's requests asynchronously
-//! (WebGPU read-back can only be awaited in a browser), and moving to the CPU when the
-//! GPU fails or is lost. The decoder keeps every committed token and waits for the same
-//! request after a failure, so the move loses no text.
+//! The draft/target pair, answering the engine's requests asynchronously (WebGPU read-back
+//! can only be awaited in a browser), and moving to the CPU when the GPU fails or is lost.
+//! The target runs on the chosen device; the draft there too or, when asked, on the CPU.
+//! The decoder keeps every committed token and waits for the same request after a failure,
+//! so the move loses no text.
 
 use burn::tensor::Device;
 use specula_engine::{ForwardRequest, ForwardResponse, Role};
 use specula_model::{BurnLm, CharTokenizer, ModelBundle, ModelRole};
 
-use crate::backend::{BackendInfo, gpu_lost};
+use crate::backend::{BackendInfo, DraftBackend, gpu_lost};
 use crate::error::{Result, WasmError};
 
 /// The two checked bundles, kept to rebuild the models on the CPU.
@@ -54,7 +55,7 @@ impl Bundles {
     }
 }
 
-/// Both models, ready on one device.
+/// Both models, ready (the target on the chosen device).
 #[derive(Debug)]
 pub struct Models {
     draft: BurnLm,
@@ -68,19 +69,32 @@ pub struct Models {
 }
 
 impl Models {
-    /// Builds both models on `device`.
+    /// Builds the target on `device` (described by `info`) and the draft there too or, for
+    /// [`DraftBackend::Cpu`], on the CPU.
     ///
     /// # Errors
     /// [`WasmError::Weights`] when the weights do not fit their description.
-    pub fn build(bundles: Bundles, device: &Device, info: BackendInfo) -> Result<Self> {
-        let build = |bundle: &ModelBundle, name: &str| {
+    pub fn build(
+        bundles: Bundles,
+        device: &Device,
+        mut info: BackendInfo,
+        draft_backend: DraftBackend,
+    ) -> Result<Self> {
+        let build = |bundle: &ModelBundle, device: &Device, name: &str| {
             bundle
                 .build(device)
                 .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
         };
+        let draft_device = match draft_backend {
+            DraftBackend::Cpu if info.backend != "cpu" => {
+                info.draft_backend = "cpu";
+                Device::flex()
+            }
+            _ => device.clone(),
+        };
         Ok(Self {
-            draft: build(&bundles.draft, "draft")?,
-            target: build(&bundles.target, "target")?,
+            draft: build(&bundles.draft, &draft_device, "draft")?,
+            target: build(&bundles.target, device, "target")?,
             bundles,
             info,
             fallback: None,
@@ -126,7 +140,7 @@ impl Models {
     }
 
     /// Answers one engine request with the model it is for, moving to the CPU and
-    /// retrying when the GPU fails or has been lost.
+    /// retrying when that model fails on the GPU or the GPU has been lost.
     ///
     /// # Errors
     /// [`WasmError::Model`] when the model fails on the CPU too.
@@ -135,12 +149,12 @@ impl Models {
         role: Role,
         request: &ForwardRequest,
     ) -> Result<ForwardResponse> {
-        if self.on_gpu() && (gpu_lost() || self.simulated_loss) {
+        if self.on_gpu(Role::Target) && (gpu_lost() || self.simulated_loss) {
             self.move_to_cpu("the WebGPU device was lost".into())?;
         }
         match self.answer(role, request).await {
             Ok(response) => Ok(response),
-            Err(e) if self.on_gpu() => {
+            Err(e) if self.on_gpu(role) => {
                 self.move_to_cpu(format!("the {role} model failed on WebGPU: {e}"))?;
                 self.answer(role, request)
                     .await
@@ -164,11 +178,15 @@ impl Models {
         Ok(ForwardResponse::new(vocab, logits))
     }
 
-    fn on_gpu(&self) -> bool {
-        self.info.backend != "cpu"
+    /// Whether `role`'s model runs on the GPU.
+    fn on_gpu(&self, role: Role) -> bool {
+        match role {
+            Role::Draft => self.info.draft_backend != "cpu",
+            Role::Target => self.info.backend != "cpu",
+        }
     }
 
-    /// Rebuilds both models on the CPU backend.
+    /// Rebuilds the models that are on the GPU on the CPU backend.
     fn move_to_cpu(&mut self, reason: String) -> Result<()> {
         let device = Device::flex();
         let build = |bundle: &ModelBundle, name: &str| {
@@ -178,7 +196,9 @@ impl Models {
                 ))
             })
         };
-        self.draft = build(&self.bundles.draft, "draft")?;
+        if self.on_gpu(Role::Draft) {
+            self.draft = build(&self.bundles.draft, "draft")?;
+        }
         self.target = build(&self.bundles.target, "target")?;
         self.info = BackendInfo::cpu(self.info.requested, Some(reason.clone()));
         self.fallback = Some(reason);

@@ -7,11 +7,11 @@
 mod common;
 mod wasm_support;
 
-use specula_wasm::{BackendChoice, Engine};
+use specula_wasm::{BackendChoice, DraftBackend, Engine};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
-use wasm_support::{error_code, load_untrained, run_to_end};
+use wasm_support::{error_code, load_untrained, load_untrained_with, run_to_end};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -72,6 +72,46 @@ async fn auto_picks_webgpu_and_a_lost_device_falls_back_to_cpu_without_losing_te
     assert_eq!(summary.text, text);
     assert_eq!(summary.backend.backend, "cpu");
     assert!(summary.backend.reason.is_some_and(|r| r.contains("lost")));
+}
+
+#[wasm_bindgen_test]
+async fn a_cpu_draft_beside_a_webgpu_target_gives_the_same_text_and_survives_device_loss() {
+    let engine = Engine::new();
+    let info = load_untrained_with(&engine, BackendChoice::WebGpu, DraftBackend::Cpu).await;
+    assert_eq!(
+        (info.backend, info.draft_backend),
+        ("webgpu", "cpu"),
+        "{info:?}"
+    );
+    for method in ["autoregressive", "speculative", "spectr"] {
+        engine.start_with(&common::greedy(method)).expect("starts");
+        assert_eq!(
+            run_to_end(&engine).await,
+            common::expected_text(),
+            "{method} with the draft on the CPU"
+        );
+    }
+    // The target leaves the lost GPU; the draft stays where it was; no text is lost.
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts");
+    let mut text = engine
+        .next_round_rs()
+        .await
+        .expect("round")
+        .expect("not done")
+        .text;
+    engine.simulate_device_loss();
+    while let Some(round) = engine.next_round_rs().await.expect("round runs") {
+        assert_eq!(round.backend, "cpu");
+        text.push_str(&round.text);
+    }
+    assert_eq!(text, common::expected_text());
+    let summary = engine.summary_rs().expect("summary");
+    assert_eq!(
+        (summary.backend.backend, summary.backend.draft_backend),
+        ("cpu", "cpu")
+    );
 }
 
 #[wasm_bindgen_test]

@@ -8,11 +8,16 @@ mod wasm_support;
 
 use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
 use specula_wasm::{
-    BackendChoice, Engine, camel_json, options::GenerateOptions, plan, validate_generate_options,
+    BackendChoice, DraftBackend, Engine, camel_json, options::GenerateOptions, plan,
+    validate_generate_options,
 };
+use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use wasm_support::{close, error_code, error_message, js, load_untrained, run_to_end, stringify};
+use wasm_support::{
+    close, error_code, error_message, js, load_untrained, load_untrained_with, run_to_end,
+    stringify,
+};
 
 #[wasm_bindgen_test]
 fn plan_returns_the_cli_report_in_camel_case() {
@@ -219,6 +224,34 @@ async fn bad_calls_throw_and_leave_the_engine_usable() {
     engine
         .start_with(&common::greedy("speculative"))
         .expect("starts again");
+    assert_eq!(run_to_end(&engine).await, common::expected_text());
+}
+
+#[wasm_bindgen_test]
+async fn the_draft_backend_option_is_checked_and_reported() {
+    let engine = Engine::new();
+    for (options, needle) in [
+        (r#"{"draftBackend":"gpu"}"#, "unknown draftBackend \"gpu\""),
+        (r#"{"draftBackend":3}"#, "draftBackend"),
+    ] {
+        let err = JsFuture::from(engine.load(js(options)))
+            .await
+            .expect_err("refused");
+        assert_eq!(error_code(&err), "invalid_option", "{options}");
+        assert!(
+            error_message(&err).contains(needle),
+            "{}",
+            error_message(&err)
+        );
+    }
+    // With the target on the CPU the draft is there too, whatever was asked.
+    let info = load_untrained_with(&engine, BackendChoice::Cpu, DraftBackend::Cpu).await;
+    assert_eq!((info.backend, info.draft_backend), ("cpu", "cpu"));
+    let reported = stringify(&engine.backend_info().expect("info"));
+    assert_eq!(reported["draftBackend"], "cpu", "{reported}");
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts");
     assert_eq!(run_to_end(&engine).await, common::expected_text());
 }
 

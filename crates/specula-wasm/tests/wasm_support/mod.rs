@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use specula_wasm::untrained::{Size, untrained_bundles};
-use specula_wasm::{BackendChoice, BackendInfo, Engine};
+use specula_wasm::{BackendChoice, BackendInfo, DraftBackend, Engine};
 use wasm_bindgen::JsValue;
 
 /// A JS value from JSON text.
@@ -36,11 +36,20 @@ pub fn error_code(err: &JsValue) -> String {
         .unwrap_or_default()
 }
 
-/// Loads the seeded test models.
+/// Loads the seeded test models, the draft where the target runs.
 pub async fn load_untrained(engine: &Engine, choice: BackendChoice) -> BackendInfo {
+    load_untrained_with(engine, choice, DraftBackend::Same).await
+}
+
+/// Loads the seeded test models with the draft placed as `draft` says.
+pub async fn load_untrained_with(
+    engine: &Engine,
+    choice: BackendChoice,
+    draft: DraftBackend,
+) -> BackendInfo {
     let bundles = untrained_bundles(crate::common::SEED, Size::Test).expect("bundles");
     engine
-        .load_bundles(choice, bundles)
+        .load_bundles(choice, draft, bundles)
         .await
         .expect("models load")
 }

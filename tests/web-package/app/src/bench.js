@@ -1,5 +1,6 @@
 // Browser benchmark (not in CI): tokens/s of autoregressive, speculative and SpecTr
 // decoding in one page run, per backend. Query: ?bench=1&backends=cpu,webgpu&tokens=64&repeat=3
+// (backend "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm).
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -20,8 +21,9 @@ export async function bench(state, note) {
   const backends = (params.get("backends") ?? "cpu,webgpu").split(",");
   const repeat = Number(params.get("repeat") ?? 3);
   state.results = [];
-  for (const backend of backends) {
-    const s = await Specula.load({ backend });
+  for (const entry of backends) {
+    const [backend, draftBackend] = entry === "webgpu-cpu-draft" ? ["webgpu", "cpu"] : [entry, "same"];
+    const s = await Specula.load({ backend, draftBackend });
     note(`backend ${JSON.stringify(s.backend)}`);
     // Warm-up: WebGPU compiles its kernels on first use of each shape.
     for (const { name, ...m } of METHODS) await s.complete({ ...m, prompt: PROMPT, maxTokens: 8, seed: 1 });
@@ -42,6 +44,7 @@ export async function bench(state, note) {
       const sum = (f) => all.reduce((a, x) => a + f(x), 0);
       const row = {
         backend: s.backend.backend,
+        draftBackend: s.backend.draftBackend,
         adapter: s.backend.adapter,
         method: name,
         runs: all.length,

@@ -67,6 +67,9 @@ async function badInputs(specula) {
   await throws("load: unknown backend", "invalid_option", 'unknown backend "metal"', () =>
     Specula.load({ backend: "metal" }),
   );
+  await throws("load: unknown draftBackend", "invalid_option", 'unknown draftBackend "gpu"', () =>
+    Specula.load({ draftBackend: "gpu" }),
+  );
   const fresh = new Specula();
   await throws("generate before load", "not_loaded", "call load() first", () =>
     text(fresh, { prompt: PROMPT }),
@@ -126,6 +129,17 @@ async function main() {
     await abortMidRound(gpu);
     check((await text(gpu, { ...greedy, method: "speculative", gamma: 3 })) === cpuAr, "webgpu: usable after abort");
     gpu.terminate();
+
+    const hybrid = await Specula.load({ backend: "webgpu", draftBackend: "cpu" });
+    check(
+      hybrid.backend.backend === "webgpu" && hybrid.backend.draftBackend === "cpu",
+      `webgpu + cpu draft: backend ${JSON.stringify(hybrid.backend)}`,
+    );
+    check(
+      (await text(hybrid, { ...greedy, method: "speculative", gamma: 3 })) === cpuAr,
+      "webgpu + cpu draft: speculative greedy == CPU greedy",
+    );
+    hybrid.terminate();
   }
   cpu.terminate();
   state.ok = state.failures.length === 0;
