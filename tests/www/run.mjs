@@ -461,6 +461,18 @@ tests.webgpu = async () => {
     const ref = await reference(page, h.options);
     check(ref.summary.text === h.summary.text, "greedy on WebGPU gives the CPU's text", JSON.stringify({ gpu: h.summary.text, cpu: ref.summary.text }));
     await page.screenshot({ path: join(artifacts, "webgpu.png"), fullPage: true });
+
+    // ?draft=cpu: the target on WebGPU, the draft on the CPU, the same greedy text.
+    const hybrid = await open(b.context, "backend=webgpu&draft=cpu&speed=instant&autoplay=0&tokens=6&gamma=2&temperature=0&seed=1");
+    await loaded(hybrid, 240_000);
+    const hh0 = await hook(hybrid);
+    const hybridBadge = await hybrid.textContent("#backend");
+    check(
+      hh0.backend.backend === "webgpu" && hh0.backend.draftBackend === "cpu" && /draft on the CPU/.test(hybridBadge),
+      `draft=cpu puts the draft on the CPU beside WebGPU: ${hybridBadge}`,
+    );
+    const hh = await playToEnd(hybrid);
+    check(hh.summary.text === ref.summary.text, "greedy with the draft on the CPU gives the CPU's text", JSON.stringify({ hybrid: hh.summary.text, cpu: ref.summary.text }));
   } finally {
     await b.close();
   }

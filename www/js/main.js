@@ -834,7 +834,8 @@ function replayRace() {
 function showBackend(info) {
   const b = $("backend");
   b.dataset.backend = info.backend;
-  b.textContent = info.backend === "webgpu" ? `WebGPU · ${info.adapter ?? "adapter"}${info.isFallbackAdapter ? " (software, slow)" : ""}` : "CPU · WebAssembly";
+  const draft = info.backend === "webgpu" && info.draftBackend === "cpu" ? " · draft on the CPU" : "";
+  b.textContent = info.backend === "webgpu" ? `WebGPU · ${info.adapter ?? "adapter"}${info.isFallbackAdapter ? " (software, slow)" : ""}${draft}` : "CPU · WebAssembly";
   if (info.backend !== "webgpu") {
     const why = !("gpu" in navigator) ? "this browser has no WebGPU" : info.reason ?? (info.requested === "cpu" ? "the CPU was asked for" : "no WebGPU adapter");
     notice("backend", `Running on the CPU inside WebAssembly: ${why}.`);
@@ -843,12 +844,15 @@ function showBackend(info) {
 
 async function loadModels() {
   const backend = ["auto", "cpu", "webgpu"].includes(params.get("backend")) ? params.get("backend") : "auto";
+  // ?draft=cpu keeps the small draft model on the CPU beside a WebGPU target (faster there).
+  const draftBackend = params.get("draft") === "cpu" ? "cpu" : "same";
   const progress = $("progress");
   try {
     S.pkg = await import("../specula/index.js");
     const files = new Map();
     S.specula = await S.pkg.Specula.load({
       backend,
+      draftBackend,
       onProgress: ({ file, loaded, total }) => {
         files.set(file, [loaded, total ?? loaded]);
         let l = 0;
