@@ -1,5 +1,6 @@
 //! `x · W + b` for a few rows of `x`: one invocation per output vector (of one row, or of
-//! four rows at once), no shared memory, no padding to tiles.
+//! four rows at once), no shared memory, no padding to tiles; optionally followed by GELU
+//! in the same dispatch (burn's GELU is five).
 
 use burn::tensor::{DType, Tensor};
 use burn_cubecl::Cube;
@@ -10,6 +11,19 @@ use burn_cubecl::cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
 
+/// `gelu(v) = v · (1 + erf(v / √2)) / 2`, in burn's order of operations, when `gelu`.
+#[cube]
+fn activate<N: Size>(v: Vector<f32, N>, #[comptime] gelu: bool) -> Vector<f32, N> {
+    if comptime!(gelu) {
+        let half = Vector::<f32, N>::new(0.5f32);
+        let one = Vector::<f32, N>::new(1.0f32);
+        let sqrt2 = Vector::<f32, N>::new(std::f32::consts::SQRT_2);
+        v * (Vector::erf(v / sqrt2) + one) * half
+    } else {
+        v
+    }
+}
+
 /// One row: invocation `col` computes output columns `col · N ..` from the row of `x`
 /// (scalars, broadcast) and one column vector of every weight row.
 #[cube(launch)]
@@ -19,6 +33,7 @@ fn one_row_kernel<N: Size>(
     bias: &[Vector<f32, N>],
     out: &mut [Vector<f32, N>],
     k: usize,
+    #[comptime] gelu: bool,
 ) {
     let col = ABSOLUTE_POS;
     if col >= out.len() {
@@ -29,7 +44,7 @@ fn one_row_kernel<N: Size>(
     for i in 0..k {
         acc += Vector::<f32, N>::new(x[i]) * weight[i * n_vectors + col];
     }
-    out[col] = acc;
+    out[col] = activate(acc, gelu);
 }
 
 /// Several rows: invocation `block · n_vectors + col` computes rows `4 · block ..` (rows past
@@ -44,6 +59,7 @@ fn four_rows_kernel<N: Size>(
     rows: usize,
     k: usize,
     n_vectors: usize,
+    #[comptime] gelu: bool,
 ) {
     let pos = ABSOLUTE_POS;
     if pos >= rows.div_ceil(4) * n_vectors {
@@ -68,15 +84,15 @@ fn four_rows_kernel<N: Size>(
         a2 += Vector::<f32, N>::new(x[x2 + i]) * w;
         a3 += Vector::<f32, N>::new(x[x3 + i]) * w;
     }
-    out[r0 * n_vectors + col] = a0;
+    out[r0 * n_vectors + col] = activate(a0, gelu);
     if r0 + 1 < rows {
-        out[(r0 + 1) * n_vectors + col] = a1;
+        out[(r0 + 1) * n_vectors + col] = activate(a1, gelu);
     }
     if r0 + 2 < rows {
-        out[(r0 + 2) * n_vectors + col] = a2;
+        out[(r0 + 2) * n_vectors + col] = activate(a2, gelu);
     }
     if r0 + 3 < rows {
-        out[(r0 + 3) * n_vectors + col] = a3;
+        out[(r0 + 3) * n_vectors + col] = activate(a3, gelu);
     }
 }
 
@@ -85,6 +101,22 @@ fn four_rows_kernel<N: Size>(
 /// shapes (the caller then uses burn's matmul, which reports them).
 #[must_use]
 pub fn dense(x: &Tensor<2>, weight: &Tensor<2>, bias: &Tensor<1>) -> Option<Tensor<2>> {
+    dense_then(x, weight, bias, false)
+}
+
+/// [`dense`] followed by GELU (the exact, erf form burn's `gelu` computes), in one
+/// dispatch; `None` as for [`dense`].
+#[must_use]
+pub fn dense_gelu(x: &Tensor<2>, weight: &Tensor<2>, bias: &Tensor<1>) -> Option<Tensor<2>> {
+    dense_then(x, weight, bias, true)
+}
+
+fn dense_then(
+    x: &Tensor<2>,
+    weight: &Tensor<2>,
+    bias: &Tensor<1>,
+    gelu: bool,
+) -> Option<Tensor<2>> {
     let x = x.clone().try_into_primitive::<Cube>().ok()?;
     let weight = weight.clone().try_into_primitive::<Cube>().ok()?;
     let bias = bias.clone().try_into_primitive::<Cube>().ok()?;
@@ -125,11 +157,12 @@ pub fn dense(x: &Tensor<2>, weight: &Tensor<2>, bias: &Tensor<1>) -> Option<Tens
     );
     if rows == 1 {
         one_row_kernel::launch(
-            &client, cube_count, cube_dim, vector, x, weight, bias, out_arg, k,
+            &client, cube_count, cube_dim, vector, x, weight, bias, out_arg, k, gelu,
         );
     } else {
         four_rows_kernel::launch(
             &client, cube_count, cube_dim, vector, x, weight, bias, out_arg, rows, k, n_vectors,
+            gelu,
         );
     }
     Some(Tensor::from_primitive::<Cube>(out))

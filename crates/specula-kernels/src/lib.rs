@@ -13,12 +13,16 @@
 mod batched;
 #[cfg(target_arch = "wasm32")]
 mod dense;
+#[cfg(target_arch = "wasm32")]
+mod layer_norm;
 
 #[cfg(target_arch = "wasm32")]
 pub use batched::batched_matmul;
 
 #[cfg(target_arch = "wasm32")]
-pub use dense::dense;
+pub use dense::{dense, dense_gelu};
+#[cfg(target_arch = "wasm32")]
+pub use layer_norm::layer_norm;
 
 /// `x · weight + bias` on the GPU, or `None` where this build has no kernel for it (the
 /// caller then uses burn's matmul). Natively there is none.
@@ -40,5 +44,30 @@ pub fn batched_matmul(
     _a: &burn::tensor::Tensor<4>,
     _b: &burn::tensor::Tensor<4>,
 ) -> Option<burn::tensor::Tensor<4>> {
+    None
+}
+
+/// `gelu(x · weight + bias)` on the GPU, or `None` where this build has no kernel for it.
+/// Natively there is none.
+#[cfg(not(target_arch = "wasm32"))]
+#[must_use]
+pub fn dense_gelu(
+    _x: &burn::tensor::Tensor<2>,
+    _weight: &burn::tensor::Tensor<2>,
+    _bias: &burn::tensor::Tensor<1>,
+) -> Option<burn::tensor::Tensor<2>> {
+    None
+}
+
+/// Layer normalisation of each row on the GPU, or `None` where this build has no kernel
+/// for it. Natively there is none.
+#[cfg(not(target_arch = "wasm32"))]
+#[must_use]
+pub fn layer_norm(
+    _x: &burn::tensor::Tensor<2>,
+    _gamma: &burn::tensor::Tensor<1>,
+    _beta: &burn::tensor::Tensor<1>,
+    _epsilon: f64,
+) -> Option<burn::tensor::Tensor<2>> {
     None
 }

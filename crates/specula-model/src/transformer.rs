@@ -183,7 +183,7 @@ impl Gpt {
             x = y;
             new_kv.push(kv);
         }
-        let logits = dense(&self.head, self.final_norm.forward(x));
+        let logits = dense(&self.head, layer_norm(&self.final_norm, x));
         (logits, new_kv)
     }
 
@@ -264,11 +264,11 @@ impl Block {
         branch: Option<&LayerKv>,
         mask: Option<Tensor<4, Bool>>,
     ) -> (Tensor<3>, LayerKv) {
-        let (a, kv) = self
-            .attn
-            .forward(self.norm_attn.forward(x.clone()), shared, branch, mask);
+        let (a, kv) =
+            self.attn
+                .forward(layer_norm(&self.norm_attn, x.clone()), shared, branch, mask);
         let x = x + self.dropout.forward(a);
-        let h = gelu(dense(&self.fc_in, self.norm_mlp.forward(x.clone())));
+        let h = dense_gelu(&self.fc_in, layer_norm(&self.norm_mlp, x.clone()));
         let x = x + self.dropout.forward(dense(&self.fc_out, h));
         (x, kv)
     }
@@ -345,19 +345,53 @@ const FEW_ROWS: usize = 64;
 /// rows use `specula_kernels::dense`, which costs about one row per row where burn's tiled
 /// matmul pads every tile (BENCHMARKS.md); everything else, training included, is burn's.
 fn dense(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
+    few_rows(layer, &x, specula_kernels::dense).unwrap_or_else(|| layer.forward(x))
+}
+
+/// `gelu(layer(x))`: on WebGPU as [`dense`], with GELU in the same dispatch (burn's takes
+/// five more).
+fn dense_gelu(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
+    few_rows(layer, &x, specula_kernels::dense_gelu).unwrap_or_else(|| gelu(layer.forward(x)))
+}
+
+/// `kernel` (a `specula_kernels` dense kernel) for `layer` on `x` when the pass has at most
+/// [`FEW_ROWS`] rows and the kernel takes the tensors.
+fn few_rows(
+    layer: &Linear,
+    x: &Tensor<3>,
+    kernel: fn(&Tensor<2>, &Tensor<2>, &Tensor<1>) -> Option<Tensor<2>>,
+) -> Option<Tensor<3>> {
     let [rows, n, d_in] = x.dims();
-    if rows * n <= FEW_ROWS
-        && let Some(bias) = &layer.bias
-        && let Some(y) = specula_kernels::dense(
-            &x.clone().reshape([rows * n, d_in]),
-            &layer.weight.val(),
-            &bias.val(),
+    if rows * n > FEW_ROWS {
+        return None;
+    }
+    let bias = layer.bias.as_ref()?;
+    let y = kernel(
+        &x.clone().reshape([rows * n, d_in]),
+        &layer.weight.val(),
+        &bias.val(),
+    )?;
+    let d_out = y.dims()[1];
+    Some(y.reshape([rows, n, d_out]))
+}
+
+/// `norm` applied to `x` (`[rows, n, d]`): on WebGPU one dispatch
+/// (`specula_kernels::layer_norm`) where burn's composite takes nine; elsewhere, training
+/// included, burn's.
+fn layer_norm(norm: &LayerNorm, x: Tensor<3>) -> Tensor<3> {
+    let [rows, n, d] = x.dims();
+    if let Some(beta) = &norm.beta
+        && let Some(y) = specula_kernels::layer_norm(
+            &x.clone().reshape([rows * n, d]),
+            &norm.gamma.val(),
+            &beta.val(),
+            // Private to the module; every norm here has the default (see `host_norm`).
+            LayerNormConfig::new(d).epsilon,
         )
     {
-        let d_out = y.dims()[1];
-        return y.reshape([rows, n, d_out]);
+        return y.reshape([rows, n, d]);
     }
-    layer.forward(x)
+    norm.forward(x)
 }
 
 /// `a · b` for attention (`[rows, heads, n, k] · [rows, heads, k, m]`): on WebGPU, passes of

@@ -1,4 +1,4 @@
-//! The WebGPU kernels of `specula-kernels` against burn's matmul, in headless Chromium with
+//! The WebGPU kernels of `specula-kernels` against burn's own operations, in headless Chromium with
 //! WebGPU (its own page: burn's WebGPU device can be initialised once per page). The models'
 //! greedy checks in `browser.rs` run them inside whole forward passes.
 #![cfg(target_arch = "wasm32")]
@@ -53,7 +53,7 @@ async fn assert_close<const D: usize>(got: Tensor<D>, want: Tensor<D>, what: &st
 }
 
 #[wasm_bindgen_test]
-async fn kernels_equal_burns_matmul_and_decline_what_they_do_not_handle() {
+async fn kernels_equal_burns_operations_and_decline_what_they_do_not_handle() {
     let device = webgpu().await;
 
     // Dense: one row and several (blocks of four with a ragged end), widths of 4-, 2- and
@@ -69,6 +69,30 @@ async fn kernels_equal_burns_matmul_and_decline_what_they_do_not_handle() {
             assert_close(got, want, &format!("dense rows={rows} n={n}")).await;
         }
     }
+    // Dense with GELU in the same dispatch, against burn's dense then burn's GELU.
+    for rows in [1, 3, 6] {
+        let x = tensor([rows, 24], 11, &device).mul_scalar(4.0);
+        let (w, b) = (tensor([24, 12], 12, &device), tensor([12], 13, &device));
+        let got = specula_kernels::dense_gelu(&x, &w, &b).expect("dense_gelu");
+        let want = burn::tensor::activation::gelu(x.matmul(w) + b.unsqueeze::<2>());
+        assert_close(got, want, &format!("dense_gelu rows={rows}")).await;
+    }
+    // Layer normalisation, against burn's (also on a transposed, non-contiguous input).
+    for rows in [1, 2, 5] {
+        let x = tensor([rows, 20], 14, &device)
+            .mul_scalar(3.0)
+            .add_scalar(0.7);
+        let (gamma, beta) = (tensor([20], 15, &device), tensor([20], 16, &device));
+        let got = specula_kernels::layer_norm(&x, &gamma, &beta, 1e-5).expect("layer_norm");
+        let want = burn::tensor::module::layer_norm(x, gamma, Some(beta), 1e-5);
+        assert_close(got, want, &format!("layer_norm rows={rows}")).await;
+    }
+    let x = tensor([20, 3], 17, &device).transpose();
+    let (gamma, beta) = (tensor([20], 15, &device), tensor([20], 16, &device));
+    let got = specula_kernels::layer_norm(&x, &gamma, &beta, 1e-5).expect("layer_norm");
+    let want = burn::tensor::module::layer_norm(x, gamma, Some(beta), 1e-5);
+    assert_close(got, want, "layer_norm, transposed x").await;
+
     // A transposed (non-contiguous) input is made contiguous first.
     let x = tensor([20, 3], 4, &device).transpose();
     let (w, b) = (tensor([20, 8], 5, &device), tensor([8], 6, &device));
@@ -96,6 +120,9 @@ async fn kernels_equal_burns_matmul_and_decline_what_they_do_not_handle() {
     assert!(specula_kernels::dense(&x, &w, &b).is_none());
     let empty = Tensor::<2>::zeros([0, 4], &device);
     assert!(specula_kernels::dense(&empty, &tensor([4, 3], 2, &device), &b).is_none());
+    let (gamma, beta) = (tensor([4], 4, &device), tensor([4], 5, &device));
+    assert!(specula_kernels::layer_norm(&empty, &gamma, &beta, 1e-5).is_none());
+    assert!(specula_kernels::layer_norm(&x, &tensor([3], 4, &device), &beta, 1e-5).is_none());
     let a = tensor([1, 2, 3, 4], 1, &device);
     assert!(specula_kernels::batched_matmul(&a, &tensor([1, 2, 5, 3], 2, &device)).is_none());
     let cpu = Device::flex();
@@ -105,6 +132,9 @@ async fn kernels_equal_burns_matmul_and_decline_what_they_do_not_handle() {
         tensor([3], 3, &cpu),
     );
     assert!(specula_kernels::dense(&x, &w, &b).is_none());
+    assert!(specula_kernels::dense_gelu(&x, &w, &b).is_none());
+    let (gamma, beta) = (tensor([4], 4, &cpu), tensor([4], 5, &cpu));
+    assert!(specula_kernels::layer_norm(&x, &gamma, &beta, 1e-5).is_none());
     let a = tensor([1, 2, 3, 4], 1, &cpu);
     assert!(specula_kernels::batched_matmul(&a, &tensor([1, 2, 4, 5], 2, &cpu)).is_none());
 }
