@@ -10,12 +10,16 @@
 #![deny(missing_docs)]
 
 #[cfg(target_arch = "wasm32")]
+mod attention;
+#[cfg(target_arch = "wasm32")]
 mod batched;
 #[cfg(target_arch = "wasm32")]
 mod dense;
 #[cfg(target_arch = "wasm32")]
 mod layer_norm;
 
+#[cfg(target_arch = "wasm32")]
+pub use attention::{KeysValues, attention};
 #[cfg(target_arch = "wasm32")]
 pub use batched::batched_matmul;
 
@@ -69,5 +73,22 @@ pub fn layer_norm(
     _beta: &burn::tensor::Tensor<1>,
     _epsilon: f64,
 ) -> Option<burn::tensor::Tensor<2>> {
+    None
+}
+
+/// Keys and values of a cached part, `[1 or rows, heads, len, head_dim]` each.
+#[cfg(not(target_arch = "wasm32"))]
+pub type KeysValues<'a> = (&'a burn::tensor::Tensor<4>, &'a burn::tensor::Tensor<4>);
+
+/// Causal self-attention of the new positions on the GPU, or `None` where this build has
+/// no kernel for it. Natively there is none.
+#[cfg(not(target_arch = "wasm32"))]
+#[must_use]
+pub fn attention(
+    _qkv: &burn::tensor::Tensor<3>,
+    _heads: usize,
+    _shared: Option<KeysValues<'_>>,
+    _branch: Option<KeysValues<'_>>,
+) -> Option<burn::tensor::Tensor<3>> {
     None
 }

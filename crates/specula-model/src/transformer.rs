@@ -292,7 +292,20 @@ impl Attention {
                 .reshape([rows, n, h, hd])
                 .swap_dims(1, 2)
         };
-        let (q, k, v) = (split(0), split(1), split(2));
+        let (k, v) = (split(1), split(2));
+        // On WebGPU, a pass of few new positions takes one dispatch (`specula_kernels`)
+        // where the operations below take ~15.
+        if rows * n <= FEW_ROWS
+            && let Some(context) = specula_kernels::attention(
+                &qkv,
+                h,
+                shared.map(|s| (&s.k, &s.v)),
+                branch.map(|b| (&b.k, &b.v)),
+            )
+        {
+            return (dense(&self.proj, context), LayerKv { k, v });
+        }
+        let q = split(0);
         // Keys/values in order: the shared prefix, the branch, the new positions. Scores
         // are taken against each part and only the (small) score rows are concatenated:
         // concatenating the keys would copy the whole cache in every layer and call.

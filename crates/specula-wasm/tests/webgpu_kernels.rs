@@ -1,6 +1,7 @@
-//! The WebGPU kernels of `specula-kernels` against burn's own operations, in headless Chromium with
-//! WebGPU (its own page: burn's WebGPU device can be initialised once per page). The models'
-//! greedy checks in `browser.rs` run them inside whole forward passes.
+//! The WebGPU kernels of `specula-kernels` against burn's own operations, in headless
+//! Chromium with WebGPU (its own page: burn's WebGPU device can be initialised once per
+//! page, and the tests here share it). The models' greedy checks in `browser.rs` run them
+//! inside whole forward passes.
 #![cfg(target_arch = "wasm32")]
 
 use burn::tensor::{Device, Tensor, TensorData};
@@ -8,16 +9,27 @@ use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+thread_local! {
+    /// burn's WebGPU device, initialised by the first test that needs it.
+    static DEVICE: std::cell::RefCell<Option<Device>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The page's WebGPU device (burn's WebGPU runtime can be initialised once per page).
 async fn webgpu() -> Device {
     use burn::tensor::wgpu::WgpuBackend;
+    if let Some(device) = DEVICE.with(|d| d.borrow().clone()) {
+        return device;
+    }
     // The module's constructors register CubeCL's IR types; the engine runs them.
     let _engine = specula_wasm::Engine::new();
-    Device::wgpu_options()
+    let device = Device::wgpu_options()
         .graphics_api(WgpuBackend::WebGpu)
         .init_with_setup_async()
         .await
         .expect("WebGPU (Chromium with --enable-unsafe-webgpu)")
-        .0
+        .0;
+    DEVICE.with(|d| *d.borrow_mut() = Some(device.clone()));
+    device
 }
 
 /// Deterministic values in [-0.5, 0.5), different for each `salt`.
@@ -137,4 +149,116 @@ async fn kernels_equal_burns_operations_and_decline_what_they_do_not_handle() {
     assert!(specula_kernels::layer_norm(&x, &gamma, &beta, 1e-5).is_none());
     let a = tensor([1, 2, 3, 4], 1, &cpu);
     assert!(specula_kernels::batched_matmul(&a, &tensor([1, 2, 4, 5], 2, &cpu)).is_none());
+}
+
+/// Attention the long way, with burn's operations: every key and value concatenated,
+/// scores masked after each new position, softmax, weighted values.
+fn reference_attention(
+    qkv: &Tensor<3>,
+    heads: usize,
+    shared: Option<(&Tensor<4>, &Tensor<4>)>,
+    branch: Option<(&Tensor<4>, &Tensor<4>)>,
+) -> Tensor<3> {
+    let [rows, n, three_d] = qkv.dims();
+    let d = three_d / 3;
+    let hd = d / heads;
+    let split = |i: usize| {
+        qkv.clone()
+            .narrow(2, i * d, d)
+            .reshape([rows, n, heads, hd])
+            .swap_dims(1, 2)
+    };
+    let (q, k, v) = (split(0), split(1), split(2));
+    let mut keys = Vec::new();
+    let mut values = Vec::new();
+    if let Some((sk, sv)) = shared {
+        let len = sk.dims()[2];
+        keys.push(sk.clone().expand([rows, heads, len, hd]));
+        values.push(sv.clone().expand([rows, heads, len, hd]));
+    }
+    if let Some((bk, bv)) = branch {
+        keys.push(bk.clone());
+        values.push(bv.clone());
+    }
+    keys.push(k);
+    values.push(v);
+    let (keys, values) = (Tensor::cat(keys, 2), Tensor::cat(values, 2));
+    let total = keys.dims()[2];
+    let cached = total - n;
+    let scores = q
+        .matmul(keys.swap_dims(2, 3))
+        .mul_scalar(1.0 / (hd as f64).sqrt());
+    let mask: Vec<bool> = (0..n)
+        .flat_map(|i| (0..total).map(move |c| c > cached + i))
+        .collect();
+    let mask = Tensor::<4, burn::tensor::Bool>::from_data(
+        TensorData::new(mask, [1, 1, n, total]),
+        &scores.device(),
+    )
+    .expand([rows, heads, n, total]);
+    let probs = burn::tensor::activation::softmax(scores.mask_fill(mask, f32::NEG_INFINITY), 3);
+    probs.matmul(values).swap_dims(1, 2).reshape([rows, n, d])
+}
+
+#[wasm_bindgen_test]
+async fn the_attention_kernel_equals_burns_operations() {
+    let device = webgpu().await;
+    let (heads, hd) = (3, 8);
+    let d = heads * hd;
+    // Rows × new positions, with and without a shared prefix (stored once, or per row)
+    // and a per-row branch.
+    for (rows, n) in [(1, 1), (1, 5), (2, 3)] {
+        let qkv = tensor([rows, n, 3 * d], 20, &device);
+        let shared_once = (
+            tensor([1, heads, 7, hd], 21, &device),
+            tensor([1, heads, 7, hd], 22, &device),
+        );
+        let shared_rows = (
+            tensor([rows, heads, 6, hd], 23, &device),
+            tensor([rows, heads, 6, hd], 24, &device),
+        );
+        let branch = (
+            tensor([rows, heads, 2, hd], 25, &device),
+            tensor([rows, heads, 2, hd], 26, &device),
+        );
+        let cases = [
+            (None, None),
+            (Some((&shared_once.0, &shared_once.1)), None),
+            (
+                Some((&shared_once.0, &shared_once.1)),
+                Some((&branch.0, &branch.1)),
+            ),
+            (
+                Some((&shared_rows.0, &shared_rows.1)),
+                Some((&branch.0, &branch.1)),
+            ),
+            (None, Some((&branch.0, &branch.1))),
+        ];
+        for (i, (shared, branch)) in cases.into_iter().enumerate() {
+            let got = specula_kernels::attention(&qkv, heads, shared, branch).expect("attention");
+            let want = reference_attention(&qkv, heads, shared, branch);
+            assert_close(got, want, &format!("attention rows={rows} n={n} case {i}")).await;
+        }
+    }
+    // A strided qkv (a transposed view) is read in place.
+    let qkv = tensor([1, 3 * d, 4], 27, &device).swap_dims(1, 2);
+    let got = specula_kernels::attention(&qkv, heads, None, None).expect("attention");
+    assert_close(
+        got,
+        reference_attention(&qkv, heads, None, None),
+        "strided qkv",
+    )
+    .await;
+    // Declined: widths that do not split into heads, keys of another head width, a branch
+    // stored once for all rows, tensors on the CPU.
+    let qkv = tensor([2, 3, 3 * d], 28, &device);
+    assert!(specula_kernels::attention(&qkv, 5, None, None).is_none());
+    let wrong = tensor([1, heads, 4, hd + 1], 29, &device);
+    assert!(specula_kernels::attention(&qkv, heads, Some((&wrong, &wrong)), None).is_none());
+    let once = tensor([1, heads, 4, hd], 30, &device);
+    assert!(specula_kernels::attention(&qkv, heads, None, Some((&once, &once))).is_none());
+    let cpu = Device::flex();
+    assert!(
+        specula_kernels::attention(&tensor([1, 2, 3 * d], 31, &cpu), heads, None, None).is_none()
+    );
 }
