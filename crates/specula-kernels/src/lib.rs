@@ -3,10 +3,19 @@
 //! burn's matmul picks a tiled kernel for any product with more than one row. A
 //! verification pass multiplies only γ + 1 rows by each weight matrix, so most of every tile
 //! is padding: under a software WebGPU adapter a 5-row product cost ~13× a 1-row one
-//! (BENCHMARKS.md). [`dense`] computes `x · W + b` for a few rows with one invocation per
-//! output vector and no shared memory.
+//! (BENCHMARKS.md). And a model this small is bound by the number of dispatches, of which
+//! burn's composites (layer norm, GELU, attention) take ~30 per layer. So:
+//! - [`dense`] / [`dense_gelu`]: `x · W + b` (then GELU) for a few rows, one invocation per
+//!   output vector of one or four rows, no shared memory;
+//! - [`layer_norm`]: each row normalised in one invocation;
+//! - [`attention`]: causal attention of the new positions over the cached prefix and
+//!   branch, an online softmax per row, head and position, reading the caches in place;
+//! - [`batched_matmul`]: 4-D products read through their strides (attention's products
+//!   when a pass has more than 64 rows in all, as wide SpecTr drafts do, but few new
+//!   positions per row).
 //!
-//! Only the browser build has kernels; elsewhere [`dense`] declines every call.
+//! Each declines (`None`) what it does not handle, and the caller falls back to burn. Only
+//! the browser build has kernels; elsewhere every function declines every call.
 #![deny(missing_docs)]
 
 #[cfg(target_arch = "wasm32")]
