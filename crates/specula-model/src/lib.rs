@@ -44,6 +44,7 @@ mod tokenizer;
 #[cfg(feature = "train")]
 pub mod train;
 mod transformer;
+mod webgpu_ops;
 mod weights;
 
 pub use backend::Backend;

@@ -4,7 +4,7 @@
 
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, LayerNormConfig, Linear};
-use burn::tensor::activation::{gelu, softmax};
+use burn::tensor::activation::softmax;
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use pulp::Arch;
 
@@ -13,6 +13,7 @@ use crate::dense::{PackedDense, gather_panels};
 use crate::error::Result;
 use crate::host_model::{HostBlock, HostGpt, Norm};
 use crate::init::Init;
+use crate::webgpu_ops::{FEW_ROWS, dense, dense_gelu, layer_norm, matmul};
 
 /// Keys and values of one layer, `[batch, heads, len, head_dim]` each.
 #[derive(Debug, Clone)]
@@ -347,76 +348,6 @@ impl Attention {
         let context = context.swap_dims(1, 2).reshape([rows, n, d]);
         (dense(&self.proj, context), LayerKv { k, v })
     }
-}
-
-/// Most rows a pass may have for [`dense`] to use the few-row kernel: every verification
-/// (γ + 1 positions, a SpecTr draft set or tree) fits; a long prompt's first pass does not,
-/// and there burn's tiled matmul is the better kernel on a real GPU.
-const FEW_ROWS: usize = 64;
-
-/// `layer` applied to `x` (`[rows, n, d_in]`): on WebGPU, passes of at most [`FEW_ROWS`]
-/// rows use `specula_kernels::dense`, which costs about one row per row where burn's tiled
-/// matmul pads every tile (BENCHMARKS.md); everything else, training included, is burn's.
-fn dense(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
-    few_rows(layer, &x, specula_kernels::dense).unwrap_or_else(|| layer.forward(x))
-}
-
-/// `gelu(layer(x))`: on WebGPU as [`dense`], with GELU in the same dispatch (burn's takes
-/// five more).
-fn dense_gelu(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
-    few_rows(layer, &x, specula_kernels::dense_gelu).unwrap_or_else(|| gelu(layer.forward(x)))
-}
-
-/// `kernel` (a `specula_kernels` dense kernel) for `layer` on `x` when the pass has at most
-/// [`FEW_ROWS`] rows and the kernel takes the tensors.
-fn few_rows(
-    layer: &Linear,
-    x: &Tensor<3>,
-    kernel: fn(&Tensor<2>, &Tensor<2>, &Tensor<1>) -> Option<Tensor<2>>,
-) -> Option<Tensor<3>> {
-    let [rows, n, d_in] = x.dims();
-    if rows * n > FEW_ROWS {
-        return None;
-    }
-    let bias = layer.bias.as_ref()?;
-    let y = kernel(
-        &x.clone().reshape([rows * n, d_in]),
-        &layer.weight.val(),
-        &bias.val(),
-    )?;
-    let d_out = y.dims()[1];
-    Some(y.reshape([rows, n, d_out]))
-}
-
-/// `norm` applied to `x` (`[rows, n, d]`): on WebGPU one dispatch
-/// (`specula_kernels::layer_norm`) where burn's composite takes nine; elsewhere, training
-/// included, burn's.
-fn layer_norm(norm: &LayerNorm, x: Tensor<3>) -> Tensor<3> {
-    let [rows, n, d] = x.dims();
-    if let Some(beta) = &norm.beta
-        && let Some(y) = specula_kernels::layer_norm(
-            &x.clone().reshape([rows * n, d]),
-            &norm.gamma.val(),
-            &beta.val(),
-            // Private to the module; every norm here has the default (see `host_norm`).
-            LayerNormConfig::new(d).epsilon,
-        )
-    {
-        return y.reshape([rows, n, d]);
-    }
-    norm.forward(x)
-}
-
-/// `a · b` for attention (`[rows, heads, n, k] · [rows, heads, k, m]`): on WebGPU, passes of
-/// at most [`FEW_ROWS`] new positions use `specula_kernels::batched_matmul`, which reads
-/// the transposed and narrowed views in place; everything else is burn's matmul.
-fn matmul(a: Tensor<4>, b: Tensor<4>) -> Tensor<4> {
-    if a.dims()[2] <= FEW_ROWS
-        && let Some(y) = specula_kernels::batched_matmul(&a, &b)
-    {
-        return y;
-    }
-    a.matmul(b)
 }
 
 /// `[1, 1, n, cached + n]`, true where new token i (at position cached + i) must not look:
