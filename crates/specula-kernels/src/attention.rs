@@ -10,9 +10,9 @@ use burn_cubecl::Cube;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
-use burn_cubecl::cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
 use burn_cubecl::ops::numeric::empty_device_dtype;
-use burn_cubecl::tensor::CubeTensor;
+
+use crate::launch::{cube, grid};
 
 /// Below any score: the running maximum starts here (WGSL has no infinity literal).
 const LOWEST: f32 = -3.0e38;
@@ -58,6 +58,54 @@ fn absorb(
     }
 }
 
+/// Where a query is read in `qkv` (`at`, then every `step`), and which row and head of a
+/// cache it attends to, with the score scale.
+#[derive(CubeType, Clone, Copy)]
+struct Query {
+    at: usize,
+    step: usize,
+    row: usize,
+    head: usize,
+    scale: f32,
+}
+
+/// Every key of one cached part (`[1 or rows, heads, len, head_dim]` keys and values) into
+/// the online softmax of `query`.
+#[cube]
+fn absorb_cached(
+    acc: &mut Array<f32>,
+    state: &mut Array<f32>,
+    qkv: &Tensor<f32>,
+    query: Query,
+    keys: &Tensor<f32>,
+    values: &Tensor<f32>,
+    #[comptime] head_dim: usize,
+) {
+    let (row, head) = (query.row, query.head);
+    for i in 0..keys.shape(2) {
+        let k_at = row * keys.stride(0) + head * keys.stride(1) + i * keys.stride(2);
+        let score = dot(
+            qkv,
+            query.at,
+            query.step,
+            keys,
+            k_at,
+            keys.stride(3),
+            head_dim,
+        );
+        let v_at = row * values.stride(0) + head * values.stride(1) + i * values.stride(2);
+        absorb(
+            acc,
+            state,
+            score * query.scale,
+            values,
+            v_at,
+            values.stride(3),
+            head_dim,
+        );
+    }
+}
+
 /// Invocation `(r, h, t)` (row-major): the attention output of new position `t` of row
 /// `r` in head `h`, written to `out[r, t, h·head_dim ..]`.
 #[cube(launch)]
@@ -99,52 +147,28 @@ fn attention_kernel(
     if comptime!(has_shared) {
         // The prefix is stored once for all rows (dimension 0 of size 1) or per row.
         let sr = if shared_k.shape(0) == 1 { 0usize } else { r };
-        for i in 0..shared_k.shape(2) {
-            let k_at = sr * shared_k.stride(0) + h * shared_k.stride(1) + i * shared_k.stride(2);
-            let score = dot(
-                qkv,
-                q_at,
-                step,
-                shared_k,
-                k_at,
-                shared_k.stride(3),
-                head_dim,
-            ) * scale;
-            let v_at = sr * shared_v.stride(0) + h * shared_v.stride(1) + i * shared_v.stride(2);
-            absorb(
-                &mut acc,
-                &mut state,
-                score,
-                shared_v,
-                v_at,
-                shared_v.stride(3),
-                head_dim,
-            );
-        }
+        let query = Query {
+            at: q_at,
+            step,
+            row: sr,
+            head: h,
+            scale,
+        };
+        absorb_cached(
+            &mut acc, &mut state, qkv, query, shared_k, shared_v, head_dim,
+        );
     }
     if comptime!(has_branch) {
-        for i in 0..branch_k.shape(2) {
-            let k_at = r * branch_k.stride(0) + h * branch_k.stride(1) + i * branch_k.stride(2);
-            let score = dot(
-                qkv,
-                q_at,
-                step,
-                branch_k,
-                k_at,
-                branch_k.stride(3),
-                head_dim,
-            ) * scale;
-            let v_at = r * branch_v.stride(0) + h * branch_v.stride(1) + i * branch_v.stride(2);
-            absorb(
-                &mut acc,
-                &mut state,
-                score,
-                branch_v,
-                v_at,
-                branch_v.stride(3),
-                head_dim,
-            );
-        }
+        let query = Query {
+            at: q_at,
+            step,
+            row: r,
+            head: h,
+            scale,
+        };
+        absorb_cached(
+            &mut acc, &mut state, qkv, query, branch_k, branch_v, head_dim,
+        );
     }
     // The new positions up to and including this one (causal).
     for i in 0..t + 1 {
@@ -178,7 +202,7 @@ pub fn attention(
     shared: Option<KeysValues<'_>>,
     branch: Option<KeysValues<'_>>,
 ) -> Option<BurnTensor<3>> {
-    let qkv = cube(qkv.clone())?;
+    let qkv = cube(qkv)?;
     let [rows, n, three_d] = <[usize; 3]>::try_from(qkv.meta.shape().to_vec()).ok()?;
     if heads == 0 || three_d % (3 * heads) != 0 || rows * n == 0 {
         return None;
@@ -188,7 +212,7 @@ pub fn attention(
         let Some((k, v)) = kv else {
             return Some(None);
         };
-        let (k, v) = (cube(k.clone())?, cube(v.clone())?);
+        let (k, v) = (cube(k)?, cube(v)?);
         let (ks, vs) = (k.meta.shape().to_vec(), v.meta.shape().to_vec());
         let fits = ks.len() == 4
             && ks == vs
@@ -213,8 +237,7 @@ pub fn attention(
     let (shared_k, shared_v) = shared.unwrap_or_else(|| (qkv.clone(), qkv.clone()));
     let (branch_k, branch_v) = branch.unwrap_or_else(|| (qkv.clone(), qkv.clone()));
     let units = rows * heads * n;
-    let cube_dim = CubeDim::new(&client, units);
-    let cube_count: CubeCount = calculate_cube_count_elemwise(&client, units, cube_dim);
+    let (cube_count, cube_dim) = grid(&client, units);
     attention_kernel::launch(
         &client,
         cube_count,
@@ -232,10 +255,4 @@ pub fn attention(
         has_branch,
     );
     Some(BurnTensor::from_primitive::<Cube>(out))
-}
-
-/// The CubeCL primitive of an f32 tensor stored as rows (not storage-tiled).
-fn cube<const D: usize>(t: BurnTensor<D>) -> Option<CubeTensor> {
-    let t = t.try_into_primitive::<Cube>().ok()?;
-    (t.dtype == DType::F32 && !t.meta.is_tiled()).then_some(t)
 }

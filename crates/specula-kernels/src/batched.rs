@@ -6,8 +6,9 @@ use burn::tensor::{DType, Tensor as BurnTensor};
 use burn_cubecl::Cube;
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
-use burn_cubecl::cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
 use burn_cubecl::ops::numeric::empty_device_dtype;
+
+use crate::launch::{cube, grid};
 
 /// One invocation per output element of a contiguous `[b0, b1, m, n]` output:
 /// `out[r, h, i, j] = Σ_t a[r, h, i, t] · b[r, h, t, j]`, every operand read by its strides.
@@ -38,11 +39,7 @@ fn batched_kernel(a: &Tensor<f32>, b: &Tensor<f32>, out: &mut Tensor<f32>) {
 /// CubeCL device; `None` for tensors elsewhere or of other shapes or types.
 #[must_use]
 pub fn batched_matmul(a: &BurnTensor<4>, b: &BurnTensor<4>) -> Option<BurnTensor<4>> {
-    let a = a.clone().try_into_primitive::<Cube>().ok()?;
-    let b = b.clone().try_into_primitive::<Cube>().ok()?;
-    if a.dtype != DType::F32 || b.dtype != DType::F32 || a.meta.is_tiled() || b.meta.is_tiled() {
-        return None;
-    }
+    let (a, b) = (cube(a)?, cube(b)?);
     let (sa, sb) = (a.meta.shape(), b.meta.shape());
     if sa[0] != sb[0] || sa[1] != sb[1] || sa[3] != sb[2] {
         return None;
@@ -54,8 +51,7 @@ pub fn batched_matmul(a: &BurnTensor<4>, b: &BurnTensor<4>) -> Option<BurnTensor
     if units == 0 {
         return Some(BurnTensor::from_primitive::<Cube>(out));
     }
-    let cube_dim = CubeDim::new(&client, units);
-    let cube_count: CubeCount = calculate_cube_count_elemwise(&client, units, cube_dim);
+    let (cube_count, cube_dim) = grid(&client, units);
     batched_kernel::launch(
         &client,
         cube_count,

@@ -7,9 +7,10 @@ use burn_cubecl::Cube;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
-use burn_cubecl::cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
+
+use crate::launch::{cube, grid};
 
 /// `gelu(v) = v · (1 + erf(v / √2)) / 2`, in burn's order of operations, when `gelu`.
 #[cube]
@@ -117,15 +118,7 @@ fn dense_then(
     bias: &Tensor<1>,
     gelu: bool,
 ) -> Option<Tensor<2>> {
-    let x = x.clone().try_into_primitive::<Cube>().ok()?;
-    let weight = weight.clone().try_into_primitive::<Cube>().ok()?;
-    let bias = bias.clone().try_into_primitive::<Cube>().ok()?;
-    if [&x, &weight, &bias]
-        .iter()
-        .any(|t| t.dtype != DType::F32 || t.meta.is_tiled())
-    {
-        return None;
-    }
+    let (x, weight, bias) = (cube(x)?, cube(weight)?, cube(bias)?);
     let (rows, k) = (x.meta.shape()[0], x.meta.shape()[1]);
     let n = weight.meta.shape()[1];
     if weight.meta.shape()[0] != k || bias.meta.shape()[0] != n || rows * k * n == 0 {
@@ -147,8 +140,7 @@ fn dense_then(
         DType::F32,
     );
     let units = rows.div_ceil(4) * n_vectors;
-    let cube_dim = CubeDim::new(&client, units);
-    let cube_count: CubeCount = calculate_cube_count_elemwise(&client, units, cube_dim);
+    let (cube_count, cube_dim) = grid(&client, units);
     let (x, weight, bias, out_arg) = (
         x.into_buffer_arg(),
         weight.into_buffer_arg(),

@@ -7,9 +7,10 @@ use burn_cubecl::Cube;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
-use burn_cubecl::cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise};
 use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::empty_device_dtype;
+
+use crate::launch::{cube, grid};
 
 /// Invocation `row`: `out = (x − mean) / √(var + ε) · γ + β` over the row's `d` values
 /// (the biased variance, as burn's `layer_norm`).
@@ -54,15 +55,7 @@ pub fn layer_norm(
     beta: &Tensor<1>,
     epsilon: f64,
 ) -> Option<Tensor<2>> {
-    let x = x.clone().try_into_primitive::<Cube>().ok()?;
-    let gamma = gamma.clone().try_into_primitive::<Cube>().ok()?;
-    let beta = beta.clone().try_into_primitive::<Cube>().ok()?;
-    if [&x, &gamma, &beta]
-        .iter()
-        .any(|t| t.dtype != DType::F32 || t.meta.is_tiled())
-    {
-        return None;
-    }
+    let (x, gamma, beta) = (cube(x)?, cube(gamma)?, cube(beta)?);
     let (rows, d) = (x.meta.shape()[0], x.meta.shape()[1]);
     if gamma.meta.shape()[0] != d || beta.meta.shape()[0] != d || rows * d == 0 {
         return None;
@@ -79,8 +72,7 @@ pub fn layer_norm(
         [rows, d].into(),
         DType::F32,
     );
-    let cube_dim = CubeDim::new(&client, rows);
-    let cube_count: CubeCount = calculate_cube_count_elemwise(&client, rows, cube_dim);
+    let (cube_count, cube_dim) = grid(&client, rows);
     layer_norm_kernel::launch(
         &client,
         cube_count,

@@ -25,6 +25,8 @@ mod batched;
 #[cfg(target_arch = "wasm32")]
 mod dense;
 #[cfg(target_arch = "wasm32")]
+mod launch;
+#[cfg(target_arch = "wasm32")]
 mod layer_norm;
 
 #[cfg(target_arch = "wasm32")]
