@@ -5,8 +5,9 @@
 //! is padding: under a software WebGPU adapter a 5-row product cost ~13× a 1-row one
 //! (BENCHMARKS.md). And a model this small is bound by the number of dispatches, of which
 //! burn's composites (layer norm, GELU, attention) take ~30 per layer. So:
-//! - [`dense`] / [`dense_gelu`]: `x · W + b` (then GELU) for a few rows, one invocation per
-//!   output vector of one or four rows, no shared memory;
+//! - [`dense`] / [`dense_gelu`] / [`dense_residual`]: `x · W + b` (then GELU, or plus a
+//!   residual) for a few rows, one invocation per output vector of one or four rows, no
+//!   shared memory;
 //! - [`layer_norm`]: each row normalised in one invocation;
 //! - [`attention`]: causal attention of the new positions over the cached prefix and
 //!   branch, an online softmax per row, head and position, reading the caches in place;
@@ -35,7 +36,7 @@ pub use attention::{KeysValues, attention};
 pub use batched::batched_matmul;
 
 #[cfg(target_arch = "wasm32")]
-pub use dense::{dense, dense_gelu};
+pub use dense::{dense, dense_gelu, dense_residual};
 #[cfg(target_arch = "wasm32")]
 pub use layer_norm::layer_norm;
 
@@ -70,6 +71,19 @@ pub fn dense_gelu(
     _x: &burn::tensor::Tensor<2>,
     _weight: &burn::tensor::Tensor<2>,
     _bias: &burn::tensor::Tensor<1>,
+) -> Option<burn::tensor::Tensor<2>> {
+    None
+}
+
+/// `residual + (x · weight + bias)` on the GPU, or `None` where this build has no kernel
+/// for it. Natively there is none.
+#[cfg(not(target_arch = "wasm32"))]
+#[must_use]
+pub fn dense_residual(
+    _x: &burn::tensor::Tensor<2>,
+    _weight: &burn::tensor::Tensor<2>,
+    _bias: &burn::tensor::Tensor<1>,
+    _residual: &burn::tensor::Tensor<2>,
 ) -> Option<burn::tensor::Tensor<2>> {
     None
 }

@@ -13,7 +13,7 @@ use crate::dense::{PackedDense, gather_panels};
 use crate::error::Result;
 use crate::host_model::{HostBlock, HostGpt, Norm};
 use crate::init::Init;
-use crate::webgpu_ops::{FEW_ROWS, dense, dense_gelu, layer_norm, matmul};
+use crate::webgpu_ops::{FEW_ROWS, dense, dense_gelu, dense_residual, layer_norm, matmul};
 
 /// Keys and values of one layer, `[batch, heads, len, head_dim]` each.
 #[derive(Debug, Clone)]
@@ -265,17 +265,20 @@ impl Block {
         branch: Option<&LayerKv>,
         mask: Option<Tensor<4, Bool>>,
     ) -> (Tensor<3>, LayerKv) {
-        let (a, kv) =
+        let (context, kv) =
             self.attn
                 .forward(layer_norm(&self.norm_attn, x.clone()), shared, branch, mask);
-        let x = x + self.dropout.forward(a);
+        let x = dense_residual(x, &self.attn.proj, context, &self.dropout);
         let h = dense_gelu(&self.fc_in, layer_norm(&self.norm_mlp, x.clone()));
-        let x = x + self.dropout.forward(dense(&self.fc_out, h));
+        let x = dense_residual(x, &self.fc_out, h, &self.dropout);
         (x, kv)
     }
 }
 
 impl Attention {
+    /// The heads' attention outputs side by side (`[rows, n, d]`), before the output
+    /// projection (the block applies it with the residual addition), and the new keys
+    /// and values.
     fn forward(
         &self,
         x: Tensor<3>,
@@ -304,7 +307,7 @@ impl Attention {
                 branch.map(|b| (&b.k, &b.v)),
             )
         {
-            return (dense(&self.proj, context), LayerKv { k, v });
+            return (context, LayerKv { k, v });
         }
         let q = split(0);
         // Keys/values in order: the shared prefix, the branch, the new positions. Scores
@@ -346,7 +349,7 @@ impl Attention {
             offset += len;
         }
         let context = context.swap_dims(1, 2).reshape([rows, n, d]);
-        (dense(&self.proj, context), LayerKv { k, v })
+        (context, LayerKv { k, v })
     }
 }
 

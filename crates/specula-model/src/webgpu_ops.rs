@@ -3,7 +3,7 @@
 //! training, long first passes). Each kernel declines what it does not handle, so the
 //! fallback is always burn's.
 
-use burn::nn::{LayerNorm, LayerNormConfig, Linear};
+use burn::nn::{Dropout, LayerNorm, LayerNormConfig, Linear};
 use burn::tensor::Tensor;
 use burn::tensor::activation::gelu;
 
@@ -25,12 +25,32 @@ pub(crate) fn dense_gelu(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
     few_rows(layer, &x, specula_kernels::dense_gelu).unwrap_or_else(|| gelu(layer.forward(x)))
 }
 
+/// `residual + dropout(layer(x))`: on WebGPU as [`dense`], with the addition in the same
+/// dispatch (nothing trains on WebGPU, and off an autodiff device dropout is the identity,
+/// as burn's `Dropout` itself decides).
+pub(crate) fn dense_residual(
+    residual: Tensor<3>,
+    layer: &Linear,
+    x: Tensor<3>,
+    dropout: &Dropout,
+) -> Tensor<3> {
+    let [rows, n, d] = residual.dims();
+    let fused = if x.device().is_autodiff() {
+        None
+    } else {
+        few_rows(layer, &x, |x, w, b| {
+            specula_kernels::dense_residual(x, w, b, &residual.clone().reshape([rows * n, d]))
+        })
+    };
+    fused.unwrap_or_else(|| residual + dropout.forward(layer.forward(x)))
+}
+
 /// `kernel` (a `specula_kernels` dense kernel) for `layer` on `x` when the pass has at most
 /// [`FEW_ROWS`] rows and the kernel takes the tensors.
 fn few_rows(
     layer: &Linear,
     x: &Tensor<3>,
-    kernel: fn(&Tensor<2>, &Tensor<2>, &Tensor<1>) -> Option<Tensor<2>>,
+    kernel: impl FnOnce(&Tensor<2>, &Tensor<2>, &Tensor<1>) -> Option<Tensor<2>>,
 ) -> Option<Tensor<3>> {
     let [rows, n, d_in] = x.dims();
     if rows * n > FEW_ROWS {

@@ -89,6 +89,18 @@ async fn kernels_equal_burns_operations_and_decline_what_they_do_not_handle() {
         let want = burn::tensor::activation::gelu(x.matmul(w) + b.unsqueeze::<2>());
         assert_close(got, want, &format!("dense_gelu rows={rows}")).await;
     }
+    // Dense plus a residual in the same dispatch, against burn's residual + dense; a
+    // residual of another shape is declined.
+    for rows in [1, 5] {
+        let x = tensor([rows, 16], 18, &device);
+        let (w, b) = (tensor([16, 8], 19, &device), tensor([8], 20, &device));
+        let residual = tensor([rows, 8], 21, &device);
+        let got = specula_kernels::dense_residual(&x, &w, &b, &residual).expect("dense_residual");
+        let want = residual + (x.clone().matmul(w.clone()) + b.clone().unsqueeze::<2>());
+        assert_close(got, want, &format!("dense_residual rows={rows}")).await;
+        let wrong = tensor([rows, 9], 22, &device);
+        assert!(specula_kernels::dense_residual(&x, &w, &b, &wrong).is_none());
+    }
     // Layer normalisation, against burn's (also on a transposed, non-contiguous input).
     for rows in [1, 2, 5] {
         let x = tensor([rows, 20], 14, &device)
