@@ -5,14 +5,14 @@
 //! dispatches per layer (copies of the heads, two score products, a concatenation, the
 //! scale, the mask, five for the softmax, two value products, a sum and a copy back).
 
-use burn::tensor::{DType, Tensor as BurnTensor};
+use burn::tensor::Tensor as BurnTensor;
 use burn_cubecl::Cube;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
-use burn_cubecl::ops::numeric::empty_device_dtype;
 
-use crate::launch::{cube, grid};
+use crate::KeysValues;
+use crate::launch::{cube, empty_f32, grid};
 
 /// Below any score: the running maximum starts here (WGSL has no infinity literal).
 const LOWEST: f32 = -3.0e38;
@@ -187,9 +187,6 @@ fn attention_kernel(
     }
 }
 
-/// Keys and values of a cached part, `[1 or rows, heads, len, head_dim]` each.
-pub type KeysValues<'a> = (&'a BurnTensor<4>, &'a BurnTensor<4>);
-
 /// Causal self-attention for the new positions whose projections are `qkv`
 /// (`[rows, n, 3·d]`: queries, keys, values, heads side by side), after the `shared`
 /// prefix (stored once or per row) and each row's `branch`: `[rows, n, d]`, the heads side
@@ -226,12 +223,7 @@ pub fn attention(
 
     let client = qkv.client.clone();
     let d = heads * head_dim;
-    let out = empty_device_dtype(
-        client.clone(),
-        qkv.device.clone(),
-        [rows, n, d].into(),
-        DType::F32,
-    );
+    let out = empty_f32(&qkv, [rows, n, d]);
     let (has_shared, has_branch) = (shared.is_some(), branch.is_some());
     // An absent part is never read (its comptime flag is off); qkv stands in for it.
     let (shared_k, shared_v) = shared.unwrap_or_else(|| (qkv.clone(), qkv.clone()));

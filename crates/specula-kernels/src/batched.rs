@@ -1,14 +1,13 @@
 //! `a · b` for 4-D tensors with few rows per matrix (attention's scores and mixing), read
 //! through the operands' strides so transposed, narrowed and broadcast views need no copy.
 
-use burn::tensor::{DType, Tensor as BurnTensor};
+use burn::tensor::Tensor as BurnTensor;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::Cube;
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
-use burn_cubecl::ops::numeric::empty_device_dtype;
 
-use crate::launch::{cube, grid};
+use crate::launch::{cube, empty_f32, grid};
 
 /// One invocation per output element of a contiguous `[b0, b1, m, n]` output:
 /// `out[r, h, i, j] = Σ_t a[r, h, i, t] · b[r, h, t, j]`, every operand read by its strides.
@@ -45,7 +44,7 @@ pub fn batched_matmul(a: &BurnTensor<4>, b: &BurnTensor<4>) -> Option<BurnTensor
         return None;
     }
     let shape = [sa[0], sa[1], sa[2], sb[3]];
-    let out = empty_device_dtype(a.client.clone(), a.device.clone(), shape.into(), DType::F32);
+    let out = empty_f32(&a, shape);
     let client = a.client.clone();
     let units = shape.iter().product::<usize>();
     if units == 0 {

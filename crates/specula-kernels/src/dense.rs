@@ -2,15 +2,14 @@
 //! four rows at once), no shared memory, no padding to tiles; optionally followed in the
 //! same dispatch by GELU (burn's is five dispatches) or by a residual addition.
 
-use burn::tensor::{DType, Tensor};
+use burn::tensor::Tensor;
 use burn_cubecl::Cube;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
 use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::ops::numeric::empty_device_dtype;
 
-use crate::launch::{cube, grid};
+use crate::launch::{cube, empty_f32, grid};
 
 /// `gelu(v) = v · (1 + erf(v / √2)) / 2`, in burn's order of operations, when `gelu`.
 #[cube]
@@ -180,12 +179,7 @@ fn dense_then(
         into_contiguous(bias),
     );
     let client = x.client.clone();
-    let out = empty_device_dtype(
-        client.clone(),
-        x.device.clone(),
-        [rows, n].into(),
-        DType::F32,
-    );
+    let out = empty_f32(&x, [rows, n]);
     let units = rows.div_ceil(4) * n_vectors;
     let (cube_count, cube_dim) = grid(&client, units);
     let has_residual = residual.is_some();

@@ -2,15 +2,14 @@
 //! means, a difference, a square, a sum, a root, a division, a scale and a shift). The
 //! rows of a decoding pass are few, so one invocation per row loops over its width.
 
-use burn::tensor::{DType, Tensor};
+use burn::tensor::Tensor;
 use burn_cubecl::Cube;
 // The `#[cube]` macro names `cubecl::…`; burn-cubecl re-exports the exact version it uses.
 use burn_cubecl::cubecl;
 use burn_cubecl::cubecl::prelude::*;
 use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::ops::numeric::empty_device_dtype;
 
-use crate::launch::{cube, grid};
+use crate::launch::{cube, empty_f32, grid};
 
 /// Invocation `row`: `out = (x − mean) / √(var + ε) · γ + β` over the row's `d` values
 /// (the biased variance, as burn's `layer_norm`).
@@ -66,12 +65,7 @@ pub fn layer_norm(
         into_contiguous(beta),
     );
     let client = x.client.clone();
-    let out = empty_device_dtype(
-        client.clone(),
-        x.device.clone(),
-        [rows, d].into(),
-        DType::F32,
-    );
+    let out = empty_f32(&x, [rows, d]);
     let (cube_count, cube_dim) = grid(&client, rows);
     layer_norm_kernel::launch(
         &client,

@@ -29,91 +29,19 @@ mod dense;
 mod launch;
 #[cfg(target_arch = "wasm32")]
 mod layer_norm;
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
 
 #[cfg(target_arch = "wasm32")]
-pub use attention::{KeysValues, attention};
+pub use attention::attention;
 #[cfg(target_arch = "wasm32")]
 pub use batched::batched_matmul;
-
 #[cfg(target_arch = "wasm32")]
 pub use dense::{dense, dense_gelu, dense_residual};
 #[cfg(target_arch = "wasm32")]
 pub use layer_norm::layer_norm;
-
-/// `x · weight + bias` on the GPU, or `None` where this build has no kernel for it (the
-/// caller then uses burn's matmul). Natively there is none.
 #[cfg(not(target_arch = "wasm32"))]
-#[must_use]
-pub fn dense(
-    _x: &burn::tensor::Tensor<2>,
-    _weight: &burn::tensor::Tensor<2>,
-    _bias: &burn::tensor::Tensor<1>,
-) -> Option<burn::tensor::Tensor<2>> {
-    None
-}
-
-/// `a · b` for 4-D tensors on the GPU, or `None` where this build has no kernel for it.
-/// Natively there is none.
-#[cfg(not(target_arch = "wasm32"))]
-#[must_use]
-pub fn batched_matmul(
-    _a: &burn::tensor::Tensor<4>,
-    _b: &burn::tensor::Tensor<4>,
-) -> Option<burn::tensor::Tensor<4>> {
-    None
-}
-
-/// `gelu(x · weight + bias)` on the GPU, or `None` where this build has no kernel for it.
-/// Natively there is none.
-#[cfg(not(target_arch = "wasm32"))]
-#[must_use]
-pub fn dense_gelu(
-    _x: &burn::tensor::Tensor<2>,
-    _weight: &burn::tensor::Tensor<2>,
-    _bias: &burn::tensor::Tensor<1>,
-) -> Option<burn::tensor::Tensor<2>> {
-    None
-}
-
-/// `residual + (x · weight + bias)` on the GPU, or `None` where this build has no kernel
-/// for it. Natively there is none.
-#[cfg(not(target_arch = "wasm32"))]
-#[must_use]
-pub fn dense_residual(
-    _x: &burn::tensor::Tensor<2>,
-    _weight: &burn::tensor::Tensor<2>,
-    _bias: &burn::tensor::Tensor<1>,
-    _residual: &burn::tensor::Tensor<2>,
-) -> Option<burn::tensor::Tensor<2>> {
-    None
-}
-
-/// Layer normalisation of each row on the GPU, or `None` where this build has no kernel
-/// for it. Natively there is none.
-#[cfg(not(target_arch = "wasm32"))]
-#[must_use]
-pub fn layer_norm(
-    _x: &burn::tensor::Tensor<2>,
-    _gamma: &burn::tensor::Tensor<1>,
-    _beta: &burn::tensor::Tensor<1>,
-    _epsilon: f64,
-) -> Option<burn::tensor::Tensor<2>> {
-    None
-}
+pub use native::{attention, batched_matmul, dense, dense_gelu, dense_residual, layer_norm};
 
 /// Keys and values of a cached part, `[1 or rows, heads, len, head_dim]` each.
-#[cfg(not(target_arch = "wasm32"))]
 pub type KeysValues<'a> = (&'a burn::tensor::Tensor<4>, &'a burn::tensor::Tensor<4>);
-
-/// Causal self-attention of the new positions on the GPU, or `None` where this build has
-/// no kernel for it. Natively there is none.
-#[cfg(not(target_arch = "wasm32"))]
-#[must_use]
-pub fn attention(
-    _qkv: &burn::tensor::Tensor<3>,
-    _heads: usize,
-    _shared: Option<KeysValues<'_>>,
-    _branch: Option<KeysValues<'_>>,
-) -> Option<burn::tensor::Tensor<3>> {
-    None
-}

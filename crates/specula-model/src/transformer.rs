@@ -172,14 +172,14 @@ impl Gpt {
         let d = pos.dims()[2];
         let mut x = self.token_embedding.forward(tokens) + pos.expand([rows, n, d]);
         x = self.dropout.forward(x);
-        let mask = causal_mask(n, context.len(), &device);
+        let mask = CausalMask::new(n, context.len(), &device);
         let mut new_kv = Vec::with_capacity(self.blocks.len());
         for (i, block) in self.blocks.iter().enumerate() {
             let (y, kv) = block.forward(
                 x,
                 context.shared.and_then(|l| l.get(i)),
                 context.branch.and_then(|l| l.get(i)),
-                mask.clone(),
+                &mask,
             );
             x = y;
             new_kv.push(kv);
@@ -263,7 +263,7 @@ impl Block {
         x: Tensor<3>,
         shared: Option<&LayerKv>,
         branch: Option<&LayerKv>,
-        mask: Option<Tensor<4, Bool>>,
+        mask: &CausalMask<'_>,
     ) -> (Tensor<3>, LayerKv) {
         let (context, kv) =
             self.attn
@@ -284,7 +284,7 @@ impl Attention {
         x: Tensor<3>,
         shared: Option<&LayerKv>,
         branch: Option<&LayerKv>,
-        mask: Option<Tensor<4, Bool>>,
+        mask: &CausalMask<'_>,
     ) -> (Tensor<3>, LayerKv) {
         let [rows, n, d] = x.dims();
         let h = self.n_heads;
@@ -337,7 +337,7 @@ impl Attention {
         };
         let total = scores.dims()[3];
         let mut scores = scores.mul_scalar(1.0 / (hd as f64).sqrt());
-        if let Some(mask) = mask {
+        if let Some(mask) = mask.get() {
             scores = scores.mask_fill(mask.expand([rows, h, n, total]), f32::NEG_INFINITY);
         }
         let probs = softmax(scores, 3);
@@ -353,18 +353,44 @@ impl Attention {
     }
 }
 
-/// `[1, 1, n, cached + n]`, true where new token i (at position cached + i) must not look:
-/// columns after cached + i. `None` for one new token, which may see everything.
-fn causal_mask(n: usize, cached: usize, device: &Device) -> Option<Tensor<4, Bool>> {
-    if n <= 1 {
-        return None;
+/// The causal mask of a pass of `n` new positions after `cached` ones, built on first use
+/// and shared by every layer: only burn's attention needs it, so a pass whose attention
+/// the WebGPU kernel does (which masks by position itself) never uploads one.
+struct CausalMask<'d> {
+    n: usize,
+    cached: usize,
+    device: &'d Device,
+    built: std::cell::OnceCell<Option<Tensor<4, Bool>>>,
+}
+
+impl<'d> CausalMask<'d> {
+    fn new(n: usize, cached: usize, device: &'d Device) -> Self {
+        Self {
+            n,
+            cached,
+            device,
+            built: std::cell::OnceCell::new(),
+        }
     }
-    let total = cached + n;
-    let data: Vec<bool> = (0..n)
-        .flat_map(|i| (0..total).map(move |c| c > cached + i))
-        .collect();
-    Some(Tensor::from_data(
-        TensorData::new(data, [1, 1, n, total]),
-        device,
-    ))
+
+    /// `[1, 1, n, cached + n]`, true where new token i (at position cached + i) must not
+    /// look: columns after cached + i. `None` for one new token, which may see everything.
+    fn get(&self) -> Option<Tensor<4, Bool>> {
+        self.built
+            .get_or_init(|| {
+                let (n, cached) = (self.n, self.cached);
+                if n <= 1 {
+                    return None;
+                }
+                let total = cached + n;
+                let data: Vec<bool> = (0..n)
+                    .flat_map(|i| (0..total).map(move |c| c > cached + i))
+                    .collect();
+                Some(Tensor::from_data(
+                    TensorData::new(data, [1, 1, n, total]),
+                    self.device,
+                ))
+            })
+            .clone()
+    }
 }

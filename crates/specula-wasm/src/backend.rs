@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use burn::tensor::Device;
 use serde::Serialize;
 
+use crate::choice::one_of;
 use crate::error::{Result, WasmError};
 
 /// Set when the browser reports the GPU device lost (or a test simulates it); the next
@@ -45,14 +46,12 @@ impl BackendChoice {
     /// # Errors
     /// [`WasmError::InvalidOption`] for anything else.
     pub fn parse(name: Option<&str>) -> Result<Self> {
-        match name.unwrap_or("auto") {
-            "auto" => Ok(Self::Auto),
-            "webgpu" => Ok(Self::WebGpu),
-            "cpu" => Ok(Self::Cpu),
-            other => Err(WasmError::option(format!(
-                "unknown backend {other:?}; use \"auto\", \"webgpu\" or \"cpu\""
-            ))),
-        }
+        let choices = [
+            ("auto", Self::Auto),
+            ("webgpu", Self::WebGpu),
+            ("cpu", Self::Cpu),
+        ];
+        one_of("backend", name, Self::Auto, &choices)
     }
 }
 
@@ -75,13 +74,8 @@ impl DraftBackend {
     /// # Errors
     /// [`WasmError::InvalidOption`] for anything else.
     pub fn parse(name: Option<&str>) -> Result<Self> {
-        match name.unwrap_or("same") {
-            "same" => Ok(Self::Same),
-            "cpu" => Ok(Self::Cpu),
-            other => Err(WasmError::option(format!(
-                "unknown draftBackend {other:?}; use \"same\" (where the target runs) or \"cpu\""
-            ))),
-        }
+        let choices = [("same", Self::Same), ("cpu", Self::Cpu)];
+        one_of("draftBackend", name, Self::Same, &choices)
     }
 }
 

@@ -17,6 +17,7 @@
 
 mod backend;
 mod camel;
+mod choice;
 #[cfg(target_arch = "wasm32")]
 mod clock;
 mod engine;

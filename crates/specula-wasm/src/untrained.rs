@@ -26,13 +26,12 @@ impl Size {
     /// # Errors
     /// [`WasmError::InvalidOption`] for anything else.
     pub fn parse(name: Option<&str>) -> Result<Self> {
-        match name.unwrap_or("test") {
-            "full" => Ok(Self::Full),
-            "test" => Ok(Self::Test),
-            other => Err(WasmError::option(format!(
-                "unknown size {other:?}; use \"test\" or \"full\""
-            ))),
-        }
+        crate::choice::one_of(
+            "size",
+            name,
+            Self::Test,
+            &[("test", Self::Test), ("full", Self::Full)],
+        )
     }
 
     fn config(self, role: ModelRole, vocab: usize) -> ModelConfig {
