@@ -138,6 +138,11 @@ impl PackedDense {
         self.d_out.div_ceil(self.width)
     }
 
+    /// How many output columns `panels` hold (the last panel may be partly padding).
+    pub(crate) fn columns_in(&self, panels: std::ops::Range<usize>) -> usize {
+        self.d_out.min(panels.end * self.width) - panels.start * self.width
+    }
+
     /// Multiply-adds per row.
     pub(crate) fn work_per_row(&self) -> usize {
         self.d_in * self.d_out
@@ -151,7 +156,7 @@ impl PackedDense {
         rows: usize,
         panels: std::ops::Range<usize>,
     ) -> Vec<f32> {
-        let width = self.d_out.min(panels.end * self.width) - panels.start * self.width;
+        let width = self.columns_in(panels.clone());
         let mut out = vec![0.0; rows * width];
         self.arch.dispatch(Apply {
             layer: self,

@@ -5,10 +5,12 @@
 //! weighted sums of values the same way. Compiled under `pulp`'s SIMD dispatch so the dot
 //! products and sums use the widest vectors.
 
+use std::ops::Range;
+
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::const_rows::with_rows;
-use crate::host_kv::{HostCache, HostKv, TILE, Tiled, tiled_at};
+use crate::host_kv::{HostCache, HostKv, NewKv, TILE, Tiled, tiled_at};
 use crate::reduce;
 
 /// What the new positions attend to besides themselves.
@@ -26,9 +28,25 @@ pub(crate) struct Context<'a> {
 pub(crate) fn attend(
     arch: Arch,
     qkv: &[f32],
-    new: &HostKv,
+    new: NewKv<'_>,
     layer: usize,
     context: Context<'_>,
+    out: &mut [f32],
+) {
+    let units = 0..new.heads * new.rows * new.len;
+    attend_units(arch, qkv, new, layer, context, units, out);
+}
+
+/// [`attend`] for the (head, query) pairs `units` only, pair `h · queries + m` for head
+/// `h` and query `m` (row-major over rows and new positions); the rest of `out` is left
+/// as it is. Two threads can share the heads of one call this way.
+pub(crate) fn attend_units(
+    arch: Arch,
+    qkv: &[f32],
+    new: NewKv<'_>,
+    layer: usize,
+    context: Context<'_>,
+    units: Range<usize>,
     out: &mut [f32],
 ) {
     arch.dispatch(Attend {
@@ -36,15 +54,17 @@ pub(crate) fn attend(
         new,
         layer,
         context,
+        units,
         out,
     });
 }
 
 struct Attend<'a> {
     qkv: &'a [f32],
-    new: &'a HostKv,
+    new: NewKv<'a>,
     layer: usize,
     context: Context<'a>,
+    units: Range<usize>,
     out: &'a mut [f32],
 }
 
@@ -60,6 +80,7 @@ impl WithSimd for Attend<'_> {
             new,
             layer,
             context,
+            units,
             out,
         } = self;
         let (rows, n, heads, hd) = (new.rows, new.len, new.heads, new.head_dim);
@@ -73,18 +94,24 @@ impl WithSimd for Attend<'_> {
         let mut scores = vec![0.0; queries * stride];
         // Heads outermost: one head's keys and values stay in cache for every query.
         for h in 0..heads {
+            // This call's queries of this head.
+            let first = units.start.clamp(h * queries, (h + 1) * queries) - h * queries;
+            let end = units.end.clamp(h * queries, (h + 1) * queries) - h * queries;
+            if first == end {
+                continue;
+            }
             // Every query against the shared prefix at once, in blocks of up to 8 queries
             // that share each load of the (transposed) keys.
             if let Some((cache, len)) = context.shared {
                 let keys = cache.keys(layer, h);
-                let mut m0 = 0;
-                while m0 < queries {
+                let mut m0 = first;
+                while m0 < end {
                     let block = Rows {
                         first: m0,
                         input: (3 * d, h * hd),
                         output: (stride, 0),
                     };
-                    let count = (queries - m0).min(8);
+                    let count = (end - m0).min(8);
                     with_rows!(count, |R| rows_times::<S, R>(
                         simd,
                         block,
@@ -96,7 +123,7 @@ impl WithSimd for Attend<'_> {
                     m0 += count;
                 }
             }
-            for m in 0..queries {
+            for m in first..end {
                 let (r, t) = (m / n, m % n);
                 let at = m * 3 * d + h * hd;
                 let q = &qkv[at..at + hd];
@@ -109,7 +136,7 @@ impl WithSimd for Attend<'_> {
                         at += 1;
                     }
                 }
-                let (new_k, _) = new.head(layer, r, h);
+                let (new_k, _) = new.head(r, h);
                 for key in new_k.chunks_exact(hd).take(t + 1) {
                     row[at] = dot(simd, q, key) * scale;
                     at += 1;
@@ -127,9 +154,9 @@ impl WithSimd for Attend<'_> {
             }
             // Outputs: the shared prefix's values in blocks of queries (this stores), then
             // the branch's and the new positions' (these add).
-            let mut m0 = 0;
-            while m0 < queries {
-                let count = (queries - m0).min(8);
+            let mut m0 = first;
+            while m0 < end {
+                let count = (end - m0).min(8);
                 match context.shared {
                     Some((cache, len)) => {
                         let block = Rows {
@@ -155,7 +182,7 @@ impl WithSimd for Attend<'_> {
                 }
                 m0 += count;
             }
-            for m in 0..queries {
+            for m in first..end {
                 let (r, t) = (m / n, m % n);
                 let weights = &scores[m * stride + shared_len..m * stride + stride];
                 let acc = &mut out[m * d + h * hd..m * d + (h + 1) * hd];
@@ -165,7 +192,7 @@ impl WithSimd for Attend<'_> {
                     weighted_sum(simd, &weights[..branch_len], values, acc);
                     at = branch_len;
                 }
-                let (_, new_v) = new.head(layer, r, h);
+                let (_, new_v) = new.head(r, h);
                 weighted_sum(simd, &weights[at..at + t + 1], &new_v[..(t + 1) * hd], acc);
             }
         }
@@ -404,7 +431,40 @@ mod tests {
                 shared: Some((&cache, SHARED)),
                 branch: Some(&branch),
             };
-            attend(Arch::new(), &qkv, &new, 0, context, &mut out);
+            attend(Arch::new(), &qkv, new.layer(0), 0, context, &mut out);
+            // Two complementary sets of (head, query) pairs make the same output.
+            let units = heads * rows * n;
+            for cut in [0, 1, units / 2, units - 1] {
+                let mut parts = vec![f32::NAN; rows * n * d];
+                attend_units(
+                    Arch::new(),
+                    &qkv,
+                    new.layer(0),
+                    0,
+                    context,
+                    0..cut,
+                    &mut parts,
+                );
+                let mut rest = parts.clone();
+                attend_units(
+                    Arch::new(),
+                    &qkv,
+                    new.layer(0),
+                    0,
+                    context,
+                    cut..units,
+                    &mut rest,
+                );
+                for (h, m) in (0..heads).flat_map(|h| (0..rows * n).map(move |m| (h, m))) {
+                    let at = m * d + h * hd..m * d + (h + 1) * hd;
+                    let part = if h * rows * n + m < cut {
+                        &parts
+                    } else {
+                        &rest
+                    };
+                    assert_eq!(part[at.clone()], out[at], "cut {cut}");
+                }
+            }
             for r in 0..rows {
                 for t in 0..n {
                     for h in 0..heads {

@@ -24,13 +24,45 @@ pub(crate) struct HostKv {
     pub(crate) layers: Vec<HostLayer>,
 }
 
-impl HostKv {
+/// One layer of a [`HostKv`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NewKv<'a> {
+    pub(crate) kv: &'a HostLayer,
+    pub(crate) rows: usize,
+    pub(crate) heads: usize,
+    pub(crate) len: usize,
+    pub(crate) head_dim: usize,
+}
+
+impl<'a> NewKv<'a> {
     /// Keys and values of every position of head `head` in row `row`, `[len, head_dim]`.
-    pub(crate) fn head(&self, layer: usize, row: usize, head: usize) -> (&[f32], &[f32]) {
-        let l = &self.layers[layer];
+    pub(crate) fn head(&self, row: usize, head: usize) -> (&'a [f32], &'a [f32]) {
         let size = self.len * self.head_dim;
         let at = (row * self.heads + head) * size;
-        (&l.k[at..at + size], &l.v[at..at + size])
+        (&self.kv.k[at..at + size], &self.kv.v[at..at + size])
+    }
+}
+
+impl HostKv {
+    /// Layer `layer`, with this run's shape.
+    pub(crate) fn layer(&self, layer: usize) -> NewKv<'_> {
+        self.with_layer(&self.layers[layer])
+    }
+
+    /// `kv` viewed with this run's shape.
+    pub(crate) fn with_layer<'a>(&self, kv: &'a HostLayer) -> NewKv<'a> {
+        NewKv {
+            kv,
+            rows: self.rows,
+            heads: self.heads,
+            len: self.len,
+            head_dim: self.head_dim,
+        }
+    }
+
+    /// Keys and values of every position of head `head` in row `row`, `[len, head_dim]`.
+    pub(crate) fn head(&self, layer: usize, row: usize, head: usize) -> (&[f32], &[f32]) {
+        self.layer(layer).head(row, head)
     }
 
     /// The first `len` positions of row `row` (`len` ≤ `self.len`), as one row.

@@ -13,8 +13,11 @@
 use pulp::Arch;
 
 use crate::dense::{PackedDense, gelu_in_place};
-use crate::dense_helper::{self, Helper, splits, with_helper};
-use crate::host_attention::{Context, attend};
+use std::sync::Arc;
+
+use crate::dense_split::{self, splits};
+use crate::helper_thread::{Helper, Task, with_helper};
+use crate::host_attention::{Context, attend, attend_units};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
 use crate::reduce;
 
@@ -158,26 +161,20 @@ impl HostGpt {
         mut x: Vec<f32>,
         m: usize,
         mut new: HostKv,
-        context: HostContext<'_>,
+        context: HostContext<'m>,
         helper: Option<&Helper<'_, 'm>>,
     ) -> Option<(Vec<f32>, HostKv)> {
         let (d, rows) = (self.d, new.rows);
-        let dense = |layer: &'m PackedDense, x: &[f32]| dense_helper::apply(layer, x, m, helper);
+        let dense = |layer: &'m PackedDense, x: &[f32]| dense_split::apply(layer, x, m, helper);
         let mut context_out = vec![0.0; m * d];
+        let context = Context {
+            shared: context.shared,
+            branch: context.branch,
+        };
         for (layer, block) in self.blocks.iter().enumerate() {
             let qkv = dense(&block.qkv, &block.norm_attn.apply(&x, d))?;
             new.layers.push(split_kv(&qkv, rows, self.heads, d));
-            attend(
-                self.arch,
-                &qkv,
-                &new,
-                layer,
-                Context {
-                    shared: context.shared,
-                    branch: context.branch,
-                },
-                &mut context_out,
-            );
+            self.attend(qkv, &new, layer, context, helper, &mut context_out);
             add_in_place(&mut x, &dense(&block.proj, &context_out)?);
             let mut hidden = dense(&block.fc_in, &block.norm_mlp.apply(&x, d))?;
             gelu_in_place(self.arch, &mut hidden);
@@ -185,6 +182,54 @@ impl HostGpt {
         }
         let logits = dense(&self.head, &self.final_norm.apply(&x, d))?;
         Some((logits, new))
+    }
+}
+
+impl HostGpt {
+    /// Attention of layer `layer` (whose keys and values are the last of `new`) into
+    /// `out`: with a helper, it takes the later half of the (head, query) pairs.
+    fn attend<'m>(
+        &self,
+        qkv: Vec<f32>,
+        new: &HostKv,
+        layer: usize,
+        context: Context<'m>,
+        helper: Option<&Helper<'_, 'm>>,
+        out: &mut [f32],
+    ) {
+        let units = self.heads * new.rows * new.len;
+        let arch = self.arch;
+        let Some(helper) = helper else {
+            attend(arch, &qkv, new.layer(layer), layer, context, out);
+            return;
+        };
+        let mid = units / 2;
+        let kv = new.layers[layer].clone();
+        let shape = HostKv {
+            layers: Vec::new(),
+            ..*new
+        };
+        let qkv = Arc::new(qkv);
+        let theirs: Task<'m> = Arc::new({
+            let qkv = Arc::clone(&qkv);
+            let len = out.len();
+            move || {
+                let mut out = vec![0.0; len];
+                let new = shape.with_layer(&kv);
+                attend_units(arch, &qkv, new, layer, context, mid..units, &mut out);
+                out
+            }
+        });
+        let ((), theirs) = helper.join(theirs, || {
+            attend_units(arch, &qkv, new.layer(layer), layer, context, 0..mid, out);
+        });
+        // Copy the helper's pairs: pair `h · queries + q` is `out[q, h·hd..(h + 1)·hd]`.
+        let (queries, hd) = (new.rows * new.len, new.head_dim);
+        for unit in mid..units {
+            let (h, q) = (unit / queries, unit % queries);
+            let at = q * self.d + h * hd..q * self.d + (h + 1) * hd;
+            out[at.clone()].copy_from_slice(&theirs[at]);
+        }
     }
 }
 

@@ -1,0 +1,197 @@
+//! A dense call shared with the [helper thread](crate::helper_thread): each thread
+//! computes about half of the output columns.
+//!
+//! The unit of work is a column panel of one row. With an even number of panels each
+//! thread takes half of them; with an odd number and several rows the middle panel is
+//! shared by rows, so that the target's 320-wide layers (5 panels) split 12 : 13 row-panels
+//! at 5 rows instead of 2 : 3 panels. Each thread still reads only its own panels'
+//! weights (the shared one from both).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::dense::PackedDense;
+use crate::helper_thread::{Helper, Task};
+
+/// Multiply-adds per call from which a call is split: below it the hand-over costs more
+/// than it saves (the draft's layers stay whole).
+const SPLIT_WORK: usize = 1 << 18;
+
+/// Whether a call of `rows` rows through `layer` would be split.
+pub(crate) fn splits(layer: &PackedDense, rows: usize) -> bool {
+    layer.n_panels() >= 2 && rows * layer.work_per_row() >= SPLIT_WORK
+}
+
+/// Who computes what: the calling thread panels `ours` for every row and the first
+/// `shared_rows` rows of panel `ours.end` (when `shared`); the helper the remaining rows
+/// of that panel and panels `theirs` for every row.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    ours: Range<usize>,
+    shared: bool,
+    shared_rows: usize,
+    theirs: Range<usize>,
+}
+
+impl Plan {
+    fn new(panels: usize, rows: usize) -> Self {
+        let half = panels / 2;
+        if panels.is_multiple_of(2) || rows < 2 {
+            // With one row the odd panel goes to the helper: the caller also hands over.
+            return Self {
+                ours: 0..half,
+                shared: false,
+                shared_rows: 0,
+                theirs: half..panels,
+            };
+        }
+        Self {
+            ours: 0..half,
+            shared: true,
+            shared_rows: rows / 2,
+            theirs: half + 1..panels,
+        }
+    }
+}
+
+/// `layer` applied to `rows` rows of `x`, about half of the work on the helper when there
+/// is one and the call is large enough; `None` when `x` has the wrong length.
+pub(crate) fn apply<'m>(
+    layer: &'m PackedDense,
+    x: &[f32],
+    rows: usize,
+    helper: Option<&Helper<'_, 'm>>,
+) -> Option<Vec<f32>> {
+    let Some(helper) = helper.filter(|_| splits(layer, rows)) else {
+        return layer.apply(x, rows);
+    };
+    let k = layer.d_in();
+    if x.len() != rows * k {
+        return None;
+    }
+    let plan = Plan::new(layer.n_panels(), rows);
+    let mid = plan.ours.end;
+    let theirs: Task<'m> = Arc::new({
+        let (x, plan) = (x.to_vec(), plan.clone());
+        move || {
+            let mut out = Vec::new();
+            if plan.shared {
+                let r = plan.shared_rows;
+                out = layer.columns(&x[r * k..], rows - r, mid..mid + 1);
+            }
+            out.extend(layer.columns(&x, rows, plan.theirs.clone()));
+            out
+        }
+    });
+    let (ours, theirs) = helper.join(theirs, || {
+        let head = layer.columns(x, rows, plan.ours.clone());
+        let r = plan.shared_rows;
+        let shared = if plan.shared {
+            layer.columns(&x[..r * k], r, mid..mid + 1)
+        } else {
+            Vec::new()
+        };
+        (head, shared)
+    });
+    Some(merge(layer, &plan, rows, ours, theirs))
+}
+
+/// The row-major output from the pieces of [`apply`]: per row, our panels, the shared
+/// panel (ours for the first `shared_rows` rows, theirs after), their panels.
+fn merge(
+    layer: &PackedDense,
+    plan: &Plan,
+    rows: usize,
+    (head, shared): (Vec<f32>, Vec<f32>),
+    theirs: Vec<f32>,
+) -> Vec<f32> {
+    let mid = plan.ours.end;
+    let w_head = layer.columns_in(plan.ours.clone());
+    let w_mid = if plan.shared {
+        layer.columns_in(mid..mid + 1)
+    } else {
+        0
+    };
+    let w_tail = layer.columns_in(plan.theirs.clone());
+    let r = plan.shared_rows;
+    let (their_mid, tail) = theirs.split_at((rows - r) * w_mid);
+    let mut out = Vec::with_capacity(rows * (w_head + w_mid + w_tail));
+    for row in 0..rows {
+        out.extend_from_slice(&head[row * w_head..(row + 1) * w_head]);
+        let piece = if row < r {
+            &shared[row * w_mid..(row + 1) * w_mid]
+        } else {
+            &their_mid[(row - r) * w_mid..(row - r + 1) * w_mid]
+        };
+        out.extend_from_slice(piece);
+        out.extend_from_slice(&tail[row * w_tail..(row + 1) * w_tail]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helper_thread::with_helper;
+
+    #[test]
+    fn plans_share_the_middle_panel_by_rows_when_the_panels_are_odd() {
+        let plan = Plan::new(5, 5);
+        assert_eq!((plan.ours, plan.theirs), (0..2, 3..5));
+        assert!(plan.shared && plan.shared_rows == 2);
+        let even = Plan::new(20, 5);
+        assert_eq!(
+            (even.ours, even.theirs, even.shared),
+            (0..10, 10..20, false)
+        );
+        let one_row = Plan::new(5, 1);
+        assert_eq!(
+            (one_row.ours, one_row.theirs, one_row.shared),
+            (0..2, 2..5, false)
+        );
+    }
+
+    #[test]
+    fn a_split_call_equals_the_whole_call_and_small_calls_stay_whole() {
+        // Panels of 64 columns with AVX-512 (fewer lanes make more panels): an odd
+        // number, an even one, and a ragged last panel.
+        for (k, n) in [(1024, 320), (256, 1280), (256, 1030)] {
+            let w: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 97.0)
+                .collect();
+            let b: Vec<f32> = (0..n).map(|j| j as f32 / 100.0).collect();
+            let layer = PackedDense::new(&w, Some(&b), k, n).unwrap();
+            let x: Vec<f32> = (0..8 * k)
+                .map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0)
+                .collect();
+            let small = PackedDense::new(&w[..k * 64], None, k, 64).unwrap();
+            assert!(!splits(&small, 3));
+            let (outs, served) = with_helper(2, |helper| {
+                let helper = helper.expect("a helper thread");
+                let outs: Vec<_> = (1..=8)
+                    .map(|rows| apply(&layer, &x[..rows * k], rows, Some(helper)))
+                    .collect();
+                assert_eq!(
+                    apply(&small, &x[..3 * k], 3, Some(helper)),
+                    small.apply(&x[..3 * k], 3)
+                );
+                assert_eq!(
+                    apply(&layer, &x[1..3 * k], 3, Some(helper)),
+                    None,
+                    "wrong length"
+                );
+                (outs, helper.served())
+            });
+            let split_calls = (1..=8).filter(|&rows| splits(&layer, rows)).count();
+            assert!(split_calls >= 5, "{k} × {n}");
+            assert_eq!(served, split_calls, "one task per split call");
+            for (rows, out) in (1..=8).zip(outs) {
+                assert_eq!(
+                    out,
+                    layer.apply(&x[..rows * k], rows),
+                    "{n} columns, {rows} rows"
+                );
+            }
+        }
+    }
+}
