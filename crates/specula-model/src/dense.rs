@@ -138,6 +138,11 @@ impl PackedDense {
         self.d_out.div_ceil(self.width)
     }
 
+    /// GELU on `values` in place, with the SIMD level detected at packing.
+    pub(crate) fn gelu(&self, values: &mut [f32]) {
+        gelu_in_place(self.arch, values);
+    }
+
     /// How many output columns `panels` hold (the last panel may be partly padding).
     pub(crate) fn columns_in(&self, panels: std::ops::Range<usize>) -> usize {
         self.d_out.min(panels.end * self.width) - panels.start * self.width

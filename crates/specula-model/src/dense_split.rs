@@ -54,16 +54,32 @@ impl Plan {
     }
 }
 
-/// `layer` applied to `rows` rows of `x`, about half of the work on the helper when there
-/// is one and the call is large enough; `None` when `x` has the wrong length.
+/// What happens to a dense call's outputs: element by element, so each thread applies it
+/// to its own part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Activation {
+    Identity,
+    Gelu,
+}
+
+/// `layer` applied to `rows` rows of `x`, then `activation`, about half of the work on the
+/// helper when there is one and the call is large enough; `None` when `x` has the wrong
+/// length. `x` is shared with the helper, not copied.
 pub(crate) fn apply<'m>(
     layer: &'m PackedDense,
-    x: &[f32],
+    x: Arc<Vec<f32>>,
     rows: usize,
+    activation: Activation,
     helper: Option<&Helper<'_, 'm>>,
 ) -> Option<Vec<f32>> {
+    let finish = move |mut out: Vec<f32>| {
+        if activation == Activation::Gelu {
+            layer.gelu(&mut out);
+        }
+        out
+    };
     let Some(helper) = helper.filter(|_| splits(layer, rows)) else {
-        return layer.apply(x, rows);
+        return layer.apply(&x, rows).map(finish);
     };
     let k = layer.d_in();
     if x.len() != rows * k {
@@ -72,7 +88,7 @@ pub(crate) fn apply<'m>(
     let plan = Plan::new(layer.n_panels(), rows);
     let mid = plan.ours.end;
     let theirs: Task<'m> = Arc::new({
-        let (x, plan) = (x.to_vec(), plan.clone());
+        let (x, plan) = (Arc::clone(&x), plan.clone());
         move || {
             let mut out = Vec::new();
             if plan.shared {
@@ -80,18 +96,18 @@ pub(crate) fn apply<'m>(
                 out = layer.columns(&x[r * k..], rows - r, mid..mid + 1);
             }
             out.extend(layer.columns(&x, rows, plan.theirs.clone()));
-            out
+            finish(out)
         }
     });
     let (ours, theirs) = helper.join(theirs, || {
-        let head = layer.columns(x, rows, plan.ours.clone());
+        let head = layer.columns(&x, rows, plan.ours.clone());
         let r = plan.shared_rows;
         let shared = if plan.shared {
             layer.columns(&x[..r * k], r, mid..mid + 1)
         } else {
             Vec::new()
         };
-        (head, shared)
+        (finish(head), finish(shared))
     });
     Some(merge(layer, &plan, rows, ours, theirs))
 }
@@ -168,28 +184,42 @@ mod tests {
             assert!(!splits(&small, 3));
             let (outs, served) = with_helper(2, |helper| {
                 let helper = helper.expect("a helper thread");
+                let part = |range: std::ops::Range<usize>| Arc::new(x[range].to_vec());
+                let both = [Activation::Identity, Activation::Gelu];
                 let outs: Vec<_> = (1..=8)
-                    .map(|rows| apply(&layer, &x[..rows * k], rows, Some(helper)))
+                    .flat_map(|rows| both.map(|a| (rows, a)))
+                    .map(|(rows, a)| apply(&layer, part(0..rows * k), rows, a, Some(helper)))
                     .collect();
-                assert_eq!(
-                    apply(&small, &x[..3 * k], 3, Some(helper)),
-                    small.apply(&x[..3 * k], 3)
+                let whole = apply(
+                    &small,
+                    part(0..3 * k),
+                    3,
+                    Activation::Identity,
+                    Some(helper),
                 );
-                assert_eq!(
-                    apply(&layer, &x[1..3 * k], 3, Some(helper)),
-                    None,
-                    "wrong length"
+                assert_eq!(whole, small.apply(&x[..3 * k], 3));
+                let wrong = apply(
+                    &layer,
+                    part(1..3 * k),
+                    3,
+                    Activation::Identity,
+                    Some(helper),
                 );
+                assert_eq!(wrong, None, "wrong length");
                 (outs, helper.served())
             });
             let split_calls = (1..=8).filter(|&rows| splits(&layer, rows)).count();
             assert!(split_calls >= 5, "{k} × {n}");
-            assert_eq!(served, split_calls, "one task per split call");
-            for (rows, out) in (1..=8).zip(outs) {
+            assert_eq!(served, 2 * split_calls, "one task per split call");
+            for (rows, out) in (1..=8).zip(outs.chunks(2)) {
+                let want = layer.apply(&x[..rows * k], rows).unwrap();
+                assert_eq!(out[0].as_ref(), Some(&want), "{n} columns, {rows} rows");
+                let mut gelu = want;
+                layer.gelu(&mut gelu);
                 assert_eq!(
-                    out,
-                    layer.apply(&x[..rows * k], rows),
-                    "{n} columns, {rows} rows"
+                    out[1].as_ref(),
+                    Some(&gelu),
+                    "{n} columns, {rows} rows, GELU"
                 );
             }
         }

@@ -12,10 +12,10 @@
 
 use pulp::Arch;
 
-use crate::dense::{PackedDense, gelu_in_place};
+use crate::dense::PackedDense;
 use std::sync::Arc;
 
-use crate::dense_split::{self, splits};
+use crate::dense_split::{self, Activation, splits};
 use crate::helper_thread::{Helper, Task, with_helper};
 use crate::host_attention::{Context, attend, attend_units};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
@@ -165,22 +165,29 @@ impl HostGpt {
         helper: Option<&Helper<'_, 'm>>,
     ) -> Option<(Vec<f32>, HostKv)> {
         let (d, rows) = (self.d, new.rows);
-        let dense = |layer: &'m PackedDense, x: &[f32]| dense_split::apply(layer, x, m, helper);
-        let mut context_out = vec![0.0; m * d];
+        let dense = |layer: &'m PackedDense, x: Vec<f32>, activation: Activation| {
+            dense_split::apply(layer, Arc::new(x), m, activation, helper)
+        };
         let context = Context {
             shared: context.shared,
             branch: context.branch,
         };
         for (layer, block) in self.blocks.iter().enumerate() {
-            let qkv = dense(&block.qkv, &block.norm_attn.apply(&x, d))?;
+            let normed = block.norm_attn.apply(&x, d);
+            let qkv = dense(&block.qkv, normed, Activation::Identity)?;
             new.layers.push(split_kv(&qkv, rows, self.heads, d));
+            let mut context_out = vec![0.0; m * d];
             self.attend(qkv, &new, layer, context, helper, &mut context_out);
-            add_in_place(&mut x, &dense(&block.proj, &context_out)?);
-            let mut hidden = dense(&block.fc_in, &block.norm_mlp.apply(&x, d))?;
-            gelu_in_place(self.arch, &mut hidden);
-            add_in_place(&mut x, &dense(&block.fc_out, &hidden)?);
+            add_in_place(
+                &mut x,
+                &dense(&block.proj, context_out, Activation::Identity)?,
+            );
+            let normed = block.norm_mlp.apply(&x, d);
+            let hidden = dense(&block.fc_in, normed, Activation::Gelu)?;
+            add_in_place(&mut x, &dense(&block.fc_out, hidden, Activation::Identity)?);
         }
-        let logits = dense(&self.head, &self.final_norm.apply(&x, d))?;
+        let normed = self.final_norm.apply(&x, d);
+        let logits = dense(&self.head, normed, Activation::Identity)?;
         Some((logits, new))
     }
 }
