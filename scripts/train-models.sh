@@ -3,25 +3,44 @@
 # target, and copies the f16 exports into crates/specula-model/weights/ with their
 # checksums. Resumes a run whose checkpoint exists. The exact commands and the figures
 # they produced are in MODELS.md.
-# Usage: scripts/train-models.sh [DRAFT_STEPS] [TARGET_STEPS]
+#
+# Usage: scripts/train-models.sh [DRAFT_STAGES] [TARGET_STAGES]
+# A stage list such as 2000,4500,8000 trains to 2000 steps, then resumes with a new
+# total of 4500 (the cosine schedule starts again from the peak, over the new total),
+# then 8000: how the bundled draft was trained. Stages already reached are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-draft_steps="${1:-2000}"
-target_steps="${2:-2000}"
+draft_stages="${1:-2000,4500,8000}"
+target_stages="${2:-2000}"
 scripts/fetch-corpus.sh
 cargo build --release -p specula-cli
 # A private copy: rebuilding the workspace during a long run must not swap the binary.
 mkdir -p runs
-cp target/release/specula runs/specula-train
+cp "${CARGO_TARGET_DIR:-target}/release/specula" runs/specula-train
 bin=runs/specula-train
 
-train() {
-  local role="$1" steps="$2" threads="$3" resume=()
-  if [ -f "runs/$role/checkpoint/state.json" ]; then resume=(--resume); fi
-  "$bin" train --role "$role" --out "runs/$role" "${resume[@]}" --steps "$steps" --threads "$threads" --quiet
+# The step a run's checkpoint has reached (0 without one).
+reached() {
+  local state="runs/$1/checkpoint/state.json"
+  if [ -f "$state" ]; then
+    sed -n 's/^  "step": \([0-9]*\),$/\1/p' "$state"
+  else
+    echo 0
+  fi
 }
 
-train draft "$draft_steps" 1
-train target "$target_steps" 2
+train() {
+  local role="$1" stages="$2" threads="$3" steps resume
+  IFS=, read -ra steps <<<"$stages"
+  for total in "${steps[@]}"; do
+    if [ "$(reached "$role")" -ge "$total" ]; then continue; fi
+    resume=()
+    if [ -f "runs/$role/checkpoint/state.json" ]; then resume=(--resume); fi
+    "$bin" train --role "$role" --out "runs/$role" "${resume[@]}" --steps "$total" --threads "$threads" --quiet
+  done
+}
+
+train draft "$draft_stages" 1
+train target "$target_stages" 2
 scripts/bundle-weights.sh

@@ -225,36 +225,72 @@ impl Rows {
 /// of columns, each load of `m` is shared by the `R` rows, and the walk down `i` streams
 /// through one tile. With `m` the keys (`k` = head_dim) these are scores; with `m` the
 /// values (`k` = positions), outputs.
+///
+/// Blocks of few rows walk several vectors of columns (several tiles, with AVX-512) at
+/// once: one row against one vector is a single chain of dependent multiply-adds and a
+/// single stream of loads, while the keys and values mostly come from memory (the weight
+/// stream evicts them between passes).
 #[inline(always)]
 fn rows_times<S: Simd, const R: usize>(
     simd: S,
     block: Rows,
     x: &[f32],
-    (m, k, width): (Tiled<'_>, usize, usize),
+    m: (Tiled<'_>, usize, usize),
     scale: f32,
     out: &mut [f32],
 ) {
+    // At most 10 accumulators, so that they and the loaded vectors fit AVX2's 16 registers.
+    let mut c0 = 0;
+    if R <= 2 {
+        c0 = vectors_at_once::<S, R, 4>(simd, block, x, m, c0, scale, out);
+    }
+    if R <= 5 {
+        c0 = vectors_at_once::<S, R, 2>(simd, block, x, m, c0, scale, out);
+    }
+    vectors_at_once::<S, R, 1>(simd, block, x, m, c0, scale, out);
+}
+
+/// [`rows_times`] for the columns from `c0` on, `V` vectors of them at a time while `V`
+/// whole vectors remain (any remainder when `V` = 1); the column where it stopped.
+#[inline(always)]
+fn vectors_at_once<S: Simd, const R: usize, const V: usize>(
+    simd: S,
+    block: Rows,
+    x: &[f32],
+    (m, k, width): (Tiled<'_>, usize, usize),
+    mut c0: usize,
+    scale: f32,
+    out: &mut [f32],
+) -> usize {
     let (x_at, out_at) = block.offsets::<R>();
     let lanes = S::F32_LANES;
     let scale = simd.splat_f32s(scale);
-    let mut c0 = 0;
-    while c0 < width {
-        let w = lanes.min(width - c0);
-        let tile = &m.data[tiled_at(m.rows, 0, c0)..];
-        let mut acc = [simd.splat_f32s(0.0); R];
+    while c0 < width && (V == 1 || c0 + V * lanes <= width) {
+        // Vector `v` covers columns `c0 + v·lanes ..`, the last one possibly partial.
+        let w: [usize; V] = std::array::from_fn(|v| lanes.min(width - (c0 + v * lanes)));
+        let tiles: [&[f32]; V] =
+            std::array::from_fn(|v| &m.data[tiled_at(m.rows, 0, c0 + v * lanes)..]);
+        let mut acc = [[simd.splat_f32s(0.0); R]; V];
         for i in 0..k {
-            let column = load(simd, &tile[i * TILE..i * TILE + w]);
+            let columns: [S::f32s; V] =
+                std::array::from_fn(|v| load(simd, &tiles[v][i * TILE..i * TILE + w[v]]));
             for r in 0..R {
                 let xi = simd.splat_f32s(x[x_at[r] + i]);
-                acc[r] = simd.mul_add_e_f32s(xi, column, acc[r]);
+                for v in 0..V {
+                    acc[v][r] = simd.mul_add_e_f32s(xi, columns[v], acc[v][r]);
+                }
             }
         }
-        for r in 0..R {
-            let row = &mut out[out_at[r] + c0..out_at[r] + c0 + w];
-            store(simd, row, simd.mul_f32s(acc[r], scale));
+        for v in 0..V {
+            let at = c0 + v * lanes;
+            for r in 0..R {
+                let row = &mut out[out_at[r] + at..out_at[r] + at + w[v]];
+                store(simd, row, simd.mul_f32s(acc[v][r], scale));
+            }
         }
-        c0 += w;
+        c0 += V * lanes;
     }
+    c0.min(width)
 }
 
 /// One vector from `s` (at most a vector long): a plain load when it is whole (a partial
