@@ -190,9 +190,7 @@ impl HostGpt {
         let logits = dense(&self.head, normed, Activation::Identity)?;
         Some((logits, new))
     }
-}
 
-impl HostGpt {
     /// Attention of layer `layer` (whose keys and values are the last of `new`) into
     /// `out`: with a helper, it takes the later half of the (head, query) pairs.
     fn attend<'m>(
@@ -211,6 +209,7 @@ impl HostGpt {
             return;
         };
         let mid = units / 2;
+        // The helper's own copy of this layer's new keys/values, in a run of the same shape.
         let kv = new.layers[layer].clone();
         let shape = HostKv {
             layers: Vec::new(),
