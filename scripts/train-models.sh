@@ -5,13 +5,13 @@
 # they produced are in MODELS.md.
 #
 # Usage: scripts/train-models.sh [DRAFT_STAGES] [TARGET_STAGES]
-# A stage list such as 2000,4500,8000 trains to 2000 steps, then resumes with a new
-# total of 4500 (the cosine schedule starts again from the peak, over the new total),
-# then 8000: how the bundled draft was trained. Stages already reached are skipped.
+# A stage list such as 2000,4500 trains to 2000 steps, then resumes with a new
+# total of 4500 (the cosine schedule starts again from the peak, over the new total):
+# how the bundled draft was trained. Stages already reached are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-draft_stages="${1:-2000,4500,8000}"
+draft_stages="${1:-2000,4500}"
 target_stages="${2:-2000}"
 scripts/fetch-corpus.sh
 cargo build --release -p specula-cli
