@@ -1,52 +1,57 @@
-//! A dense call shared with the [helper thread](crate::helper_thread): the output columns
-//! in pieces that either thread takes as it becomes free ([`Helper::share`]).
+//! A dense call shared with the [helper thread](crate::helper_thread): each thread
+//! computes about half of the output columns.
 //!
-//! A piece is one column panel for every row, or, for layers of fewer than
-//! [`FEW_PANELS`] panels (the target's 320-wide layers have 5) and several rows, one
-//! panel for half of the rows: five whole panels would leave one thread a whole panel
-//! behind the other.
+//! The unit of work is a column panel of one row. With an even number of panels each
+//! thread takes half of them; with an odd number and several rows the middle panel is
+//! shared by rows, so that the target's 320-wide layers (5 panels) split 12 : 13 row-panels
+//! at 5 rows instead of 2 : 3 panels. Each thread still reads only its own panels'
+//! weights (the shared one from both).
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::dense::PackedDense;
-use crate::helper_thread::{Helper, Work};
+use crate::helper_thread::{Helper, Task};
 
 /// Multiply-adds per call from which a call is split: below it the hand-over costs more
 /// than it saves (the draft's layers stay whole).
 const SPLIT_WORK: usize = 1 << 18;
-
-/// Layers with fewer panels are cut by rows too.
-const FEW_PANELS: usize = 8;
 
 /// Whether a call of `rows` rows through `layer` would be split.
 pub(crate) fn splits(layer: &PackedDense, rows: usize) -> bool {
     layer.n_panels() >= 2 && rows * layer.work_per_row() >= SPLIT_WORK
 }
 
-/// One piece of a split call: panel `panel` for rows `rows`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Piece {
-    panel: usize,
-    rows: Range<usize>,
+/// Who computes what: the calling thread panels `ours` for every row and the first
+/// `shared_rows` rows of panel `ours.end` (when `shared`); the helper the remaining rows
+/// of that panel and panels `theirs` for every row.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    ours: Range<usize>,
+    shared: bool,
+    shared_rows: usize,
+    theirs: Range<usize>,
 }
 
-/// The pieces of a call of `rows` rows through `panels` panels, panel by panel.
-fn pieces(panels: usize, rows: usize) -> Vec<Piece> {
-    let halves = if panels < FEW_PANELS && rows >= 2 {
-        let mid = rows / 2;
-        vec![0..mid, mid..rows]
-    } else {
-        vec![0..rows]
-    };
-    (0..panels)
-        .flat_map(|panel| {
-            halves.iter().map(move |rows| Piece {
-                panel,
-                rows: rows.clone(),
-            })
-        })
-        .collect()
+impl Plan {
+    fn new(panels: usize, rows: usize) -> Self {
+        let half = panels / 2;
+        if panels.is_multiple_of(2) || rows < 2 {
+            // With one row the odd panel goes to the helper: the caller also hands over.
+            return Self {
+                ours: 0..half,
+                shared: false,
+                shared_rows: 0,
+                theirs: half..panels,
+            };
+        }
+        Self {
+            ours: 0..half,
+            shared: true,
+            shared_rows: rows / 2,
+            theirs: half + 1..panels,
+        }
+    }
 }
 
 /// What happens to a dense call's outputs: element by element, so each thread applies it
@@ -57,9 +62,9 @@ pub(crate) enum Activation {
     Gelu,
 }
 
-/// `layer` applied to `rows` rows of `x`, then `activation`, shared with the helper when
-/// there is one and the call is large enough; `None` when `x` has the wrong length. `x`
-/// is shared with the helper, not copied.
+/// `layer` applied to `rows` rows of `x`, then `activation`, about half of the work on the
+/// helper when there is one and the call is large enough; `None` when `x` has the wrong
+/// length. `x` is shared with the helper, not copied.
 pub(crate) fn apply<'m>(
     layer: &'m PackedDense,
     x: Arc<Vec<f32>>,
@@ -80,29 +85,62 @@ pub(crate) fn apply<'m>(
     if x.len() != rows * k {
         return None;
     }
-    let pieces = Arc::new(pieces(layer.n_panels(), rows));
-    let work: Work<'m> = Arc::new({
-        let pieces = Arc::clone(&pieces);
-        move |i| {
-            let Piece { panel, rows } = &pieces[i];
-            let x = &x[rows.start * k..rows.end * k];
-            finish(layer.columns(x, rows.len(), *panel..*panel + 1))
+    let plan = Plan::new(layer.n_panels(), rows);
+    let mid = plan.ours.end;
+    let theirs: Task<'m> = Arc::new({
+        let (x, plan) = (Arc::clone(&x), plan.clone());
+        move || {
+            let mut out = Vec::new();
+            if plan.shared {
+                let r = plan.shared_rows;
+                out = layer.columns(&x[r * k..], rows - r, mid..mid + 1);
+            }
+            out.extend(layer.columns(&x, rows, plan.theirs.clone()));
+            finish(out)
         }
     });
-    let outs = helper.share(pieces.len(), work);
-    Some(assemble(layer, rows, &pieces, &outs))
+    let (ours, theirs) = helper.join(theirs, || {
+        let head = layer.columns(&x, rows, plan.ours.clone());
+        let r = plan.shared_rows;
+        let shared = if plan.shared {
+            layer.columns(&x[..r * k], r, mid..mid + 1)
+        } else {
+            Vec::new()
+        };
+        (finish(head), finish(shared))
+    });
+    Some(merge(layer, &plan, rows, ours, theirs))
 }
 
-/// The row-major `[rows, d_out]` output from the pieces' outputs.
-fn assemble(layer: &PackedDense, rows: usize, pieces: &[Piece], outs: &[Vec<f32>]) -> Vec<f32> {
-    let d_out = layer.columns_in(0..layer.n_panels());
-    let mut out = vec![0.0; rows * d_out];
-    for (piece, part) in pieces.iter().zip(outs) {
-        let first = layer.columns_in(0..piece.panel);
-        let width = layer.columns_in(piece.panel..piece.panel + 1);
-        for (r, values) in piece.rows.clone().zip(part.chunks_exact(width)) {
-            out[r * d_out + first..r * d_out + first + width].copy_from_slice(values);
-        }
+/// The row-major output from the pieces of [`apply`]: per row, our panels, the shared
+/// panel (ours for the first `shared_rows` rows, theirs after), their panels.
+fn merge(
+    layer: &PackedDense,
+    plan: &Plan,
+    rows: usize,
+    (head, shared): (Vec<f32>, Vec<f32>),
+    theirs: Vec<f32>,
+) -> Vec<f32> {
+    let mid = plan.ours.end;
+    let w_head = layer.columns_in(plan.ours.clone());
+    let w_mid = if plan.shared {
+        layer.columns_in(mid..mid + 1)
+    } else {
+        0
+    };
+    let w_tail = layer.columns_in(plan.theirs.clone());
+    let r = plan.shared_rows;
+    let (their_mid, tail) = theirs.split_at((rows - r) * w_mid);
+    let mut out = Vec::with_capacity(rows * (w_head + w_mid + w_tail));
+    for row in 0..rows {
+        out.extend_from_slice(&head[row * w_head..(row + 1) * w_head]);
+        let piece = if row < r {
+            &shared[row * w_mid..(row + 1) * w_mid]
+        } else {
+            &their_mid[(row - r) * w_mid..(row - r + 1) * w_mid]
+        };
+        out.extend_from_slice(piece);
+        out.extend_from_slice(&tail[row * w_tail..(row + 1) * w_tail]);
     }
     out
 }
@@ -113,25 +151,26 @@ mod tests {
     use crate::helper_thread::with_helper;
 
     #[test]
-    fn few_panels_are_cut_by_rows_too() {
-        let piece = |panel, rows| Piece { panel, rows };
+    fn plans_share_the_middle_panel_by_rows_when_the_panels_are_odd() {
+        let plan = Plan::new(5, 5);
+        assert_eq!((plan.ours, plan.theirs), (0..2, 3..5));
+        assert!(plan.shared && plan.shared_rows == 2);
+        let even = Plan::new(20, 5);
         assert_eq!(
-            pieces(2, 5),
-            vec![
-                piece(0, 0..2),
-                piece(0, 2..5),
-                piece(1, 0..2),
-                piece(1, 2..5)
-            ]
+            (even.ours, even.theirs, even.shared),
+            (0..10, 10..20, false)
         );
-        assert_eq!(pieces(2, 1), vec![piece(0, 0..1), piece(1, 0..1)]);
-        assert_eq!(pieces(20, 5).len(), 20);
+        let one_row = Plan::new(5, 1);
+        assert_eq!(
+            (one_row.ours, one_row.theirs, one_row.shared),
+            (0..2, 2..5, false)
+        );
     }
 
     #[test]
     fn a_split_call_equals_the_whole_call_and_small_calls_stay_whole() {
-        // Panels of 64 columns with AVX-512 (fewer lanes make more panels): few panels, many,
-        // and a ragged last panel.
+        // Panels of 64 columns with AVX-512 (fewer lanes make more panels): an odd
+        // number, an even one, and a ragged last panel.
         for (k, n) in [(1024, 320), (256, 1280), (256, 1030)] {
             let w: Vec<f32> = (0..k * n)
                 .map(|i| ((i * 37 % 101) as f32 - 50.0) / 97.0)

@@ -17,9 +17,6 @@ use std::thread::{Scope, ScopedJoinHandle};
 /// run it should the helper be gone.
 pub(crate) type Task<'m> = Arc<dyn Fn() -> Vec<f32> + Send + Sync + 'm>;
 
-/// One piece of a step shared by [`Helper::share`], by index.
-pub(crate) type Work<'m> = Arc<dyn Fn(usize) -> Vec<f32> + Send + Sync + 'm>;
-
 /// What the two threads share.
 #[derive(Default)]
 struct Shared<'m> {
@@ -98,41 +95,6 @@ impl<'m> Helper<'_, 'm> {
         (mine, theirs)
     }
 
-    /// `work(i)` for every `i < n` on both threads, each taking the next index nobody has
-    /// taken, so that the thread that runs slower (on a busier core, with colder caches)
-    /// takes fewer; the results in index order.
-    pub(crate) fn share(&self, n: usize, work: Work<'m>) -> Vec<Vec<f32>> {
-        let next = Arc::new(AtomicUsize::new(0));
-        let done: Arc<Mutex<Vec<Option<Vec<f32>>>>> = Arc::new(Mutex::new(vec![None; n]));
-        let claim = {
-            let (next, done, work) = (Arc::clone(&next), Arc::clone(&done), Arc::clone(&work));
-            move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
-                        break;
-                    }
-                    let out = work(i);
-                    if let Ok(mut d) = done.lock() {
-                        d[i] = Some(out);
-                    }
-                }
-                Vec::new()
-            }
-        };
-        let theirs: Task<'m> = Arc::new(claim.clone());
-        self.join(theirs, claim);
-        let done = done.lock().map(|mut d| std::mem::take(&mut *d));
-        let mut done = done.unwrap_or_default();
-        done.resize(n, None);
-        // Every index was claimed by a thread that stored its result; should a store
-        // have failed (a poisoned lock cannot happen here), compute it again.
-        done.into_iter()
-            .enumerate()
-            .map(|(i, out)| out.unwrap_or_else(|| work(i)))
-            .collect()
-    }
-
     /// Tasks the helper has finished so far.
     #[cfg(test)]
     pub(crate) fn served(&self) -> usize {
@@ -202,28 +164,6 @@ mod tests {
             assert_eq!(theirs[7], 7.0 * k as f32);
         }
         assert!(with_helper(1, |helper| helper.is_none()));
-    }
-
-    #[test]
-    fn share_runs_every_piece_once_in_order_on_either_thread() {
-        let runs = AtomicUsize::new(0);
-        let (pieces, served) = with_helper(2, |helper| {
-            let helper = helper.expect("a helper thread");
-            let work: Work<'_> = Arc::new(|i| {
-                runs.fetch_add(1, Ordering::Relaxed);
-                vec![i as f32; i % 3]
-            });
-            let pieces: Vec<_> = [0, 1, 17]
-                .map(|n| helper.share(n, Arc::clone(&work)))
-                .into();
-            (pieces, helper.served())
-        });
-        assert_eq!(served, 3, "one task per share");
-        assert_eq!(runs.load(Ordering::Relaxed), 18, "each piece once");
-        for (pieces, n) in pieces.into_iter().zip([0, 1, 17]) {
-            let want: Vec<Vec<f32>> = (0..n).map(|i| vec![i as f32; i % 3]).collect();
-            assert_eq!(pieces, want);
-        }
     }
 
     #[test]
