@@ -239,9 +239,10 @@ fn rows_times<S: Simd, const R: usize>(
     scale: f32,
     out: &mut [f32],
 ) {
-    // At most 10 accumulators, so that they and the loaded vectors fit AVX2's 16 registers.
+    // At most 10 accumulators, so that they and the loaded vectors fit AVX2's 16
+    // registers; AVX-512 has 32, room for 20.
     let mut c0 = 0;
-    if R <= 2 {
+    if R <= 2 || (S::F32_LANES >= 16 && R <= 5) {
         c0 = vectors_at_once::<S, R, 4>(simd, block, x, m, c0, scale, out);
     }
     if R <= 5 {
@@ -448,14 +449,29 @@ mod tests {
     #[test]
     fn matches_softmax_attention_over_cache_branch_and_causal_new_positions() {
         // Head widths with and without a ragged tail after whole groups of vectors.
-        // 1, 6 and 9 queries (blocks of up to 8 share each key load).
-        for (hd, rows, n) in [(20, 2, 3), (64, 2, 3), (72, 2, 3), (64, 1, 1), (20, 3, 3)] {
+        // 1 to 6 and 9 queries (blocks of up to 8 share each key load; blocks of up to 5
+        // walk several vectors of columns at once). A shared prefix over two key tiles,
+        // the second one partly filled, or over five (several whole vectors of keys for
+        // any SIMD width, then a ragged one).
+        const SHORT: usize = TILE + 3;
+        const LONG: usize = 4 * TILE + 6;
+        let cases = [
+            (20, 2, 3, SHORT),
+            (64, 2, 3, SHORT),
+            (72, 2, 3, SHORT),
+            (64, 1, 1, SHORT),
+            (20, 3, 3, SHORT),
+            (64, 1, 1, LONG),
+            (72, 1, 2, LONG),
+            (64, 1, 3, LONG),
+            (72, 2, 2, LONG),
+            (64, 1, 5, LONG),
+        ];
+        for (hd, rows, n, shared) in cases {
             let heads = 2;
             let d = heads * hd;
-            // A shared prefix over two key tiles, the second one partly filled.
-            const SHARED: usize = TILE + 3;
-            let mut cache = HostCache::new(1, heads, 2 * TILE + 5, hd);
-            let written = kv(1, heads, SHARED, hd, 1);
+            let mut cache = HostCache::new(1, heads, LONG + 16, hd);
+            let written = kv(1, heads, shared, hd, 1);
             assert!(cache.write(0, &written));
             let branch = kv(rows, heads, 1, hd, 3);
             let new = kv(rows, heads, n, hd, 5);
@@ -464,7 +480,7 @@ mod tests {
                 .collect();
             let mut out = vec![0.0; rows * n * d];
             let context = Context {
-                shared: Some((&cache, SHARED)),
+                shared: Some((&cache, shared)),
                 branch: Some(&branch),
             };
             attend(Arch::new(), &qkv, new.layer(0), 0, context, &mut out);
@@ -511,10 +527,10 @@ mod tests {
                         let cv = written.head(0, 0, h).1;
                         let (bk, bv) = branch.head(0, r, h);
                         let (nk, nv) = new.head(0, r, h);
-                        let mut keys = split(ck, SHARED);
+                        let mut keys = split(ck, shared);
                         keys.extend(split(bk, 1));
                         keys.extend(split(nk, t + 1));
-                        let mut values = split(cv, SHARED);
+                        let mut values = split(cv, shared);
                         values.extend(split(bv, 1));
                         values.extend(split(nv, t + 1));
                         let at = (r * n + t) * 3 * d + h * hd;
