@@ -22,14 +22,13 @@ pub(crate) fn splits(layer: &PackedDense, rows: usize) -> bool {
     layer.n_panels() >= 2 && rows * layer.work_per_row() >= SPLIT_WORK
 }
 
-/// Who computes what: the calling thread panels `ours` for every row and the first
-/// `shared_rows` rows of panel `ours.end` (when `shared`); the helper the remaining rows
-/// of that panel and panels `theirs` for every row.
+/// Who computes what: the calling thread panels `ours` for every row and, when
+/// `shared_rows` is `Some(r)`, the first `r` rows of panel `ours.end`; the helper the
+/// remaining rows of that panel and panels `theirs` for every row.
 #[derive(Debug, Clone, PartialEq)]
 struct Plan {
     ours: Range<usize>,
-    shared: bool,
-    shared_rows: usize,
+    shared_rows: Option<usize>,
     theirs: Range<usize>,
 }
 
@@ -40,15 +39,13 @@ impl Plan {
             // With one row the odd panel goes to the helper: the caller also hands over.
             return Self {
                 ours: 0..half,
-                shared: false,
-                shared_rows: 0,
+                shared_rows: None,
                 theirs: half..panels,
             };
         }
         Self {
             ours: 0..half,
-            shared: true,
-            shared_rows: rows / 2,
+            shared_rows: Some(rows / 2),
             theirs: half + 1..panels,
         }
     }
@@ -90,24 +87,21 @@ pub(crate) fn apply<'m>(
     let theirs: Task<'m> = Arc::new({
         let (x, plan) = (Arc::clone(&x), plan.clone());
         move || {
-            let mut out = Vec::new();
-            if plan.shared {
-                let r = plan.shared_rows;
-                out = layer.columns(&x[r * k..], rows - r, mid..mid + 1);
-            }
+            let mut out = match plan.shared_rows {
+                Some(r) => layer.columns(&x[r * k..], rows - r, mid..mid + 1),
+                None => Vec::new(),
+            };
             out.extend(layer.columns(&x, rows, plan.theirs.clone()));
             finish(out)
         }
     });
     let (ours, theirs) = helper.join(theirs, || {
         let head = layer.columns(&x, rows, plan.ours.clone());
-        let r = plan.shared_rows;
-        let shared = if plan.shared {
-            layer.columns(&x[..r * k], r, mid..mid + 1)
-        } else {
-            Vec::new()
+        let shared = match plan.shared_rows {
+            Some(r) => finish(layer.columns(&x[..r * k], r, mid..mid + 1)),
+            None => Vec::new(),
         };
-        (finish(head), finish(shared))
+        (finish(head), shared)
     });
     Some(merge(layer, &plan, rows, ours, theirs))
 }
@@ -123,13 +117,11 @@ fn merge(
 ) -> Vec<f32> {
     let mid = plan.ours.end;
     let w_head = layer.columns_in(plan.ours.clone());
-    let w_mid = if plan.shared {
-        layer.columns_in(mid..mid + 1)
-    } else {
-        0
-    };
+    let w_mid = plan
+        .shared_rows
+        .map_or(0, |_| layer.columns_in(mid..mid + 1));
     let w_tail = layer.columns_in(plan.theirs.clone());
-    let r = plan.shared_rows;
+    let r = plan.shared_rows.unwrap_or(0);
     let (their_mid, tail) = theirs.split_at((rows - r) * w_mid);
     let mut out = Vec::with_capacity(rows * (w_head + w_mid + w_tail));
     for row in 0..rows {
@@ -154,16 +146,16 @@ mod tests {
     fn plans_share_the_middle_panel_by_rows_when_the_panels_are_odd() {
         let plan = Plan::new(5, 5);
         assert_eq!((plan.ours, plan.theirs), (0..2, 3..5));
-        assert!(plan.shared && plan.shared_rows == 2);
+        assert_eq!(plan.shared_rows, Some(2));
         let even = Plan::new(20, 5);
         assert_eq!(
-            (even.ours, even.theirs, even.shared),
-            (0..10, 10..20, false)
+            (even.ours, even.theirs, even.shared_rows),
+            (0..10, 10..20, None)
         );
         let one_row = Plan::new(5, 1);
         assert_eq!(
-            (one_row.ours, one_row.theirs, one_row.shared),
-            (0..2, 2..5, false)
+            (one_row.ours, one_row.theirs, one_row.shared_rows),
+            (0..2, 2..5, None)
         );
     }
 

@@ -14,7 +14,7 @@ use crate::host_kv::{HostCache, HostKv, NewKv, TILE, Tiled, tiled_at};
 use crate::reduce;
 
 /// What the new positions attend to besides themselves.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Context<'a> {
     /// The shared prefix cache and how many of its positions are valid.
     pub(crate) shared: Option<(&'a HostCache, usize)>,

@@ -61,13 +61,7 @@ pub(crate) struct HostGpt {
 }
 
 /// What a forward pass attends to besides its own new positions.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct HostContext<'a> {
-    /// The shared prefix cache and its valid length.
-    pub(crate) shared: Option<(&'a HostCache, usize)>,
-    /// One run of positions per row after the shared prefix.
-    pub(crate) branch: Option<&'a HostKv>,
-}
+pub(crate) use crate::host_attention::Context as HostContext;
 
 impl HostGpt {
     /// Every dense layer.
@@ -167,10 +161,6 @@ impl HostGpt {
         let (d, rows) = (self.d, new.rows);
         let dense = |layer: &'m PackedDense, x: Vec<f32>, activation: Activation| {
             dense_split::apply(layer, Arc::new(x), m, activation, helper)
-        };
-        let context = Context {
-            shared: context.shared,
-            branch: context.branch,
         };
         for (layer, block) in self.blocks.iter().enumerate() {
             let normed = block.norm_attn.apply(&x, d);
