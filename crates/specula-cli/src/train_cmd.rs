@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::ProgressBar;
 use specula_model::data::{Corpus, TINY_SHAKESPEARE_SHA256};
+use specula_model::distill::TeacherSource;
 use specula_model::train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
 use specula_model::{Backend, ModelRole, sha256_hex};
 
@@ -78,6 +79,27 @@ pub struct TrainArgs {
     /// Stop (with a checkpoint) after this many minutes; resume later.
     #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub max_minutes: Option<String>,
+    /// Distil from a teacher: `bundled` (the embedded target) or a directory holding
+    /// target.json and target.bpk (a run's export/). With --resume, from the next step on.
+    #[arg(long, value_name = "TEACHER", allow_hyphen_values = true)]
+    pub distill_from: Option<String>,
+    /// Share of the teacher's loss; the rest is the corpus cross-entropy.
+    #[arg(
+        long,
+        value_name = "W",
+        default_value = "1",
+        allow_hyphen_values = true,
+        requires = "distill_from"
+    )]
+    pub distill_weight: String,
+    /// Characters between the starts of the teacher's windows (default: half the context).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_hyphen_values = true,
+        requires = "distill_from"
+    )]
+    pub distill_stride: Option<String>,
     /// Hide the progress bar (log one line per evaluation instead).
     #[arg(long)]
     pub quiet: bool,
@@ -110,6 +132,7 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
     if args.resume {
         reject_shape_flags(&args)?;
     }
+    let distill = distill_flags(&args)?;
     let corpus = load_corpus(&args.corpus)?;
     specula_model::set_cpu_threads(threads).map_err(|e| CliError::failure(e.to_string()))?;
     let device = Backend::Cpu
@@ -122,6 +145,12 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
         Trainer::start(corpus, config, &out, &device)
     }
     .map_err(|e| CliError::usage(e.to_string()))?;
+    if let Some((source, weight, stride)) = distill {
+        let stride = stride.unwrap_or(trainer.state().config.context.div_ceil(2));
+        trainer
+            .distill(source, weight, stride)
+            .map_err(|e| CliError::usage(format!("--distill-from: {e}")))?;
+    }
     let mut observer = Progress::new(&out, trainer.state(), args.quiet, max_minutes);
     trainer
         .run(&mut observer)
@@ -147,6 +176,26 @@ fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| CliError::usage(format!("{} is not UTF-8 text", path.display())))?;
     Corpus::from_text(&text).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// The teacher, the weight of its loss and the window stride (if given) of `--distill-*`.
+fn distill_flags(
+    args: &TrainArgs,
+) -> Result<Option<(TeacherSource, f64, Option<usize>)>, CliError> {
+    let Some(teacher) = args.distill_from.as_deref() else {
+        return Ok(None);
+    };
+    let weight = parse::float("--distill-weight", &args.distill_weight, 0.0, 1.0)?;
+    let stride = args
+        .distill_stride
+        .as_deref()
+        .map(|s| parse::uint("--distill-stride", s, 1_usize, 1 << 24))
+        .transpose()?;
+    let source = match teacher {
+        "bundled" => TeacherSource::Bundled,
+        dir => TeacherSource::Dir(PathBuf::from(dir)),
+    };
+    Ok(Some((source, weight, stride)))
 }
 
 fn reject_shape_flags(args: &TrainArgs) -> Result<(), CliError> {
@@ -310,6 +359,16 @@ impl Observer for Progress {
                 "step {}: train {:.4}, val {:.4}, {:.0} s",
                 point.step, point.train_loss, point.val_loss, point.elapsed_secs
             );
+        }
+    }
+
+    fn teacher(&mut self, done: usize, windows: usize) {
+        if done == windows || !self.quiet {
+            self.bar
+                .set_message(format!("teacher's distributions: {done}/{windows} windows"));
+        }
+        if self.quiet && done == windows {
+            eprintln!("teacher's distributions computed over {windows} windows");
         }
     }
 

@@ -99,6 +99,19 @@ fn bad_generate_flags_are_refused_with_one_line() {
         &["train", "--role", "draft", "--resume", "--lr", "0.1"],
         "--lr cannot change",
     );
+    let distill = ["train", "--role", "draft", "--distill-from", "bundled"];
+    assert_error(
+        &[&distill[..], &["--distill-weight", "1.5"]].concat(),
+        "--distill-weight",
+    );
+    assert_error(
+        &[&distill[..], &["--distill-stride", "0"]].concat(),
+        "--distill-stride",
+    );
+    assert_error(
+        &["train", "--role", "draft", "--distill-weight", "0.5"],
+        "--distill-from",
+    );
 }
 
 #[test]

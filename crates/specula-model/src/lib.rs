@@ -31,6 +31,8 @@ mod const_rows;
 pub mod data;
 mod dense;
 mod dense_split;
+#[cfg(feature = "train")]
+pub mod distill;
 mod error;
 mod helper_thread;
 mod host_attention;

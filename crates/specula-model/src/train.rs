@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ModelConfig, ModelRole};
 use crate::data::{self, Corpus, Split};
+use crate::distill::{DistillConfig, TeacherSource, TeacherTable};
 use crate::error::{Error, Result};
 use crate::transformer::Gpt;
 use crate::weights::{ModelBundle, TrainingRecord, load_model, model_bytes};
@@ -55,6 +56,9 @@ pub struct TrainConfig {
     pub checkpoint_every: u64,
     /// Seeds initialisation, batches and dropout.
     pub seed: u64,
+    /// Distillation from a teacher, if any (runs from before it existed have none).
+    #[serde(default)]
+    pub distill: Option<DistillConfig>,
 }
 
 impl TrainConfig {
@@ -84,6 +88,7 @@ impl TrainConfig {
             eval_batches: 8,
             checkpoint_every: 250,
             seed: 1337,
+            distill: None,
         }
     }
 
@@ -115,7 +120,9 @@ impl TrainConfig {
         if self.eval_every == 0 || self.checkpoint_every == 0 || self.eval_batches == 0 {
             return bad("evaluation and checkpoint intervals must be at least 1");
         }
-        Ok(())
+        self.distill
+            .as_ref()
+            .map_or(Ok(()), DistillConfig::validate)
     }
 
     /// The learning rate at `step`: linear warm-up, then cosine decay to the minimum.
@@ -169,6 +176,8 @@ pub trait Observer {
     fn step(&mut self, _state: &TrainState, _loss: f64, _tokens_per_sec: f64) {}
     /// After each evaluation.
     fn eval(&mut self, _state: &TrainState, _point: &LossPoint) {}
+    /// While the teacher's distributions are computed: windows done of all.
+    fn teacher(&mut self, _done: usize, _windows: usize) {}
     /// After a checkpoint was written to `dir`.
     fn checkpoint(&mut self, _state: &TrainState, _dir: &Path) {}
     /// Asked before each step; `true` ends the run early (a checkpoint is written).
@@ -188,6 +197,8 @@ pub struct Trainer {
     optim: ModuleOptimizer,
     device: Device,
     dir: PathBuf,
+    /// The teacher's distributions, computed at the first distilled step.
+    teacher: Option<TeacherTable>,
 }
 
 impl std::fmt::Debug for Trainer {
@@ -245,6 +256,7 @@ impl Trainer {
             model,
             device,
             dir: dir.to_path_buf(),
+            teacher: None,
         })
     }
 
@@ -287,7 +299,45 @@ impl Trainer {
             optim,
             device,
             dir: dir.to_path_buf(),
+            teacher: None,
         })
+    }
+
+    /// Distils from `teacher` from the current step on: the loss becomes `weight` × the
+    /// cross-entropy against the teacher's distribution plus (1 − `weight`) × the corpus
+    /// cross-entropy, on windows starting every `stride` characters. A run that already
+    /// distils keeps its settings; asking for the same ones again is allowed.
+    ///
+    /// # Errors
+    /// [`Error::Training`] for bad settings or different ones than the run's, and the
+    /// errors of loading the teacher.
+    pub fn distill(&mut self, teacher: TeacherSource, weight: f64, stride: usize) -> Result<()> {
+        let sha = teacher.load()?.meta.weights_sha256;
+        let wanted = DistillConfig {
+            teacher,
+            teacher_sha256: sha,
+            weight,
+            stride,
+            from_step: self.state.step,
+        };
+        wanted.validate()?;
+        match &self.state.config.distill {
+            None => {
+                self.state.config.distill = Some(wanted);
+                Ok(())
+            }
+            Some(have)
+                if have.teacher_sha256 == wanted.teacher_sha256
+                    && have.weight == wanted.weight
+                    && have.stride == wanted.stride =>
+            {
+                Ok(())
+            }
+            Some(have) => Err(Error::Training(format!(
+                "the run already distils from {:?} (weights sha256 {}, weight {}, stride {})",
+                have.teacher, have.teacher_sha256, have.weight, have.stride
+            ))),
+        }
     }
 
     /// The progress so far.
@@ -307,6 +357,7 @@ impl Trainer {
         let base_elapsed = self.state.elapsed_secs;
         let mut last_checkpoint = self.state.step;
         while self.state.step < self.state.config.steps && !observer.should_stop() {
+            self.prepare_teacher(observer)?;
             let loss = self.step()?;
             self.state.elapsed_secs = base_elapsed + session.elapsed().as_secs_f64();
             let rate = (self.state.tokens_seen - session_start_tokens) as f64
@@ -334,14 +385,61 @@ impl Trainer {
         Ok(())
     }
 
+    /// The distillation settings when the next step is distilled.
+    fn distilling(&self) -> Option<&DistillConfig> {
+        let d = self.state.config.distill.as_ref()?;
+        (self.state.step >= d.from_step).then_some(d)
+    }
+
+    /// Computes the teacher's table before the first distilled step of this session.
+    fn prepare_teacher(&mut self, observer: &mut dyn Observer) -> Result<()> {
+        let Some(d) = self.distilling() else {
+            return Ok(());
+        };
+        if self.teacher.is_some() {
+            return Ok(());
+        }
+        let bundle = d.teacher.load()?;
+        if bundle.meta.weights_sha256 != d.teacher_sha256 {
+            return Err(Error::Training(format!(
+                "the teacher {:?} has changed since the run began distilling (sha256 {}, was {})",
+                d.teacher, bundle.meta.weights_sha256, d.teacher_sha256
+            )));
+        }
+        let table = TeacherTable::compute(
+            &bundle,
+            &self.corpus.tokenizer,
+            &self.corpus.train,
+            self.state.config.context,
+            d.stride,
+            &self.device.clone().inner(),
+            &mut |done, all| observer.teacher(done, all),
+        )?;
+        self.teacher = Some(table);
+        Ok(())
+    }
+
     /// One optimiser step; returns the batch loss.
     fn step(&mut self) -> Result<f64> {
         let c = &self.state.config;
         let step = self.state.step;
         let lr = c.learning_rate_at(step);
         self.device.seed(c.seed.wrapping_add(step));
-        let b = data::batch(&self.corpus.train, c.batch_size, c.context, c.seed, step)?;
-        let loss = loss(&self.model, &b, &self.device);
+        let loss = match (self.distilling(), &self.teacher) {
+            (Some(d), Some(table)) => {
+                let (b, probs) = table.batch(&self.corpus.train, c.batch_size, c.seed, step)?;
+                distill_loss(&self.model, &b, probs, d.weight, &self.device)
+            }
+            (Some(_), None) => {
+                return Err(Error::Training(
+                    "the teacher's table was not computed before a distilled step".into(),
+                ));
+            }
+            (None, _) => {
+                let b = data::batch(&self.corpus.train, c.batch_size, c.context, c.seed, step)?;
+                loss(&self.model, &b, &self.device)
+            }
+        };
         let value = scalar(loss.clone())?;
         let grads = GradientsParams::from_grads(loss.backward(), &self.model);
         self.model = self.optim.step(lr, self.model.clone(), grads);
@@ -443,6 +541,34 @@ impl Trainer {
 
 /// Mean next-token cross-entropy of `model` on `batch`, in nats.
 fn loss(model: &Gpt, batch: &data::Batch, device: &Device) -> Tensor<1> {
+    let (log_probs, targets) = log_probs_and_targets(model, batch, device);
+    log_probs.gather(1, targets).neg().mean()
+}
+
+/// `weight` × the mean cross-entropy of `model` against the teacher's probabilities
+/// (`batch × len × vocab`) plus (1 − `weight`) × the corpus cross-entropy, in nats.
+fn distill_loss(
+    model: &Gpt,
+    batch: &data::Batch,
+    teacher: Vec<f32>,
+    weight: f64,
+    device: &Device,
+) -> Tensor<1> {
+    let (log_probs, targets) = log_probs_and_targets(model, batch, device);
+    let [n, vocab] = log_probs.dims();
+    let teacher = Tensor::<2>::from_data(TensorData::new(teacher, [n, vocab]), device);
+    let soft = (log_probs.clone() * teacher).sum_dim(1).neg().mean();
+    let hard = log_probs.gather(1, targets).neg().mean();
+    soft * weight + hard * (1.0 - weight)
+}
+
+/// The model's log-probabilities on `batch` (`[rows × len, vocab]`) and the next tokens
+/// (`[rows × len, 1]`).
+fn log_probs_and_targets(
+    model: &Gpt,
+    batch: &data::Batch,
+    device: &Device,
+) -> (Tensor<2>, Tensor<2, Int>) {
     let to_tensor = |tokens: &[u32]| -> Vec<i64> { tokens.iter().map(|&t| i64::from(t)).collect() };
     let inputs = Tensor::<2, Int>::from_data(
         TensorData::new(to_tensor(&batch.inputs), [batch.batch, batch.len]),
@@ -453,12 +579,165 @@ fn loss(model: &Gpt, batch: &data::Batch, device: &Device) -> Tensor<1> {
         Tensor::<2, Int>::from_data(TensorData::new(to_tensor(&batch.targets), [n, 1]), device);
     let logits = model.forward(inputs);
     let vocab = logits.dims()[2];
-    let log_probs = log_softmax(logits.reshape([n, vocab]), 1);
-    log_probs.gather(1, targets).neg().mean()
+    (log_softmax(logits.reshape([n, vocab]), 1), targets)
 }
 
 fn scalar(t: Tensor<1>) -> Result<f64> {
     t.try_into_scalar::<f32>()
         .map(f64::from)
         .map_err(|e| Error::Training(format!("reading the loss: {e:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Backend;
+
+    const TEXT: &str = "the cat sat on the mat; a dog ate the hat. ";
+
+    fn corpus() -> Corpus {
+        Corpus::from_text(&TEXT.repeat(30)).unwrap()
+    }
+
+    fn tiny(vocab: usize, d_model: usize, seed: u64) -> TrainConfig {
+        let mut c = TrainConfig::for_role(ModelRole::Draft, vocab);
+        c.model.d_model = d_model;
+        c.model.d_ff = 4 * d_model;
+        c.model.n_heads = 2;
+        c.model.n_layers = 1;
+        c.model.max_seq = 16;
+        c.context = 16;
+        c.batch_size = 4;
+        c.warmup_steps = 5;
+        c.eval_every = 1000;
+        c.checkpoint_every = 1000;
+        c.eval_batches = 1;
+        c.seed = seed;
+        c
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("specula-train-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn close(a: Tensor<1>, b: f64) -> bool {
+        (scalar(a).unwrap() - b).abs() < 1e-4
+    }
+
+    #[test]
+    fn distill_loss_mixes_the_soft_and_the_hard_cross_entropy() {
+        let corpus = corpus();
+        let device = Backend::Cpu.device().unwrap();
+        let config = tiny(corpus.tokenizer.vocab_size(), 16, 5);
+        let model = Gpt::new(&config.model, 5, 0.0, &device).unwrap();
+        let b = data::batch(&corpus.train, 2, 8, 1, 0).unwrap();
+        let vocab = config.model.vocab_size;
+        let hard = scalar(loss(&model, &b, &device)).unwrap();
+        let one_hot: Vec<f32> = b
+            .targets
+            .iter()
+            .flat_map(|&t| (0..vocab).map(move |v| if v == t as usize { 1.0 } else { 0.0 }))
+            .collect();
+        let uniform = vec![1.0 / vocab as f32; one_hot.len()];
+        // A one-hot teacher on the next characters is the corpus loss; weight 0 ignores it.
+        assert!(close(distill_loss(&model, &b, one_hot, 1.0, &device), hard));
+        assert!(close(
+            distill_loss(&model, &b, uniform.clone(), 0.0, &device),
+            hard
+        ));
+        // A uniform teacher scores the mean of −log p over the whole alphabet.
+        let (log_probs, _) = log_probs_and_targets(&model, &b, &device);
+        let all: Vec<f32> = log_probs.into_data().try_into_vec::<f32>().unwrap();
+        let expected = -all.iter().map(|&x| f64::from(x)).sum::<f64>() / all.len() as f64;
+        assert!(close(
+            distill_loss(&model, &b, uniform.clone(), 1.0, &device),
+            expected
+        ));
+        let mixed = 0.25 * expected + 0.75 * hard;
+        assert!(close(
+            distill_loss(&model, &b, uniform, 0.25, &device),
+            mixed
+        ));
+    }
+
+    /// Mean KL(teacher ‖ student) over the table's first windows.
+    fn kl_to_teacher(trainer: &Trainer, teacher: &ModelBundle) -> f64 {
+        let device = Backend::Cpu.device().unwrap();
+        let student = trainer.export().unwrap().build(&device).unwrap();
+        let teacher = teacher.build(&device).unwrap();
+        let vocab = teacher.config().vocab_size;
+        let (mut kl, mut rows) = (0.0, 0);
+        for window in trainer.corpus.train.chunks_exact(16).take(20) {
+            let t = teacher.logits_uncached(window).unwrap();
+            let s = student.logits_uncached(window).unwrap();
+            for (t, s) in t.chunks(vocab).zip(s.chunks(vocab)) {
+                let (lt, ls) = (log_softmax_row(t), log_softmax_row(s));
+                kl += lt
+                    .iter()
+                    .zip(&ls)
+                    .map(|(a, b)| a.exp() * (a - b))
+                    .sum::<f64>();
+                rows += 1;
+            }
+        }
+        kl / f64::from(rows)
+    }
+
+    fn log_softmax_row(row: &[f32]) -> Vec<f64> {
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+        let sum = row
+            .iter()
+            .map(|&x| f64::from(x - max).exp())
+            .sum::<f64>()
+            .ln();
+        row.iter().map(|&x| f64::from(x - max) - sum).collect()
+    }
+
+    #[test]
+    fn a_distilled_run_moves_the_student_towards_the_teacher_and_keeps_its_settings() {
+        let corpus = corpus();
+        let device = Backend::Cpu.device().unwrap();
+        let vocab = corpus.tokenizer.vocab_size();
+        // The teacher: a different random model, exported where the run can find it.
+        let teacher_config = tiny(vocab, 24, 77).model;
+        let teacher_model = Gpt::new(&teacher_config, 77, 0.0, &device).unwrap();
+        let teacher = ModelBundle::from_model(
+            &teacher_model,
+            ModelRole::Target,
+            teacher_config,
+            corpus.tokenizer.clone(),
+            None,
+        )
+        .unwrap();
+        let teacher_dir = scratch("teacher");
+        teacher.save_dir(&teacher_dir).unwrap();
+        let teacher = ModelBundle::load_dir(&teacher_dir, ModelRole::Target).unwrap();
+
+        let run_dir = scratch("student");
+        let mut config = tiny(vocab, 16, 3);
+        config.steps = 60;
+        let mut trainer = Trainer::start(corpus, config, &run_dir, &device).unwrap();
+        let source = TeacherSource::Dir(teacher_dir.clone());
+        trainer.distill(source.clone(), 1.0, 8).unwrap();
+        let before = kl_to_teacher(&trainer, &teacher);
+        trainer.run(&mut ()).unwrap();
+        let after = kl_to_teacher(&trainer, &teacher);
+        assert!(after < 0.5 * before, "KL {before} → {after}");
+
+        // The settings are saved with the run; a resumed run refuses others.
+        let d = trainer.state().config.distill.clone().unwrap();
+        assert_eq!((d.from_step, d.stride, &d.teacher), (0, 8, &source));
+        let mut resumed =
+            Trainer::resume(super::tests::corpus(), &run_dir, Some(70), &device).unwrap();
+        assert_eq!(resumed.state().config.distill, Some(d));
+        assert!(resumed.distill(source.clone(), 1.0, 8).is_ok());
+        assert!(matches!(
+            resumed.distill(source, 0.5, 8),
+            Err(Error::Training(_))
+        ));
+        let _ = std::fs::remove_dir_all(&teacher_dir);
+        let _ = std::fs::remove_dir_all(&run_dir);
+    }
 }

@@ -1,0 +1,57 @@
+//! The acceptance rate a draft would get from the bundled target at temperature 1,
+//! computed exactly: α = Σₓ min(target(x), draft(x)) averaged over every position of
+//! non-overlapping windows of the validation split (no sampling), for draft logits
+//! divided by a few temperatures τ (τ = 1 is the draft as it is).
+//! `cargo run --release -p specula-model --example overlap_scan [-- DRAFT_DIR [WINDOWS]]`
+//! DRAFT_DIR holds draft.json and draft.bpk (a run's export/); default: the bundled draft.
+
+use specula_model::data::{Corpus, Split};
+use specula_model::{Backend, ModelBundle, ModelRole, bundled};
+
+fn probs(row: &[f32], scale: f64) -> Vec<f64> {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+    let e: Vec<f64> = row
+        .iter()
+        .map(|&x| (f64::from(x - max) * scale).exp())
+        .collect();
+    let sum: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / sum).collect()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let device = Backend::Cpu.device()?;
+    let draft = match args.first() {
+        Some(dir) => ModelBundle::load_dir(dir.as_ref(), ModelRole::Draft)?.build(&device)?,
+        None => bundled::load(ModelRole::Draft, Backend::Cpu)?,
+    };
+    let windows: usize = args.get(1).map_or(Ok(usize::MAX), |w| w.parse())?;
+    let text = std::fs::read_to_string("data/tinyshakespeare.txt")?;
+    let val = Corpus::from_text(&text)?.part(Split::Val).to_vec();
+    let target = bundled::load(ModelRole::Target, Backend::Cpu)?;
+    let vocab = target.config().vocab_size;
+    let window = target.config().max_seq.min(draft.config().max_seq);
+    let taus = [0.9, 0.95, 1.0, 1.05, 1.1];
+    let mut sums = vec![0.0; taus.len()];
+    let mut count = 0_usize;
+    for start in (0..val.len() - window).step_by(window).take(windows) {
+        let input = &val[start..start + window];
+        let target_logits = target.logits_uncached(input)?;
+        let draft_logits = draft.logits_uncached(input)?;
+        for (t, d) in target_logits.chunks(vocab).zip(draft_logits.chunks(vocab)) {
+            let t = probs(t, 1.0);
+            for (sum, tau) in sums.iter_mut().zip(taus) {
+                let d = probs(d, 1.0 / tau);
+                *sum += t.iter().zip(&d).map(|(a, b)| a.min(*b)).sum::<f64>();
+            }
+            count += 1;
+        }
+    }
+    for (tau, sum) in taus.iter().zip(&sums) {
+        println!(
+            "draft logits / {tau}: α = {:.4} over {count} positions",
+            sum / count as f64
+        );
+    }
+    Ok(())
+}
