@@ -2,8 +2,9 @@
 //! computed exactly: α = Σₓ min(target(x), draft(x)) averaged over every position of
 //! non-overlapping windows of the validation split (no sampling), for draft logits
 //! divided by a few temperatures τ (τ = 1 is the draft as it is).
-//! `cargo run --release -p specula-model --example overlap_scan [-- DRAFT_DIR [WINDOWS]]`
-//! DRAFT_DIR holds draft.json and draft.bpk (a run's export/); default: the bundled draft.
+//! `cargo run --release -p specula-model --example overlap_scan [-- DRAFT [WINDOWS]]`
+//! DRAFT is `bundled` (the default) or a directory holding draft.json and draft.bpk (a
+//! run's export/); WINDOWS limits the windows scored (default: all 435).
 
 use specula_model::data::{Corpus, Split};
 use specula_model::{Backend, ModelBundle, ModelRole, bundled};
@@ -21,9 +22,9 @@ fn probs(row: &[f32], scale: f64) -> Vec<f64> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let device = Backend::Cpu.device()?;
-    let draft = match args.first() {
+    let draft = match args.first().map(String::as_str) {
+        None | Some("bundled") => bundled::load(ModelRole::Draft, Backend::Cpu)?,
         Some(dir) => ModelBundle::load_dir(dir.as_ref(), ModelRole::Draft)?.build(&device)?,
-        None => bundled::load(ModelRole::Draft, Backend::Cpu)?,
     };
     let windows: usize = args.get(1).map_or(Ok(usize::MAX), |w| w.parse())?;
     let text = std::fs::read_to_string("data/tinyshakespeare.txt")?;
