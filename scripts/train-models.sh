@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Trains the bundled pair (draft on one CPU thread, target on two), draft first, then
-# target, and copies the f16 exports into crates/specula-model/weights/ with their
-# checksums. Resumes a run whose checkpoint exists. The exact commands and the figures
-# they produced are in MODELS.md.
+# Trains the bundled pair (target on two CPU threads, draft on one), target first (the
+# draft's last stage learns from it), and copies the f16 exports into
+# crates/specula-model/weights/ with their checksums. Resumes a run whose checkpoint
+# exists. The exact commands and the figures they produced are in MODELS.md.
 #
 # Usage: scripts/train-models.sh [DRAFT_STAGES] [TARGET_STAGES]
 # A stage list such as 2000,4500 trains to 2000 steps, then resumes with a new
-# total of 4500 (the cosine schedule starts again from the peak, over the new total):
-# how the bundled draft was trained. Stages already reached are skipped.
+# total of 4500 (the cosine schedule is recomputed over the new total). A stage
+# written N+distill resumes to N steps distilling from the trained target (its
+# export/): the loss is the cross-entropy against the target's whole distribution.
+# The default is how the bundled draft was trained. Stages already reached are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-draft_stages="${1:-2000,4500}"
+draft_stages="${1:-2000,4500,6500+distill,9000+distill}"
 target_stages="${2:-2000}"
 scripts/fetch-corpus.sh
 cargo build --release -p specula-cli
@@ -31,16 +33,20 @@ reached() {
 }
 
 train() {
-  local role="$1" stages="$2" threads="$3" steps resume
+  local role="$1" stages="$2" threads="$3" steps stage total resume distill
   IFS=, read -ra steps <<<"$stages"
-  for total in "${steps[@]}"; do
+  for stage in "${steps[@]}"; do
+    total="${stage%+distill}"
+    distill=()
+    if [ "$total" != "$stage" ]; then distill=(--distill-from runs/target/export); fi
     if [ "$(reached "$role")" -ge "$total" ]; then continue; fi
     resume=()
     if [ -f "runs/$role/checkpoint/state.json" ]; then resume=(--resume); fi
-    "$bin" train --role "$role" --out "runs/$role" "${resume[@]}" --steps "$total" --threads "$threads" --quiet
+    "$bin" train --role "$role" --out "runs/$role" "${resume[@]}" --steps "$total" \
+      --threads "$threads" --quiet "${distill[@]}"
   done
 }
 
-train draft "$draft_stages" 1
 train target "$target_stages" 2
+train draft "$draft_stages" 1
 scripts/bundle-weights.sh

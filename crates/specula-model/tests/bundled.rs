@@ -10,7 +10,7 @@ const PROMPT: &str = "ROMEO:\n";
 const LENGTH: usize = 48;
 /// Greedy continuations of PROMPT, recorded when the weights were committed.
 const PINNED_TARGET: &str = "I have not so see the sea the sea straight\nThe p";
-const PINNED_DRAFT: &str = "I have the shall the world the stand the stands\n";
+const PINNED_DRAFT: &str = "The should be so so soul be so so soul.\n\nROMEO:\n";
 
 fn greedy(method: Method) -> DecodeConfig {
     DecodeConfig {
