@@ -243,6 +243,12 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                     ..DecodeConfig::new(method.clone())
                 };
                 bar.set_message(method.name());
+                // Every decode starts from empty caches: methods run on the same (prompt,
+                // seed) in turn, and one whose text repeats the previous method's (mentored
+                // decoding with a large D follows the draft's samples) would otherwise find
+                // those positions cached and skip their forward passes.
+                pair.draft.reset();
+                pair.target.reset();
                 let run = decode::run(&mut pair, config, prompt, |_| {})?;
                 *seconds += run.wall.as_secs_f64();
                 add(total, &run.metrics);
