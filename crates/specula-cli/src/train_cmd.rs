@@ -83,22 +83,11 @@ pub struct TrainArgs {
     /// target.json and target.bpk (a run's export/). With --resume, from the next step on.
     #[arg(long, value_name = "TEACHER", allow_hyphen_values = true)]
     pub distill_from: Option<String>,
-    /// Share of the teacher's loss; the rest is the corpus cross-entropy.
-    #[arg(
-        long,
-        value_name = "W",
-        default_value = "1",
-        allow_hyphen_values = true,
-        requires = "distill_from"
-    )]
-    pub distill_weight: String,
+    /// Share of the teacher's loss; the rest is the corpus cross-entropy (default 1).
+    #[arg(long, value_name = "W", allow_hyphen_values = true)]
+    pub distill_weight: Option<String>,
     /// Characters between the starts of the teacher's windows (default: half the context).
-    #[arg(
-        long,
-        value_name = "N",
-        allow_hyphen_values = true,
-        requires = "distill_from"
-    )]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub distill_stride: Option<String>,
     /// Hide the progress bar (log one line per evaluation instead).
     #[arg(long)]
@@ -183,9 +172,16 @@ fn distill_flags(
     args: &TrainArgs,
 ) -> Result<Option<(TeacherSource, f64, Option<usize>)>, CliError> {
     let Some(teacher) = args.distill_from.as_deref() else {
-        return Ok(None);
+        return match (&args.distill_weight, &args.distill_stride) {
+            (Some(_), _) => Err(CliError::usage("--distill-weight needs --distill-from")),
+            (_, Some(_)) => Err(CliError::usage("--distill-stride needs --distill-from")),
+            _ => Ok(None),
+        };
     };
-    let weight = parse::float("--distill-weight", &args.distill_weight, 0.0, 1.0)?;
+    let weight = args
+        .distill_weight
+        .as_deref()
+        .map_or(Ok(1.0), |w| parse::float("--distill-weight", w, 0.0, 1.0))?;
     let stride = args
         .distill_stride
         .as_deref()

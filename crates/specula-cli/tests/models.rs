@@ -110,7 +110,11 @@ fn bad_generate_flags_are_refused_with_one_line() {
     );
     assert_error(
         &["train", "--role", "draft", "--distill-weight", "0.5"],
-        "--distill-from",
+        "--distill-weight needs --distill-from",
+    );
+    assert_error(
+        &["train", "--role", "draft", "--distill-stride", "64"],
+        "--distill-stride needs --distill-from",
     );
 }
 
