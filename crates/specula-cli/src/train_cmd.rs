@@ -134,10 +134,16 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
         Trainer::start(corpus, config, &out, &device)
     }
     .map_err(|e| CliError::usage(e.to_string()))?;
-    if let Some((source, weight, stride)) = distill {
-        let stride = stride.unwrap_or(trainer.state().config.context.div_ceil(2));
+    if let Some(flags) = distill {
+        // Flags left out keep a distilling run's settings, else take the defaults.
+        let run = trainer.state().config.distill.as_ref();
+        let weight = flags.weight.or(run.map(|d| d.weight)).unwrap_or(1.0);
+        let stride = flags
+            .stride
+            .or(run.map(|d| d.stride))
+            .unwrap_or(trainer.state().config.context.div_ceil(2));
         trainer
-            .distill(source, weight, stride)
+            .distill(flags.teacher, weight, stride)
             .map_err(|e| CliError::usage(format!("--distill-from: {e}")))?;
     }
     let mut observer = Progress::new(&out, trainer.state(), args.quiet, max_minutes);
@@ -167,10 +173,14 @@ fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
     Corpus::from_text(&text).map_err(|e| CliError::usage(e.to_string()))
 }
 
-/// The teacher, the weight of its loss and the window stride (if given) of `--distill-*`.
-fn distill_flags(
-    args: &TrainArgs,
-) -> Result<Option<(TeacherSource, f64, Option<usize>)>, CliError> {
+/// `--distill-*` as given.
+struct DistillFlags {
+    teacher: TeacherSource,
+    weight: Option<f64>,
+    stride: Option<usize>,
+}
+
+fn distill_flags(args: &TrainArgs) -> Result<Option<DistillFlags>, CliError> {
     let Some(teacher) = args.distill_from.as_deref() else {
         return match (&args.distill_weight, &args.distill_stride) {
             (Some(_), _) => Err(CliError::usage("--distill-weight needs --distill-from")),
@@ -181,17 +191,22 @@ fn distill_flags(
     let weight = args
         .distill_weight
         .as_deref()
-        .map_or(Ok(1.0), |w| parse::float("--distill-weight", w, 0.0, 1.0))?;
+        .map(|w| parse::float("--distill-weight", w, 0.0, 1.0))
+        .transpose()?;
     let stride = args
         .distill_stride
         .as_deref()
         .map(|s| parse::uint("--distill-stride", s, 1_usize, 1 << 24))
         .transpose()?;
-    let source = match teacher {
+    let teacher = match teacher {
         "bundled" => TeacherSource::Bundled,
         dir => TeacherSource::Dir(PathBuf::from(dir)),
     };
-    Ok(Some((source, weight, stride)))
+    Ok(Some(DistillFlags {
+        teacher,
+        weight,
+        stride,
+    }))
 }
 
 fn reject_shape_flags(args: &TrainArgs) -> Result<(), CliError> {
