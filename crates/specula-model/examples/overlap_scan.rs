@@ -6,17 +6,17 @@
 //! DRAFT is `bundled` (the default) or a directory holding draft.json and draft.bpk (a
 //! run's export/); WINDOWS limits the windows scored (default: all 435).
 
+use specula_core::{Distribution, SamplingConfig, overlap};
 use specula_model::data::{Corpus, Split};
 use specula_model::{Backend, ModelBundle, ModelRole, bundled};
 
-fn probs(row: &[f32], scale: f64) -> Vec<f64> {
-    let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-    let e: Vec<f64> = row
-        .iter()
-        .map(|&x| (f64::from(x - max) * scale).exp())
-        .collect();
-    let sum: f64 = e.iter().sum();
-    e.into_iter().map(|v| v / sum).collect()
+/// The softmax of `logits` at temperature `temperature`.
+fn probs(logits: &[f32], temperature: f64) -> Result<Distribution, specula_core::Error> {
+    let config = SamplingConfig {
+        temperature,
+        ..SamplingConfig::default()
+    };
+    Distribution::from_logits(logits, &config)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,10 +40,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let target_logits = target.logits_uncached(input)?;
         let draft_logits = draft.logits_uncached(input)?;
         for (t, d) in target_logits.chunks(vocab).zip(draft_logits.chunks(vocab)) {
-            let t = probs(t, 1.0);
+            let t = probs(t, 1.0)?;
             for (sum, tau) in sums.iter_mut().zip(taus) {
-                let d = probs(d, 1.0 / tau);
-                *sum += t.iter().zip(&d).map(|(a, b)| a.min(*b)).sum::<f64>();
+                *sum += overlap(t.probs(), probs(d, tau)?.probs());
             }
             count += 1;
         }

@@ -592,6 +592,7 @@ fn scalar(t: Tensor<1>) -> Result<f64> {
 mod tests {
     use super::*;
     use crate::Backend;
+    use specula_core::{Distribution, SamplingConfig, kl_divergence};
 
     const TEXT: &str = "the cat sat on the mat; a dog ate the hat. ";
 
@@ -662,37 +663,24 @@ mod tests {
         ));
     }
 
-    /// Mean KL(teacher ‖ student) over the table's first windows.
+    /// Mean KL(teacher ‖ student) over the first 20 windows of 16 training characters.
     fn kl_to_teacher(trainer: &Trainer, teacher: &ModelBundle) -> f64 {
         let device = Backend::Cpu.device().unwrap();
         let student = trainer.export().unwrap().build(&device).unwrap();
         let teacher = teacher.build(&device).unwrap();
         let vocab = teacher.config().vocab_size;
+        let probs =
+            |logits: &[f32]| Distribution::from_logits(logits, &SamplingConfig::default()).unwrap();
         let (mut kl, mut rows) = (0.0, 0);
         for window in trainer.corpus.train.chunks_exact(16).take(20) {
             let t = teacher.logits_uncached(window).unwrap();
             let s = student.logits_uncached(window).unwrap();
             for (t, s) in t.chunks(vocab).zip(s.chunks(vocab)) {
-                let (lt, ls) = (log_softmax_row(t), log_softmax_row(s));
-                kl += lt
-                    .iter()
-                    .zip(&ls)
-                    .map(|(a, b)| a.exp() * (a - b))
-                    .sum::<f64>();
+                kl += kl_divergence(probs(t).probs(), probs(s).probs());
                 rows += 1;
             }
         }
         kl / f64::from(rows)
-    }
-
-    fn log_softmax_row(row: &[f32]) -> Vec<f64> {
-        let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-        let sum = row
-            .iter()
-            .map(|&x| f64::from(x - max).exp())
-            .sum::<f64>()
-            .ln();
-        row.iter().map(|&x| f64::from(x - max) - sum).collect()
     }
 
     #[test]
