@@ -1,12 +1,14 @@
 //! The acceptance rate a draft would get from the bundled target at temperature 1,
 //! computed exactly: α = Σₓ min(target(x), draft(x)) averaged over every position of
 //! non-overlapping windows of the validation split (no sampling), for draft logits
-//! divided by a few temperatures τ (τ = 1 is the draft as it is).
+//! divided by a few temperatures τ (τ = 1 is the draft as it is). Beside it, the
+//! one-position acceptance of SpecTr's k-Seq with K = 4 i.i.d. drafts at ρ*,
+//! 1 − (1 − b(ρ*))⁴: whether hotter, more diverse drafts would help several drafts.
 //! `cargo run --release -p specula-model --example overlap_scan [-- DRAFT [WINDOWS]]`
 //! DRAFT is `bundled` (the default) or a directory holding draft.json and draft.bpk (a
 //! run's export/); WINDOWS limits the windows scored (default: all 435).
 
-use specula_core::{Distribution, SamplingConfig, overlap};
+use specula_core::{Distribution, SamplingConfig, kseq_plan, overlap};
 use specula_model::data::{Corpus, Split};
 use specula_model::{Backend, ModelBundle, ModelRole, bundled};
 
@@ -32,8 +34,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let target = bundled::load(ModelRole::Target, Backend::Cpu)?;
     let vocab = target.config().vocab_size;
     let window = target.config().max_seq.min(draft.config().max_seq);
-    let taus = [0.9, 0.95, 1.0, 1.05, 1.1];
+    let taus = [0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3];
     let mut sums = vec![0.0; taus.len()];
+    let mut kseq_sums = vec![0.0; taus.len()];
     let mut count = 0_usize;
     for start in (0..val.len() - window).step_by(window).take(windows) {
         let input = &val[start..start + window];
@@ -41,16 +44,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let draft_logits = draft.logits_uncached(input)?;
         for (t, d) in target_logits.chunks(vocab).zip(draft_logits.chunks(vocab)) {
             let t = probs(t, 1.0)?;
-            for (sum, tau) in sums.iter_mut().zip(taus) {
-                *sum += overlap(t.probs(), probs(d, tau)?.probs());
+            for ((sum, kseq), tau) in sums.iter_mut().zip(&mut kseq_sums).zip(taus) {
+                let d = probs(d, tau)?;
+                *sum += overlap(t.probs(), d.probs());
+                *kseq += kseq_plan(&t, &d, 4, None)?.acceptance;
             }
             count += 1;
         }
     }
-    for (tau, sum) in taus.iter().zip(&sums) {
+    for ((tau, sum), kseq) in taus.iter().zip(&sums).zip(&kseq_sums) {
         println!(
-            "draft logits / {tau}: α = {:.4} over {count} positions",
-            sum / count as f64
+            "draft logits / {tau}: α = {:.4}, k-Seq K = 4 acceptance {:.4}, over {count} positions",
+            sum / count as f64,
+            kseq / count as f64
         );
     }
     Ok(())
