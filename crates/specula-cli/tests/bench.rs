@@ -1,0 +1,153 @@
+//! `specula bench` with the bundled models, run small: a row per method and setting, the
+//! figures consistent with one another and with the theory they are quoted against, and
+//! every acceptance figure reproducible from the fixed seeds (only times may differ).
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const TOKENS: u64 = 24;
+const PROMPTS: u64 = 4;
+const SMALL: [&str; 13] = [
+    "bench", "--tokens", "24", "--repeat", "1", "--gammas", "1,3", "--drafts", "2", "--kls", "0.1",
+    "--length", "3",
+];
+
+fn specula(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run specula: {e}"));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn bench_json() -> Value {
+    let mut args = SMALL.to_vec();
+    args.push("--json");
+    serde_json::from_slice(&specula(&args).stdout).unwrap()
+}
+
+fn num(row: &Value, key: &str) -> f64 {
+    row[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing in {row}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn bench_reports_every_method_with_consistent_figures() {
+    let report = bench_json();
+    assert_eq!(
+        report["prompts"].as_array().unwrap().len(),
+        PROMPTS as usize
+    );
+    let rows = report["rows"].as_array().unwrap();
+    let names: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["method"].as_str().unwrap(), r["params"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("autoregressive", "-"),
+            ("speculative", "gamma=1"),
+            ("speculative", "gamma=3"),
+            ("spectr_iid", "K=2 L=3"),
+            ("multiround", "K=4 L=3"),
+            ("mentored", "gamma=3 D=0.1"),
+        ]
+    );
+    let ar_rate = num(&rows[0], "tokens_per_second");
+    for (row, (method, _)) in rows.iter().zip(&names) {
+        assert_eq!(row["tokens"].as_u64(), Some(PROMPTS * TOKENS), "{row}");
+        let rate = num(row, "tokens_per_second");
+        assert!(close(
+            rate,
+            PROMPTS as f64 * TOKENS as f64 / num(row, "seconds")
+        ));
+        assert!(close(num(row, "speedup"), rate / ar_rate), "{row}");
+        let theory = num(row, "theoretical_factor");
+        assert!(close(num(row, "of_theory"), num(row, "speedup") / theory));
+        if *method == "autoregressive" {
+            assert!(close(theory, 1.0) && row["acceptance_rate"].is_null());
+            continue;
+        }
+        // At most L + 1 = 4 tokens per target call, and the theory lies between the
+        // block efficiency discounted by a full round of draft calls and the block
+        // efficiency itself.
+        let be = num(row, "block_efficiency");
+        let c = num(row, "c");
+        assert!((1.0..=4.0).contains(&be), "{row}");
+        assert!((0.0..1.0).contains(&c), "{row}");
+        assert!(theory <= be && theory >= be / (1.0 + 3.0 * c) * (1.0 - 1e-12));
+        let acceptance = num(row, "acceptance_rate");
+        assert!(acceptance > 0.0 && acceptance <= 1.0, "{row}");
+        assert!(num(row, "verify") > 0.0);
+    }
+    // α is inverted from the block efficiency: 1 + α + … + α^γ.
+    for (row, gamma) in rows[1..3].iter().zip([1, 3]) {
+        let alpha = num(row, "alpha");
+        assert!(alpha > 0.5 && alpha < 1.0, "{row}");
+        let series: f64 = (0..=gamma).map(|i| alpha.powi(i)).sum();
+        assert!(
+            (series - num(row, "block_efficiency")).abs() < 1e-9,
+            "{row}"
+        );
+    }
+    let costs = &report["costs"];
+    let positions: Vec<u64> = costs["target_positions_ms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| pair[0].as_u64().unwrap())
+        .collect();
+    assert!(positions.contains(&1) && positions.contains(&8), "{costs}");
+    let ratio = num(costs, "cost_ratio");
+    assert!(ratio > 0.0 && ratio < 0.5, "{costs}");
+}
+
+#[test]
+fn bench_acceptance_figures_repeat_exactly() {
+    let fixed = |report: &Value| -> Vec<Value> {
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let keep = [
+                    "method",
+                    "params",
+                    "tokens",
+                    "acceptance_rate",
+                    "mean_acceptance_length",
+                    "block_efficiency",
+                    "alpha",
+                ];
+                keep.iter().map(|k| r[*k].clone()).collect()
+            })
+            .collect()
+    };
+    assert_eq!(fixed(&bench_json()), fixed(&bench_json()));
+}
+
+#[test]
+fn bench_table_has_a_header_and_a_line_per_row() {
+    let out = specula(&SMALL);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let header = stdout
+        .lines()
+        .position(|l| l.starts_with("method") && l.contains("speedup") && l.contains("theory"))
+        .unwrap_or_else(|| panic!("no table header in {stdout}"));
+    let table: Vec<&str> = stdout.lines().skip(header + 1).collect();
+    assert_eq!(table.len(), 6, "{stdout}");
+    assert!(table[0].starts_with("autoregressive") && table[0].contains("1.00x"));
+    assert!(stdout.contains("target, 8 new position(s)"), "{stdout}");
+}
