@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use specula_engine::{DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method, SamplingConfig};
+use specula_engine::{
+    DraftShape, Error as EngineError, GammaPolicy, MAX_DRAFT_NODES, Method, SamplingConfig,
+};
 use specula_model::Backend;
 
 use crate::error::CliError;
@@ -223,7 +225,7 @@ fn draft_shape(
         .map(|k| parse::uint("--drafts", k, 1, 4096))
         .transpose()?;
     let Some(raw) = tree else {
-        return Ok(DraftShape::Iid {
+        return checked(DraftShape::Iid {
             k: k.unwrap_or(4),
             length: gamma.unwrap_or(4),
         });
@@ -251,10 +253,23 @@ fn draft_shape(
             k.unwrap_or(0)
         )));
     }
-    Ok(DraftShape::Tree {
+    checked(DraftShape::Tree {
         k: product,
         branching,
     })
+}
+
+/// The engine's own check of a draft shape, before any model is loaded, with the
+/// flags that set it named.
+fn checked(shape: DraftShape) -> Result<DraftShape, CliError> {
+    match shape.validate() {
+        Ok(()) => Ok(shape),
+        Err(EngineError::TooManyDraftNodes { nodes, limit }) => Err(CliError::usage(format!(
+            "--drafts and --gamma (or --tree) make {nodes} draft nodes per round; one \
+             target call takes at most {limit}"
+        ))),
+        Err(other) => Err(CliError::usage(format!("--drafts/--gamma/--tree: {other}"))),
+    }
 }
 
 fn refuse(

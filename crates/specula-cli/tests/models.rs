@@ -70,6 +70,14 @@ fn bad_generate_flags_are_refused_with_one_line() {
             &["--method", "spectr", "--tree", "2,2", "--gamma", "3"],
             "depth of --tree",
         ),
+        (
+            &["--method", "spectr", "--drafts", "4096", "--gamma", "64"],
+            "262144 draft nodes per round",
+        ),
+        (
+            &["--method", "multiround", "--tree", "256,256"],
+            "draft nodes per round",
+        ),
         (&["--temperature", "-1"], "--temperature"),
         (&["--top-k", "0"], "--top-k"),
         (&["--top-p", "0"], "--top-p"),
