@@ -21,16 +21,14 @@ impl Backend {
     /// The device for this backend. Never uses `Device::default()`, which prefers a GPU.
     ///
     /// # Errors
-    /// [`Error::BadConfig`] for [`Backend::Wgpu`] in a build without the `wgpu` feature.
+    /// [`Error::BackendNotBuilt`] for [`Backend::Wgpu`] in a build without the `wgpu` feature.
     pub fn device(self) -> Result<Device> {
         match self {
             Self::Cpu => Ok(Device::flex()),
             #[cfg(feature = "wgpu")]
             Self::Wgpu => Ok(Device::wgpu(burn::tensor::DeviceKind::default())),
             #[cfg(not(feature = "wgpu"))]
-            Self::Wgpu => Err(Error::BadConfig(
-                "this build has no wgpu backend; rebuild with `--features wgpu`".into(),
-            )),
+            Self::Wgpu => Err(Error::BackendNotBuilt("wgpu")),
         }
     }
 }

@@ -9,6 +9,9 @@ pub enum Error {
     /// A model shape that cannot be built.
     #[error("invalid model configuration: {0}")]
     BadConfig(String),
+    /// A backend this build does not include.
+    #[error("this build has no {0} backend; rebuild with `--features {0}`")]
+    BackendNotBuilt(&'static str),
     /// Text containing a character the tokenizer does not know.
     #[error("character {ch:?} (U+{code:04X}) at position {position} is not in the vocabulary")]
     UnknownChar {
