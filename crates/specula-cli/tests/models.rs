@@ -103,6 +103,19 @@ fn bad_generate_flags_are_refused_with_one_line() {
         &["train", "--role", "draft", "--corpus", "/nonexistent"],
         "fetch-corpus",
     );
+    let impostor = std::env::temp_dir().join(format!("not-shakespeare-{}", std::process::id()));
+    std::fs::write(&impostor, "To be, or not to be.\n").unwrap();
+    assert_error(
+        &[
+            "train",
+            "--role",
+            "draft",
+            "--corpus",
+            impostor.to_str().unwrap(),
+        ],
+        "is not Tiny Shakespeare (sha256",
+    );
+    let _ = std::fs::remove_file(&impostor);
     assert_error(
         &["train", "--role", "draft", "--resume", "--lr", "0.1"],
         "--lr cannot change",
