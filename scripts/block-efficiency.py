@@ -38,6 +38,9 @@ def main():
     if len(sys.argv) < 3 or not sys.argv[1].isdigit():
         sys.exit(__doc__)
     seeds = int(sys.argv[1])
+    if not os.path.isfile(binary()):
+        sys.exit(f"no {binary()}: run `cargo build --release -p specula-cli` first "
+                 "(or set SPECULA or CARGO_TARGET_DIR)")
     for settings in sys.argv[2:]:
         jobs = [["--prompt", p, "--seed", str(s), *settings.split()]
                 for p in PROMPTS for s in range(seeds)]
