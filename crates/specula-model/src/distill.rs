@@ -213,8 +213,6 @@ mod tests {
     use super::*;
     use crate::config::ModelConfig;
     use crate::transformer::Gpt;
-    use crate::weights::model_bytes;
-    use burn::tensor::DType;
 
     fn tiny_teacher(tokenizer: &CharTokenizer) -> (ModelBundle, Gpt, Device) {
         let device = crate::Backend::Cpu.device().unwrap();
@@ -224,15 +222,9 @@ mod tests {
         config.n_layers = 1;
         config.max_seq = 8;
         let model = Gpt::new(&config, 3, 0.0, &device).unwrap();
-        let bytes = model_bytes(&model, DType::F32).unwrap();
-        let bundle = ModelBundle::from_model(
-            &load_model(&config, &bytes, &device).unwrap(),
-            ModelRole::Target,
-            config,
-            tokenizer.clone(),
-            None,
-        )
-        .unwrap();
+        let bundle =
+            ModelBundle::from_model(&model, ModelRole::Target, config, tokenizer.clone(), None)
+                .unwrap();
         (bundle, model, device)
     }
 

@@ -91,8 +91,8 @@ fn logits_both_ways(lm: &mut BurnLm, text: &str) -> (Vec<f32>, Vec<f32>) {
 /// argmax, by a margin far above how far the two forward paths' logits differ.
 #[test]
 fn pinned_texts_lead_by_more_than_kernel_rounding() {
-    let vocab = bundled::tokenizer().unwrap().vocab_size();
     let tokenizer = bundled::tokenizer().unwrap();
+    let vocab = tokenizer.vocab_size();
     for (role, text) in [
         (ModelRole::Target, PINNED_TARGET),
         (ModelRole::Draft, PINNED_DRAFT),

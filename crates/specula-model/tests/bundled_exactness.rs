@@ -106,14 +106,35 @@ fn chi_square_p(counts: &[u64], probs: &[f64], bins_from: &[f64]) -> f64 {
     1.0 - ChiSquared::new(f64::from(cells - 1)).unwrap().cdf(stat)
 }
 
-fn assert_samples_target(method: Method) {
-    let tokenizer = bundled::tokenizer().unwrap();
-    let prompt = tokenizer.encode(PROMPT).unwrap();
+/// The bundled pair, the encoded prompt, and the target's exact joint at T = 1.
+struct Setup {
+    prompt: Vec<u32>,
+    draft: BurnLm,
+    target: BurnLm,
+    truth: Vec<f64>,
+}
+
+fn setup() -> Setup {
+    let prompt = bundled::tokenizer().unwrap().encode(PROMPT).unwrap();
     let mut target = bundled::load(ModelRole::Target, Backend::Cpu).unwrap();
-    let mut draft = bundled::load(ModelRole::Draft, Backend::Cpu).unwrap();
-    let sampling = SamplingConfig::default();
-    let truth = exact_joint(&mut target, &prompt, &sampling);
-    let draft_joint = exact_joint(&mut draft, &prompt, &sampling);
+    let draft = bundled::load(ModelRole::Draft, Backend::Cpu).unwrap();
+    let truth = exact_joint(&mut target, &prompt, &SamplingConfig::default());
+    Setup {
+        prompt,
+        draft,
+        target,
+        truth,
+    }
+}
+
+fn assert_samples_target(method: Method) {
+    let Setup {
+        prompt,
+        mut draft,
+        mut target,
+        truth,
+    } = setup();
+    let draft_joint = exact_joint(&mut draft, &prompt, &SamplingConfig::default());
     let observed = counts(&method, &prompt, &mut draft, &mut target);
     let p_value = chi_square_p(&observed, &truth, &truth);
     assert!(
@@ -158,11 +179,12 @@ fn multi_round_prefix_tree_with_the_bundled_pair_samples_the_target() {
 /// KL(target ‖ output) ≤ D per token; at D = 0.05 the same test rejects it.
 #[test]
 fn lossy_mentored_decoding_is_told_apart_from_the_target() {
-    let tokenizer = bundled::tokenizer().unwrap();
-    let prompt = tokenizer.encode(PROMPT).unwrap();
-    let mut target = bundled::load(ModelRole::Target, Backend::Cpu).unwrap();
-    let mut draft = bundled::load(ModelRole::Draft, Backend::Cpu).unwrap();
-    let truth = exact_joint(&mut target, &prompt, &SamplingConfig::default());
+    let Setup {
+        prompt,
+        mut draft,
+        mut target,
+        truth,
+    } = setup();
     let method = Method::Mentored {
         gamma: 3,
         kl_budget: 0.05,
