@@ -683,8 +683,15 @@ mod tests {
         kl / f64::from(rows)
     }
 
+    /// burn seeds one random generator per backend, shared by every thread: training
+    /// runs in tests that run side by side would draw each other's dropout masks.
+    static TRAINING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn a_distilled_run_moves_the_student_towards_the_teacher_and_keeps_its_settings() {
+        let _alone = TRAINING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let corpus = corpus();
         let device = Backend::Cpu.device().unwrap();
         let vocab = corpus.tokenizer.vocab_size();
@@ -755,6 +762,9 @@ mod tests {
 
     #[test]
     fn a_resumed_run_takes_the_same_steps_as_an_uninterrupted_one() {
+        let _alone = TRAINING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let device = Backend::Cpu.device().unwrap();
         let mut config = tiny(corpus().tokenizer.vocab_size(), 16, 9);
         config.dropout = 0.1; // the dropout masks must repeat too
