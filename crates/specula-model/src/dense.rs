@@ -371,6 +371,11 @@ fn block<S: Simd, const R: usize, const U: usize>(
     } else {
         let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
         for (i, w) in weights.iter().enumerate() {
+            if R > 1 {
+                // One row is light enough for the out-of-order core to run ahead of the
+                // weight stream by itself; several are not (BENCHMARKS.md).
+                crate::prefetch::ahead(w);
+            }
             for r in 0..R {
                 multiply_add(simd, &mut acc[r], xs[r][i], w);
             }

@@ -42,6 +42,7 @@ mod host_model;
 mod init;
 mod kv;
 mod lm;
+mod prefetch;
 mod reduce;
 mod tokenizer;
 #[cfg(feature = "train")]
