@@ -356,6 +356,15 @@ fn invert_block_efficiency(be: f64, gamma: usize) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// Timed calls per forward cost: the median of this many.
+const COST_REPS: usize = 61;
+
+/// The median of `times` (of odd length).
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
 /// Median time of `f` over `reps` runs, in ms.
 fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result<f64, CliError> {
     let mut times = Vec::with_capacity(reps);
@@ -364,8 +373,7 @@ fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result
         f()?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    Ok(median(times))
 }
 
 fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliError> {
@@ -383,22 +391,31 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
             .map(|_| ())
             .map_err(|e| CliError::failure(e.to_string()))
     };
-    let mut target_positions_ms = Vec::new();
-    let mut target_positions_burn_forward_ms = Vec::new();
-    for (n, host) in [1, 2, 3, 4, 5, 8]
-        .map(|n| (n, true))
-        .into_iter()
-        .chain([1, 5, 8].map(|n| (n, false)))
-    {
-        pair.target.set_host_forward(host);
-        let mut seq = prefix.to_vec();
-        seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
-        let queries: Vec<Query> = (1..=n)
-            .map(|i| Query {
-                sequence: 0,
-                prefix_len: prefix.len() + i,
+    let mut by_path = [true, false].map(|host| {
+        let counts: &[usize] = if host {
+            &[1, 2, 3, 4, 5, 8]
+        } else {
+            &[1, 5, 8]
+        };
+        let calls: Vec<(Vec<u32>, Vec<Query>)> = counts
+            .iter()
+            .map(|&n| {
+                let mut seq = prefix.to_vec();
+                seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
+                let queries = (1..=n)
+                    .map(|i| Query {
+                        sequence: 0,
+                        prefix_len: prefix.len() + i,
+                    })
+                    .collect();
+                (seq, queries)
             })
             .collect();
+        (host, counts, calls)
+    });
+    let mut medians = Vec::new();
+    for (host, counts, calls) in &mut by_path {
+        pair.target.set_host_forward(*host);
         forward(
             &mut pair.target,
             vec![prefix.to_vec()],
@@ -407,15 +424,20 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
                 prefix_len: prefix.len(),
             }],
         )?;
-        let ms = median_ms(31, || {
-            forward(&mut pair.target, vec![seq.clone()], queries.clone())
-        })?;
-        if host {
-            target_positions_ms.push((n, ms));
-        } else {
-            target_positions_burn_forward_ms.push((n, ms));
+        // The position counts take turns, so the machine's slow spells hit all of them.
+        let mut times = vec![Vec::with_capacity(COST_REPS); counts.len()];
+        for _ in 0..COST_REPS {
+            for ((seq, queries), times) in calls.iter().zip(&mut times) {
+                let t = Instant::now();
+                forward(&mut pair.target, vec![seq.clone()], queries.clone())?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
         }
+        let ms = times.into_iter().map(median);
+        medians.push(counts.iter().copied().zip(ms).collect::<Vec<_>>());
     }
+    let target_positions_burn_forward_ms = medians.pop().unwrap_or_default();
+    let target_positions_ms = medians.pop().unwrap_or_default();
     pair.target.set_host_forward(true);
     let mut draft_rows_ms = Vec::new();
     for k in std::iter::once(1).chain(ks.iter().copied()) {
@@ -436,7 +458,7 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
                 prefix_len: prefix.len(),
             }],
         )?;
-        let ms = median_ms(31, || {
+        let ms = median_ms(COST_REPS, || {
             forward(&mut pair.draft, sequences.clone(), queries.clone())
         })?;
         draft_rows_ms.push((k, ms));
@@ -451,7 +473,10 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
 }
 
 fn costs_table(c: &Costs) -> String {
-    let mut s = String::from("forward cost after a 100-token cached prefix (median of 31):\n");
+    let mut s = format!(
+        "forward cost after a 100-token cached prefix (median of {COST_REPS}; the target's \
+         position counts take turns):\n"
+    );
     let one = c.target_positions_ms[0].1;
     for &(n, ms) in &c.target_positions_ms {
         let _ = writeln!(

@@ -7,8 +7,10 @@
 //! few SIMD vectors wide lets blocks of up to 5 rows share every weight load, with
 //! independent accumulator registers per row; every block of rows runs against a panel
 //! while it is in cache, so the weights are read from memory once per call at any row
-//! count. SIMD dispatch (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s,
-//! which gemm itself uses, so it adds no new dependency tree and no `unsafe` here.
+//! count, and blocks of several rows prefetch the weights ahead of them. SIMD dispatch
+//! (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s, which gemm itself uses,
+//! so it adds no new dependency tree and no `unsafe` here (the prefetch's is in
+//! `prefetch.rs`).
 
 use std::sync::Arc;
 
