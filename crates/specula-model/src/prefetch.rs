@@ -8,7 +8,8 @@
 
 /// How far ahead of the kernel the weights are requested. Measured on the target's dense
 /// layers: 4 KiB helped little, 16 KiB most, 32 and 64 KiB less again.
-pub(crate) const AHEAD_BYTES: usize = 16 * 1024;
+#[cfg(target_arch = "x86_64")]
+const AHEAD_BYTES: usize = 16 * 1024;
 
 /// Asks the CPU to start loading into cache the memory `AHEAD_BYTES` past `at`, as many
 /// bytes as `T` has. Nothing is read into the program and the results cannot change; on
