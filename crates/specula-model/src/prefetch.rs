@@ -7,7 +7,7 @@
 //! weight stream take turns instead of overlapping (BENCHMARKS.md, "Software prefetch").
 
 /// How far ahead of the kernel the weights are requested. Measured on the target's dense
-/// layers: 4 KiB helped little, 16 KiB most, 32 and 64 KiB less again.
+/// layers: 4 KiB helped a little, 16 KiB most, 32 and 64 KiB no more than none.
 #[cfg(target_arch = "x86_64")]
 const AHEAD_BYTES: usize = 16 * 1024;
 
