@@ -391,12 +391,18 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
             .map(|_| ())
             .map_err(|e| CliError::failure(e.to_string()))
     };
-    let mut by_path = [true, false].map(|host| {
-        let counts: &[usize] = if host {
-            &[1, 2, 3, 4, 5, 8]
-        } else {
-            &[1, 5, 8]
-        };
+    // Median ms of the target's forward over each count of new positions, on the host
+    // forward pass or burn's; the counts take turns, so the machine's slow spells hit all.
+    let mut position_costs = |host: bool, counts: &[usize]| -> Result<_, CliError> {
+        pair.target.set_host_forward(host);
+        forward(
+            &mut pair.target,
+            vec![prefix.to_vec()],
+            vec![Query {
+                sequence: 0,
+                prefix_len: prefix.len(),
+            }],
+        )?;
         let calls: Vec<(Vec<u32>, Vec<Query>)> = counts
             .iter()
             .map(|&n| {
@@ -411,20 +417,6 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
                 (seq, queries)
             })
             .collect();
-        (host, counts, calls)
-    });
-    let mut medians = Vec::new();
-    for (host, counts, calls) in &mut by_path {
-        pair.target.set_host_forward(*host);
-        forward(
-            &mut pair.target,
-            vec![prefix.to_vec()],
-            vec![Query {
-                sequence: 0,
-                prefix_len: prefix.len(),
-            }],
-        )?;
-        // The position counts take turns, so the machine's slow spells hit all of them.
         let mut times = vec![Vec::with_capacity(COST_REPS); counts.len()];
         for _ in 0..COST_REPS {
             for ((seq, queries), times) in calls.iter().zip(&mut times) {
@@ -434,10 +426,10 @@ fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliErro
             }
         }
         let ms = times.into_iter().map(median);
-        medians.push(counts.iter().copied().zip(ms).collect::<Vec<_>>());
-    }
-    let target_positions_burn_forward_ms = medians.pop().unwrap_or_default();
-    let target_positions_ms = medians.pop().unwrap_or_default();
+        Ok(counts.iter().copied().zip(ms).collect::<Vec<_>>())
+    };
+    let target_positions_ms = position_costs(true, &[1, 2, 3, 4, 5, 8])?;
+    let target_positions_burn_forward_ms = position_costs(false, &[1, 5, 8])?;
     pair.target.set_host_forward(true);
     let mut draft_rows_ms = Vec::new();
     for k in std::iter::once(1).chain(ks.iter().copied()) {
