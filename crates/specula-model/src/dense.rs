@@ -4,10 +4,11 @@
 //! call. For one row it takes a matrix–vector path, but from two rows up the packing of
 //! the weights dominates, so verifying 8 positions cost ~3× one position — the opposite of
 //! the regime speculative decoding needs. Packing the weights once into column panels a
-//! few SIMD vectors wide lets blocks of up to 5 rows share every weight load, with
-//! independent accumulator registers per row; every block of rows runs against a panel
-//! while it is in cache, so the weights are read from memory once per call at any row
-//! count, and blocks of several rows prefetch the weights ahead of them. SIMD dispatch
+//! few SIMD vectors wide lets blocks of up to 8 rows (with AVX-512) share every weight
+//! load, with independent accumulator registers per row; every block of rows runs against
+//! a panel while it is in cache, so the weights are read from memory once per call at any
+//! row count, and blocks of several rows prefetch the weights ahead of them. One row runs
+//! against two panels at once, for more independent multiply-adds. SIMD dispatch
 //! (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s, which gemm itself uses,
 //! so it adds no new dependency tree and no `unsafe` here (the prefetch's is in
 //! `prefetch.rs`).
@@ -16,17 +17,22 @@ use std::sync::Arc;
 
 use pulp::{Arch, Simd, WithSimd};
 
-use crate::const_rows::with_rows;
+use crate::const_rows::{each_row, with_rows};
 use crate::host_memory::HostMemory;
 
 /// `y = x · W + b` for `W: [d_in, d_out]`, stored as panels of `width` output columns:
-/// panel `p` holds `W[i, p·width + c]` at `(p·d_in + i)·width + c`, zero-padded. A panel is
-/// `unroll` SIMD vectors wide, so each row has that many independent accumulators.
+/// panel `p` holds `W[i, p·width + c]` at `p·d_in·width + i·w + c`, where `w` is the
+/// panel's width: `width` for all but the last, which is only as many whole SIMD vectors
+/// wide as the columns it has left (zero-padded to them), so no call streams padding. A
+/// panel is up to `unroll` SIMD vectors wide, so each row has that many independent
+/// accumulators.
 #[derive(Debug, Clone)]
 pub(crate) struct PackedDense {
     d_in: usize,
     d_out: usize,
     width: usize,
+    /// f32 lanes per SIMD vector.
+    lanes: usize,
     /// Holds the panels from `start` on, alone or with other layers' (see
     /// [`gather_panels`]).
     memory: Arc<HostMemory>,
@@ -38,21 +44,24 @@ pub(crate) struct PackedDense {
 }
 
 /// Accumulator vectors per row and panel: enough independent chains to hide the latency
-/// of a multiply-add (scalar code needs more of them). With AVX-512's 32 registers, 4 per
-/// row also halves the broadcasts per multiply-add; one position then ran ~15 % faster.
+/// of a multiply-add (scalar code needs more of them). With AVX-512, 3 (48-column panels)
+/// so that 8 rows fit the 32 registers together (8 × 3 accumulators + 3 weight vectors +
+/// a broadcast): the target's 8-position forward then cost 0.78–0.83 ms against
+/// 0.92–0.96 with 4 (64 columns, blocks of 5 rows then 3, the 3 from cache after the
+/// weight stream had passed); see BENCHMARKS.md.
 const fn unroll(lanes: usize) -> usize {
     match lanes {
-        1 | 16.. => 4,
+        1 => 4,
+        16.. => 3,
         _ => 2,
     }
 }
 
 /// Rows per block, so that rows × unroll accumulators plus the weight vectors fit in the
-/// registers (32 vector registers with AVX-512: 5 × 4 + 4 + 1, 16 otherwise). Blocks of 6
-/// rows (6 × 4 + 4 + 1 = 29, plus the row pointers) spilled: 6 positions of the target
-/// cost 2.5 ms against 1.5 ms with blocks of 5, and 8 positions 2.9 ms against 1.7 ms.
+/// registers (32 vector registers with AVX-512: 8 × 3 + 3 + 1; 16 otherwise: 4 × 2 + 2 +
+/// 1, or 4 × 4 scalars).
 const fn block_rows(lanes: usize) -> usize {
-    if lanes >= 16 { 5 } else { 4 }
+    if lanes >= 16 { 8 } else { 4 }
 }
 
 impl PackedDense {
@@ -84,35 +93,57 @@ impl PackedDense {
     ) -> Option<Self> {
         let width = lanes * unroll(lanes);
         let n_panels = d_out.div_ceil(width);
-        let mut panels = vec![0.0; n_panels * d_in * width];
-        for (p, panel) in panels.chunks_exact_mut(d_in * width).enumerate() {
-            for (i, out) in panel.chunks_exact_mut(width).enumerate() {
+        let mut layer = Self {
+            d_in,
+            d_out,
+            width,
+            lanes,
+            memory: Arc::new(HostMemory::from_vec(Vec::new())),
+            start: 0,
+            bias: vec![0.0; n_panels * width],
+            arch: Arch::new(),
+        };
+        let mut panels = vec![0.0; layer.packed_len()];
+        for p in 0..n_panels {
+            let w = layer.panel_width(p);
+            let panel = &mut panels[p * d_in * width..][..d_in * w];
+            for (i, out) in panel.chunks_exact_mut(w).enumerate() {
                 let row = &weight[i * d_out..(i + 1) * d_out];
-                let cols = (p * width..d_out).take(width);
+                let cols = (p * width..d_out).take(w);
                 for (o, j) in out.iter_mut().zip(cols) {
                     *o = row[j];
                 }
             }
         }
-        let mut padded = vec![0.0; n_panels * width];
+        layer.memory = Arc::new(HostMemory::from_vec(panels));
         if let Some(b) = bias {
-            padded[..d_out].copy_from_slice(b);
+            layer.bias[..d_out].copy_from_slice(b);
         }
-        Some(Self {
-            d_in,
-            d_out,
-            width,
-            memory: Arc::new(HostMemory::from_vec(panels)),
-            start: 0,
-            bias: padded,
-            arch: Arch::new(),
-        })
+        Some(layer)
     }
 
-    /// The packed weights: `d_out / width` panels (rounded up) of `d_in × width`.
+    /// The width of panel `p`: `width`, or for the last panel its columns rounded up to
+    /// whole SIMD vectors.
+    fn panel_width(&self, p: usize) -> usize {
+        let left = self.d_out - p * self.width;
+        left.next_multiple_of(self.lanes).min(self.width)
+    }
+
+    /// How many f32 the packed panels take.
+    fn packed_len(&self) -> usize {
+        let last = self.n_panels() - 1;
+        last * self.d_in * self.width + self.d_in * self.panel_width(last)
+    }
+
+    /// The packed weights: `d_out / width` panels (rounded up) of `d_in × width`, the last
+    /// one narrower.
     fn panels(&self) -> &[f32] {
-        let len = self.d_out.div_ceil(self.width) * self.d_in * self.width;
-        &self.memory.as_slice()[self.start..self.start + len]
+        &self.memory.as_slice()[self.start..self.start + self.packed_len()]
+    }
+
+    /// Panel `p`'s weights, `d_in` rows of its width.
+    fn panel(&self, p: usize) -> &[f32] {
+        &self.panels()[p * self.d_in * self.width..][..self.d_in * self.panel_width(p)]
     }
 
     /// Whether the panels live in memory advised for huge pages.
@@ -285,7 +316,8 @@ impl WithSimd for Apply<'_> {
 }
 
 /// For every panel, runs the rows against it in blocks of at most `max_rows`, so a panel
-/// is fetched from memory once whatever the row count.
+/// is fetched from memory once whatever the row count. One row runs against two adjacent
+/// panels at once instead (see [`block`]).
 #[inline(always)]
 fn row_blocks<S: Simd, const U: usize>(
     simd: S,
@@ -303,15 +335,52 @@ fn row_blocks<S: Simd, const U: usize>(
     } else {
         x
     };
-    for p in o.panels.clone() {
+    let mut p = o.panels.start;
+    while p < o.panels.end {
+        let full = |q: usize| q < o.panels.end && layer.panel_width(q) == layer.width;
+        if rows == 1 && full(p) && full(p + 1) {
+            block::<S, 1, U, 2>(simd, layer, p, x, out, o);
+            p += 2;
+            continue;
+        }
         let mut r0 = 0;
         while r0 < rows {
             let n = (rows - r0).min(max_rows);
             let x = &x[r0 * k..(r0 + n) * k];
             let out = &mut out[r0 * o.width..(r0 + n) * o.width];
-            with_rows!(n, |R| block::<S, R, U>(simd, layer, p, x, out, o));
+            // The last panel may be fewer vectors wide.
+            match layer.panel_width(p) / S::F32_LANES {
+                v if v >= U => with_rows!(n, |R| block::<S, R, U, 1>(simd, layer, p, x, out, o)),
+                1 => with_rows!(n, |R| block::<S, R, 1, 1>(simd, layer, p, x, out, o)),
+                2 => with_rows!(n, |R| block::<S, R, 2, 1>(simd, layer, p, x, out, o)),
+                _ => with_rows!(n, |R| block::<S, R, 3, 1>(simd, layer, p, x, out, o)),
+            }
             r0 += n;
         }
+        p += 1;
+    }
+}
+
+/// Writes one row's accumulators for panel `p` to `out` (that row's outputs for the
+/// columns of `o.panels`), leaving out the padding columns.
+#[inline(always)]
+fn store_row<S: Simd, const U: usize>(
+    simd: S,
+    layer: &PackedDense,
+    p: usize,
+    acc: &[S::f32s; U],
+    out: &mut [f32],
+    o: &Out,
+) {
+    let (n, width, lanes) = (layer.d_out, layer.width, S::F32_LANES);
+    let first = o.panels.start * width;
+    for (u, &v) in acc.iter().enumerate() {
+        let c0 = p * width + u * lanes;
+        if c0 >= n {
+            break;
+        }
+        let (cols, at) = (lanes.min(n - c0), c0 - first);
+        simd.partial_store_f32s(&mut out[at..at + cols], v);
     }
 }
 
@@ -341,11 +410,17 @@ fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
     xt
 }
 
-/// `R` rows against panel `p` of `U` vectors: per weight vector, `R` broadcast
-/// multiply-adds into independent accumulators. `x` holds the rows' inputs, interleaved
-/// when `o.interleave` (`x[i · R + r]` = input `i` of row `r`), else row by row.
+/// `R` rows against the `P` panels from `p` on, each of `U` vectors: per weight vector, `R`
+/// broadcast multiply-adds into independent accumulators. `x` holds the rows' inputs,
+/// interleaved when `o.interleave` (`x[i · R + r]` = input `i` of row `r`), else row by
+/// row.
+///
+/// Why two panels for one row: one row against one panel is too few independent
+/// multiply-add chains for the core to run far enough ahead of the weight stream; against
+/// two, a one-position forward of the target cost ~7 % less, with the same sums. Two to
+/// four rows against two panels were slower than against one (BENCHMARKS.md).
 #[inline(always)]
-fn block<S: Simd, const R: usize, const U: usize>(
+fn block<S: Simd, const R: usize, const U: usize, const P: usize>(
     simd: S,
     layer: &PackedDense,
     p: usize,
@@ -353,46 +428,49 @@ fn block<S: Simd, const R: usize, const U: usize>(
     out: &mut [f32],
     o: &Out,
 ) {
-    let (k, n, width) = (layer.d_in, layer.d_out, layer.width);
-    let first = o.panels.start * width;
-    let lanes = S::F32_LANES;
-    let (bias, _) = S::as_simd_f32s(&layer.bias[p * width..(p + 1) * width]);
-    let (weights, _) = S::as_simd_f32s(&layer.panels()[p * k * width..(p + 1) * k * width]);
-    let (weights, _) = weights.as_chunks::<U>();
-    let mut acc = [[simd.splat_f32s(0.0); U]; R];
-    for a in &mut acc {
-        a.copy_from_slice(&bias[..U]);
-    }
+    let (k, width) = (layer.d_in, layer.width);
+    let weights: [&[[S::f32s; U]]; P] = std::array::from_fn(|q| {
+        let (w, _) = S::as_simd_f32s(layer.panel(p + q));
+        w.as_chunks::<U>().0
+    });
+    let init: [[S::f32s; U]; P] = std::array::from_fn(|q| {
+        let (bias, _) = S::as_simd_f32s(&layer.bias[(p + q) * width..(p + q + 1) * width]);
+        std::array::from_fn(|u| bias[u])
+    });
+    let mut acc = [init; R];
+    let len = weights[0].len();
     if o.interleave {
         let (inputs, _) = x.as_chunks::<R>();
-        for (xi, w) in inputs.iter().zip(weights) {
-            for r in 0..R {
-                multiply_add(simd, &mut acc[r], xi[r], w);
+        for (i, xi) in inputs.iter().enumerate().take(len) {
+            for q in 0..P {
+                let w = &weights[q][i];
+                each_row!(R, |r| {
+                    multiply_add(simd, &mut acc[r][q], xi[r], w);
+                });
             }
         }
     } else {
-        let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..(r + 1) * k]);
-        for (i, w) in weights.iter().enumerate() {
-            if R > 1 {
-                // One row is light enough for the out-of-order core to run ahead of the
-                // weight stream by itself; several are not (BENCHMARKS.md).
-                crate::prefetch::ahead(w);
-            }
-            for r in 0..R {
-                multiply_add(simd, &mut acc[r], xs[r][i], w);
+        // Each row's inputs as long as the weights, so indexing them needs no check.
+        let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..][..len]);
+        for i in 0..len {
+            for q in 0..P {
+                let w = &weights[q][i];
+                if R > 1 {
+                    // One row is light enough for the out-of-order core to run ahead of
+                    // the weight stream by itself; several are not (BENCHMARKS.md).
+                    crate::prefetch::ahead(w);
+                }
+                each_row!(R, |r| {
+                    multiply_add(simd, &mut acc[r][q], xs[r][i], w);
+                });
             }
         }
     }
-    for (r, a) in acc.iter().enumerate() {
-        for (u, &v) in a.iter().enumerate() {
-            let c0 = p * width + u * lanes;
-            if c0 >= n {
-                break;
-            }
-            let (cols, at) = (lanes.min(n - c0), r * o.width + c0 - first);
-            simd.partial_store_f32s(&mut out[at..at + cols], v);
+    each_row!(R, |r| {
+        for (q, a) in acc[r].iter().enumerate() {
+            store_row(simd, layer, p + q, a, &mut out[r * o.width..], o);
         }
-    }
+    });
 }
 
 /// `acc[u] += x · w[u]` for every vector of the panel (a function, not a closure, so it is
@@ -426,11 +504,11 @@ fn scalar_reference(layer: &PackedDense, x: &[f32], out: &mut [f32], cols: &Out)
     for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(cols.width)) {
         for (j, o) in or.iter_mut().enumerate().map(|(j, o)| (j + first, o)) {
             let (p, c) = (j / width, j % width);
-            let panel = &layer.panels()[p * k * width..(p + 1) * k * width];
+            let (panel, w) = (layer.panel(p), layer.panel_width(p));
             *o = layer.bias[j]
                 + xr.iter()
                     .enumerate()
-                    .map(|(i, &xi)| xi * panel[i * width + c])
+                    .map(|(i, &xi)| xi * panel[i * w + c])
                     .sum::<f32>();
         }
     }
@@ -494,40 +572,53 @@ mod tests {
 
     #[test]
     fn the_scalar_level_and_both_input_layouts_agree_too() {
-        let (k, n, rows) = (37, 29, 6);
+        // 129 columns: with AVX-512 two whole panels and a last one of 33 columns padded to
+        // a whole panel's width, so one row's two-panel blocks meet padding too.
+        let (k, n) = (37, 129);
         let w: Vec<f32> = (0..k * n)
             .map(|i| ((i * 31 % 89) as f32 - 44.0) / 61.0)
             .collect();
-        let x: Vec<f32> = (0..rows * k)
-            .map(|i| ((i * 7 % 23) as f32 - 11.0) / 9.0)
-            .collect();
-        let want = naive(&w, &vec![0.0; n], &x, k, n);
         let scalar = PackedDense::with_lanes(&w, None, k, n, 1).unwrap();
         let simd = PackedDense::new(&w, None, k, n).unwrap();
-        // Both input layouts, at the scalar level and at this machine's.
-        for interleave in [false, true] {
-            for layer in [&scalar, &simd] {
-                let mut got = vec![0.0; rows * n];
-                let apply = Apply {
-                    layer,
-                    x: &x,
-                    out: &mut got,
-                    cols: Out {
-                        panels: 0..n.div_ceil(layer.width),
-                        width: n,
-                        interleave,
-                    },
-                };
-                if layer.width == 4 {
-                    apply.with_simd(pulp::Scalar::new());
-                } else {
-                    layer.arch.dispatch(apply);
-                }
-                for (g, w) in got.iter().zip(&want) {
-                    assert!(
-                        (g - w).abs() < 1e-3 * (1.0 + w.abs()),
-                        "interleave {interleave}"
-                    );
+        let run = |layer: &PackedDense, x: &[f32], interleave: bool| {
+            let mut got = vec![0.0; x.len() / k * n];
+            let apply = Apply {
+                layer,
+                x,
+                out: &mut got,
+                cols: Out {
+                    panels: 0..n.div_ceil(layer.width),
+                    width: n,
+                    interleave,
+                },
+            };
+            if layer.width == 4 {
+                apply.with_simd(pulp::Scalar::new());
+            } else {
+                layer.arch.dispatch(apply);
+            }
+            got
+        };
+        // Both input layouts, at the scalar level and at this machine's, for one row
+        // (blocks of two panels) and for several (blocks of one).
+        for rows in [1, 6, 9] {
+            let x: Vec<f32> = (0..rows * k)
+                .map(|i| ((i * 7 % 23) as f32 - 11.0) / 9.0)
+                .collect();
+            let want = naive(&w, &vec![0.0; n], &x, k, n);
+            for interleave in [false, true] {
+                for layer in [&scalar, &simd] {
+                    let got = run(layer, &x, interleave);
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!(
+                            (g - w).abs() < 1e-3 * (1.0 + w.abs()),
+                            "{rows} rows, interleave {interleave}"
+                        );
+                    }
+                    // Each output is the same sum in the same order whatever the block
+                    // shape, so a row alone gives the very same bits.
+                    let alone = run(layer, &x[..k], interleave);
+                    assert_eq!(alone, got[..n], "{rows} rows, interleave {interleave}");
                 }
             }
         }

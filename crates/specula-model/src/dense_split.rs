@@ -3,8 +3,8 @@
 //!
 //! The unit of work is a column panel of one row. With an even number of panels each
 //! thread takes half of them; with an odd number and several rows the middle panel is
-//! shared by rows, so that the target's 320-wide layers (5 panels) split 12 : 13 row-panels
-//! at 5 rows instead of 2 : 3 panels. Each thread still reads only its own panels'
+//! shared by rows, so that the target's 320-wide layers (7 panels of up to 48 columns with
+//! AVX-512) split 17 : 18 row-panels at 5 rows instead of 3 : 4 panels. Each thread still reads only its own panels'
 //! weights (the shared one from both).
 
 use std::ops::Range;
@@ -161,8 +161,8 @@ mod tests {
 
     #[test]
     fn a_split_call_equals_the_whole_call_and_small_calls_stay_whole() {
-        // Panels of 64 columns with AVX-512 (fewer lanes make more panels): an odd
-        // number, an even one, and a ragged last panel.
+        // Panels of 48 columns with AVX-512 (fewer lanes make more panels): odd numbers
+        // of them with a narrower last panel (320, 1280 columns), and an even number.
         for (k, n) in [(1024, 320), (256, 1280), (256, 1030)] {
             let w: Vec<f32> = (0..k * n)
                 .map(|i| ((i * 37 % 101) as f32 - 50.0) / 97.0)

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use pulp::{Arch, Simd, WithSimd};
 
-use crate::const_rows::with_rows;
+use crate::const_rows::{each_row, with_rows};
 use crate::host_kv::{HostCache, HostKv, NewKv, TILE, Tiled, tiled_at};
 use crate::reduce;
 
@@ -99,6 +99,15 @@ impl WithSimd for Attend<'_> {
             let end = units.end.clamp(h * queries, (h + 1) * queries) - h * queries;
             if first == end {
                 continue;
+            }
+            // The next head's keys and values, on their way while this head runs.
+            if let (Some((cache, len)), true) = (context.shared, h + 1 < heads) {
+                let keys = cache.keys(layer, h + 1);
+                crate::prefetch::into_l2(&keys.data[..len.div_ceil(TILE) * TILE * hd]);
+                let values = cache.values(layer, h + 1);
+                for tile in values.data.chunks(values.rows * TILE) {
+                    crate::prefetch::into_l2(&tile[..len * TILE]);
+                }
             }
             // Every query against the shared prefix at once, in blocks of up to 8 queries
             // that share each load of the (transposed) keys.
@@ -239,14 +248,23 @@ fn rows_times<S: Simd, const R: usize>(
     scale: f32,
     out: &mut [f32],
 ) {
-    // At most 10 accumulators, so that they and the loaded vectors fit AVX2's 16
-    // registers; AVX-512 has 32, room for 20.
     let mut c0 = 0;
-    if R <= 2 || (S::F32_LANES >= 16 && R <= 5) {
-        c0 = vectors_at_once::<S, R, 4>(simd, block, x, m, c0, scale, out);
-    }
-    if R <= 5 {
+    if S::F32_LANES >= 16 {
+        // AVX-512's 32 registers hold up to 24 accumulators with the loaded vectors.
+        if R <= 5 {
+            c0 = vectors_at_once::<S, R, 4>(simd, block, x, m, c0, scale, out);
+        } else {
+            c0 = vectors_at_once::<S, R, 3>(simd, block, x, m, c0, scale, out);
+        }
         c0 = vectors_at_once::<S, R, 2>(simd, block, x, m, c0, scale, out);
+    } else {
+        // At most 10 accumulators, so that they and the loaded vectors fit AVX2's 16.
+        if R <= 2 {
+            c0 = vectors_at_once::<S, R, 4>(simd, block, x, m, c0, scale, out);
+        }
+        if R <= 5 {
+            c0 = vectors_at_once::<S, R, 2>(simd, block, x, m, c0, scale, out);
+        }
     }
     vectors_at_once::<S, R, 1>(simd, block, x, m, c0, scale, out);
 }
@@ -266,45 +284,43 @@ fn vectors_at_once<S: Simd, const R: usize, const V: usize>(
     let (x_at, out_at) = block.offsets::<R>();
     let lanes = S::F32_LANES;
     let scale = simd.splat_f32s(scale);
+    // Each query's inputs as long as the walk, so indexing them needs no check.
+    let xs: [&[f32]; R] = std::array::from_fn(|r| &x[x_at[r]..][..k]);
     while c0 < width && (V == 1 || c0 + V * lanes <= width) {
-        // Vector `v` covers columns `c0 + v·lanes ..`, the last one possibly partial.
-        let w: [usize; V] = std::array::from_fn(|v| lanes.min(width - (c0 + v * lanes)));
-        let tiles: [&[f32]; V] =
-            std::array::from_fn(|v| &m.data[tiled_at(m.rows, 0, c0 + v * lanes)..]);
-        let mut acc = [[simd.splat_f32s(0.0); R]; V];
+        // Vector `v` covers columns `c0 + v·lanes ..`, the last one possibly partial. It is
+        // loaded whole all the same: a `Tiled` matrix holds whole tiles, and the columns
+        // past `width` are never stored. (A masked load per step made the compiler spill
+        // the accumulators around it.)
+        let at: [usize; V] = std::array::from_fn(|v| tiled_at(m.rows, 0, c0 + v * lanes));
+        let mut acc = [[simd.splat_f32s(0.0); V]; R];
+        // `i` indexes every query's inputs and every tile's stream at once.
+        #[allow(clippy::needless_range_loop)]
         for i in 0..k {
-            let columns: [S::f32s; V] =
-                std::array::from_fn(|v| load(simd, &tiles[v][i * TILE..i * TILE + w[v]]));
-            for r in 0..R {
-                let xi = simd.splat_f32s(x[x_at[r] + i]);
-                for v in 0..V {
-                    acc[v][r] = simd.mul_add_e_f32s(xi, columns[v], acc[v][r]);
+            let columns: [S::f32s; V] = std::array::from_fn(|v| {
+                let s = &m.data[at[v] + i * TILE..][..lanes];
+                S::as_simd_f32s(s).0[0]
+            });
+            each_row!(R, |r| {
+                let xi = simd.splat_f32s(xs[r][i]);
+                for (a, &c) in acc[r].iter_mut().zip(&columns) {
+                    *a = simd.mul_add_e_f32s(xi, c, *a);
                 }
-            }
+            });
         }
-        for v in 0..V {
-            let at = c0 + v * lanes;
-            for r in 0..R {
-                let row = &mut out[out_at[r] + at..out_at[r] + at + w[v]];
-                store(simd, row, simd.mul_f32s(acc[v][r], scale));
+        each_row!(R, |r| {
+            for (v, &a) in acc[r].iter().enumerate() {
+                let at = c0 + v * lanes;
+                let row = &mut out[out_at[r] + at..out_at[r] + at + lanes.min(width - at)];
+                store(simd, row, simd.mul_f32s(a, scale));
             }
-        }
+        });
         c0 += V * lanes;
     }
     c0.min(width)
 }
 
-/// One vector from `s` (at most a vector long): a plain load when it is whole (a partial
-/// load is masked on x86 and lane by lane in wasm).
-#[inline(always)]
-fn load<S: Simd>(simd: S, s: &[f32]) -> S::f32s {
-    match S::as_simd_f32s(s) {
-        ([whole], []) => *whole,
-        _ => simd.partial_load_f32s(s),
-    }
-}
-
-/// [`load`]'s counterpart.
+/// Stores `v` to `s` (at most a vector long): a plain store when it is whole (a partial
+/// store is masked on x86 and lane by lane in wasm).
 #[inline(always)]
 fn store<S: Simd>(simd: S, s: &mut [f32], v: S::f32s) {
     match S::as_mut_simd_f32s(s) {

@@ -141,7 +141,9 @@ pub(crate) const TILE: usize = 16;
 
 /// A matrix of `rows` rows stored in tiles of [`TILE`] columns, each tile row-major:
 /// `m[i, c]` at `(c / TILE · rows + i) · TILE + c % TILE`. A vector of columns is one
-/// load, and a walk down the rows of one tile is a contiguous stream.
+/// load, and a walk down the rows of one tile is a contiguous stream. The last tile is
+/// whole too (its columns past the matrix's width are padding), so attention loads whole
+/// vectors even where only some of their columns count.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tiled<'a> {
     pub(crate) data: &'a [f32],
