@@ -7,8 +7,8 @@
 //! few SIMD vectors wide lets blocks of up to 8 rows (with AVX-512) share every weight
 //! load, with independent accumulator registers per row; every block of rows runs against
 //! a panel while it is in cache, so the weights are read from memory once per call at any
-//! row count, and blocks of several rows prefetch the weights ahead of them. One row runs
-//! against two panels at once, for more independent multiply-adds. SIMD dispatch
+//! row count, and blocks of several rows prefetch the weights ahead of them. Natively one
+//! row runs against two panels at once, for more independent multiply-adds. SIMD dispatch
 //! (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar) is `pulp`'s, which gemm itself uses,
 //! so it adds no new dependency tree and no `unsafe` here (the prefetch's is in
 //! `prefetch.rs`).
@@ -316,8 +316,8 @@ impl WithSimd for Apply<'_> {
 }
 
 /// For every panel, runs the rows against it in blocks of at most `max_rows`, so a panel
-/// is fetched from memory once whatever the row count. One row runs against two adjacent
-/// panels at once instead (see [`block`]).
+/// is fetched from memory once whatever the row count. Natively one row runs against two
+/// adjacent panels at once instead (see [`block`]).
 #[inline(always)]
 fn row_blocks<S: Simd, const U: usize>(
     simd: S,
@@ -338,7 +338,7 @@ fn row_blocks<S: Simd, const U: usize>(
     let mut p = o.panels.start;
     while p < o.panels.end {
         let full = |q: usize| q < o.panels.end && layer.panel_width(q) == layer.width;
-        if rows == 1 && full(p) && full(p + 1) {
+        if rows == 1 && !o.interleave && full(p) && full(p + 1) {
             block::<S, 1, U, 2>(simd, layer, p, x, out, o);
             p += 2;
             continue;
@@ -418,7 +418,8 @@ fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
 /// Why two panels for one row: one row against one panel is too few independent
 /// multiply-add chains for the core to run far enough ahead of the weight stream; against
 /// two, a one-position forward of the target cost ~7 % less, with the same sums. Two to
-/// four rows against two panels were slower than against one (BENCHMARKS.md).
+/// four rows against two panels were slower than against one, and so was one row inside
+/// wasm, where blocks read interleaved inputs (BENCHMARKS.md).
 #[inline(always)]
 fn block<S: Simd, const R: usize, const U: usize, const P: usize>(
     simd: S,
@@ -438,10 +439,12 @@ fn block<S: Simd, const R: usize, const U: usize, const P: usize>(
         std::array::from_fn(|u| bias[u])
     });
     let mut acc = [init; R];
-    let len = weights[0].len();
+    // Every stream cut to the same length, so indexing them needs no check.
+    let len = weights.iter().map(|w| w.len()).min().unwrap_or(0);
+    let weights = weights.map(|w| &w[..len]);
     if o.interleave {
         let (inputs, _) = x.as_chunks::<R>();
-        for (i, xi) in inputs.iter().enumerate().take(len) {
+        for (i, xi) in inputs[..len].iter().enumerate() {
             for q in 0..P {
                 let w = &weights[q][i];
                 each_row!(R, |r| {
@@ -450,7 +453,6 @@ fn block<S: Simd, const R: usize, const U: usize, const P: usize>(
             }
         }
     } else {
-        // Each row's inputs as long as the weights, so indexing them needs no check.
         let xs: [&[f32]; R] = std::array::from_fn(|r| &x[r * k..][..len]);
         for i in 0..len {
             for q in 0..P {
@@ -600,7 +602,7 @@ mod tests {
             got
         };
         // Both input layouts, at the scalar level and at this machine's, for one row
-        // (blocks of two panels) and for several (blocks of one).
+        // (natively blocks of two panels) and for several (blocks of one).
         for rows in [1, 6, 9] {
             let x: Vec<f32> = (0..rows * k)
                 .map(|i| ((i * 7 % 23) as f32 - 11.0) / 9.0)
