@@ -46,9 +46,10 @@ pub(crate) struct PackedDense {
 /// Accumulator vectors per row and panel: enough independent chains to hide the latency
 /// of a multiply-add (scalar code needs more of them). With AVX-512, 3 (48-column panels)
 /// so that 8 rows fit the 32 registers together (8 × 3 accumulators + 3 weight vectors +
-/// a broadcast): the target's 8-position forward then cost 0.78–0.83 ms against
-/// 0.92–0.96 with 4 (64 columns, blocks of 5 rows then 3, the 3 from cache after the
-/// weight stream had passed); see BENCHMARKS.md.
+/// a broadcast). With 4 (64 columns) 8 rows ran as a block of 5 with the weight stream
+/// and one of 3 from cache after it; the target's 8-position forward now costs 0.70–0.73
+/// ms against 0.85–0.86 then (with the two-panel row and the attention changes of the
+/// same session; BENCHMARKS.md, "Eight rows in one pass").
 const fn unroll(lanes: usize) -> usize {
     match lanes {
         1 => 4,
@@ -417,7 +418,7 @@ fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
 ///
 /// Why two panels for one row: one row against one panel is too few independent
 /// multiply-add chains for the core to run far enough ahead of the weight stream; against
-/// two, a one-position forward of the target cost ~7 % less, with the same sums. Two to
+/// two, a one-position forward of the target cost ~10 % less, with the same sums. Two to
 /// four rows against two panels were slower than against one, and so was one row inside
 /// wasm, where blocks read interleaved inputs (BENCHMARKS.md).
 #[inline(always)]

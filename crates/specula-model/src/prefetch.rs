@@ -1,10 +1,13 @@
-//! A software prefetch for the dense kernel's weight stream: the workspace's one `unsafe`
-//! block, because the intrinsic is an `unsafe` call outside `#[target_feature]` code and no
-//! crate offers it safely.
+//! Software prefetches: for the dense kernel's weight stream, and for attention's next
+//! head. This module holds the workspace's only `unsafe` code (two blocks), because the
+//! intrinsic is an `unsafe` call outside `#[target_feature]` code and no crate offers it
+//! safely.
 //!
 //! Why: with several rows a block does so much arithmetic per weight that the out-of-order
 //! core no longer runs far enough ahead to keep memory busy, and the arithmetic and the
 //! weight stream take turns instead of overlapping (BENCHMARKS.md, "Software prefetch").
+//! Attention reads each head's keys and values once per layer, after the weight stream
+//! has pushed them out of the caches.
 
 /// How far ahead of the kernel the weights are requested. Measured on the target's dense
 /// layers: 4 KiB helped a little, 16 KiB most, 32 and 64 KiB no more than none.
