@@ -101,7 +101,7 @@ impl WithSimd for Attend<'_> {
                 continue;
             }
             // The next head's keys and values, on their way while this head runs.
-            if let (Some((cache, len)), true) = (context.shared, h + 1 < heads) {
+            if let Some((cache, len)) = context.shared.filter(|_| h + 1 < heads) {
                 let keys = cache.keys(layer, h + 1);
                 crate::prefetch::into_l2(&keys.data[..len.div_ceil(TILE) * TILE * hd]);
                 let values = cache.values(layer, h + 1);
