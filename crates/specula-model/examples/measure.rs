@@ -1,7 +1,9 @@
 //! Measures forward and training-step costs of candidate model shapes on the CPU backend:
 //! `cargo run --release -p specula-model --example measure -- [d_model n_layers n_heads]...`
 //! (each triple is one shape; the MLP is 4× wide, 256 positions, 65 tokens). Forward costs
-//! are given with burn's forward and with the host forward, in one run.
+//! are given with burn's forward and with the host forward, in one run. `REPS` sets the
+//! forwards averaged per cost (default 30; a few thousand give the steady state, with the
+//! weights as warm in cache as decoding leaves them), `TRAIN=0` skips the training step.
 
 use std::time::Instant;
 
@@ -22,14 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         args.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
     };
-    let batch = std::env::var("BATCH")
-        .ok()
-        .and_then(|b| b.parse().ok())
-        .unwrap_or(16);
-    let ctx = std::env::var("CTX")
-        .ok()
-        .and_then(|b| b.parse().ok())
-        .unwrap_or(128);
+    let batch = env_usize("BATCH", 16);
+    let ctx = env_usize("CTX", 128);
     for [d, l, h] in shapes {
         let config = ModelConfig {
             vocab_size: 65,
@@ -45,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let prompt: Vec<u32> = (0..100).map(|i| (i * 7 % 65) as u32).collect();
         let one = |lm: &mut BurnLm, extra: usize| -> Result<f64, Box<dyn std::error::Error>> {
             // Committed prefix of 100 tokens, `extra` new positions queried in one call.
-            let reps = 30;
+            let reps = env_usize("REPS", 30);
             let mut total = 0.0;
             for r in 0..reps + 3 {
                 let mut seq = prompt.clone();
@@ -83,6 +79,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             burn[2],
             burn[2] / burn[0]
         );
+        if env_usize("TRAIN", 1) == 0 {
+            println!(
+                "d={d} L={l} h={h} params={:.2}M  host: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})",
+                config.num_params() as f64 / 1e6,
+                t8 / t1,
+            );
+            continue;
+        }
         // Training step cost.
         let ad = device.clone().autodiff();
         let mut model = Gpt::new(&config, 1, 0.1, &ad)?;
@@ -115,4 +119,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let _ = model.num_params();
     }
     Ok(())
+}
+
+/// The environment variable `name` as a number, or `default`.
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -47,9 +47,10 @@ impl ModelConfig {
     /// The bundled shape for `role` over a vocabulary of `vocab_size` characters.
     ///
     /// The sizes were chosen by measurement on a 2-core CPU (see MODELS.md): the draft is
-    /// dominated by per-call overhead; the target is large enough (7.5 M parameters, 30 MB
-    /// in f32) that one position is bound by reading its weights, so verifying a few
-    /// positions costs little more than one.
+    /// dominated by per-call overhead; the target (nanoGPT's shakespeare-char shape, 10.8 M
+    /// parameters, 43 MB in f32) is large enough that one position is bound by reading its
+    /// weights from memory rather than a 32 MiB cache, so verifying a few positions costs
+    /// little more than one.
     #[must_use]
     pub fn for_role(role: ModelRole, vocab_size: usize) -> Self {
         match role {
@@ -63,10 +64,10 @@ impl ModelConfig {
             },
             ModelRole::Target => Self {
                 vocab_size,
-                d_model: 320,
+                d_model: 384,
                 n_layers: 6,
-                n_heads: 5,
-                d_ff: 1280,
+                n_heads: 6,
+                d_ff: 1536,
                 max_seq: 256,
             },
         }

@@ -10,7 +10,7 @@ use specula_model::{Backend, BurnLm, ModelRole, bundled, sha256_hex};
 const PROMPT: &str = "ROMEO:\n";
 const LENGTH: usize = 48;
 /// Greedy continuations of PROMPT, recorded when the weights were committed.
-const PINNED_TARGET: &str = "I have not so see the sea the sea straight\nThe p";
+const PINNED_TARGET: &str = "I will not so see the strange the strange.\n\nROME";
 const PINNED_DRAFT: &str = "The should be so so soul be so so soul.\n\nROMEO:\n";
 
 fn greedy(method: Method) -> DecodeConfig {
