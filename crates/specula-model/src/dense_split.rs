@@ -3,9 +3,9 @@
 //!
 //! The unit of work is a column panel of one row. With an even number of panels each
 //! thread takes half of them; with an odd number and several rows the middle panel is
-//! shared by rows, so that a 320-wide layer (7 panels of up to 48 columns with
-//! AVX-512) splits 17 : 18 row-panels at 5 rows instead of 3 : 4 panels. Each thread still reads only its own panels'
-//! weights (the shared one from both).
+//! shared by rows, so that a 320-wide layer (7 panels of up to 48 columns with AVX-512)
+//! splits 17 : 18 row-panels at 5 rows instead of 3 : 4 panels. Each thread still reads
+//! only its own panels' weights (the shared one from both).
 
 use std::ops::Range;
 use std::sync::Arc;
