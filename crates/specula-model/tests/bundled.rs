@@ -5,7 +5,7 @@ use specula_engine::{
     DecodeConfig, Decoder, ForwardRequest, GammaPolicy, LanguageModel, Method, Query, Role,
     SamplingConfig, generate, generate_autoregressive,
 };
-use specula_model::{Backend, BurnLm, ModelRole, bundled, sha256_hex};
+use specula_model::{Backend, BurnLm, ModelConfig, ModelRole, bundled, sha256_hex};
 
 const PROMPT: &str = "ROMEO:\n";
 const LENGTH: usize = 48;
@@ -44,6 +44,21 @@ fn checksums_match_the_committed_files_and_the_size_budget() {
         assert_eq!(bundle.meta.role, role);
     }
     assert!(total <= 24 << 20, "{total} bytes of weights");
+}
+
+/// `ModelConfig::for_role` is documented as the bundled shapes, and `specula train` and the
+/// wasm crate's untrained "full" pairs build from it: the committed weights must agree.
+#[test]
+fn committed_shapes_are_the_roles_default_shapes() {
+    for role in [ModelRole::Draft, ModelRole::Target] {
+        let bundle = bundled::bundle(role).unwrap();
+        let vocab = bundle.meta.tokenizer.vocab_size();
+        assert_eq!(
+            bundle.meta.config,
+            ModelConfig::for_role(role, vocab),
+            "{role:?}"
+        );
+    }
 }
 
 #[test]
