@@ -79,12 +79,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             burn[2],
             burn[2] / burn[0]
         );
+        let host = format!(
+            "d={d} L={l} h={h} params={:.2}M  host: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})",
+            config.num_params() as f64 / 1e6,
+            t8 / t1,
+        );
         if env_usize("TRAIN", 1) == 0 {
-            println!(
-                "d={d} L={l} h={h} params={:.2}M  host: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})",
-                config.num_params() as f64 / 1e6,
-                t8 / t1,
-            );
+            println!("{host}");
             continue;
         }
         // Training step cost.
@@ -111,9 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         step_ms /= steps as f64;
         println!(
-            "d={d} L={l} h={h} params={:.2}M  host: fwd 1pos {t1:.3} ms, 5pos {t5:.3} ms, 8pos {t8:.3} ms (8/1 = {:.2})  train step {batch}x{ctx}: {step_ms:.0} ms ({:.0} tok/s)",
-            config.num_params() as f64 / 1e6,
-            t8 / t1,
+            "{host}  train step {batch}x{ctx}: {step_ms:.0} ms ({:.0} tok/s)",
             (batch * ctx) as f64 / step_ms * 1e3,
         );
         let _ = model.num_params();

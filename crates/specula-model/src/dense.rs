@@ -43,11 +43,24 @@ pub(crate) struct PackedDense {
     arch: Arch,
 }
 
+/// The width of panel `p` of a layer with `d_out` columns in panels of `width`: `width`, or
+/// for the last panel its columns rounded up to whole SIMD vectors of `lanes`.
+fn panel_width(d_out: usize, width: usize, lanes: usize, p: usize) -> usize {
+    let left = d_out - p * width;
+    left.next_multiple_of(lanes).min(width)
+}
+
+/// How many f32 the panels of a `d_in × d_out` layer take (see [`panel_width`]).
+fn packed_len(d_in: usize, d_out: usize, width: usize, lanes: usize) -> usize {
+    let last = d_out.div_ceil(width) - 1;
+    last * d_in * width + d_in * panel_width(d_out, width, lanes, last)
+}
+
 /// Accumulator vectors per row and panel: enough independent chains to hide the latency
 /// of a multiply-add (scalar code needs more of them). With AVX-512, 3 (48-column panels)
 /// so that 8 rows fit the 32 registers together (8 × 3 accumulators + 3 weight vectors +
 /// a broadcast). With 4 (64 columns) 8 rows ran as a block of 5 with the weight stream
-/// and one of 3 from cache after it; the target's 8-position forward now costs 0.70–0.73
+/// and one of 3 from cache after it; the 320-wide target's 8-position forward cost 0.70–0.73
 /// ms against 0.85–0.86 then (with the two-panel row and the attention changes of the
 /// same session; BENCHMARKS.md, "Eight rows in one pass").
 const fn unroll(lanes: usize) -> usize {
@@ -94,19 +107,9 @@ impl PackedDense {
     ) -> Option<Self> {
         let width = lanes * unroll(lanes);
         let n_panels = d_out.div_ceil(width);
-        let mut layer = Self {
-            d_in,
-            d_out,
-            width,
-            lanes,
-            memory: Arc::new(HostMemory::from_vec(Vec::new())),
-            start: 0,
-            bias: vec![0.0; n_panels * width],
-            arch: Arch::new(),
-        };
-        let mut panels = vec![0.0; layer.packed_len()];
+        let mut panels = vec![0.0; packed_len(d_in, d_out, width, lanes)];
         for p in 0..n_panels {
-            let w = layer.panel_width(p);
+            let w = panel_width(d_out, width, lanes, p);
             let panel = &mut panels[p * d_in * width..][..d_in * w];
             for (i, out) in panel.chunks_exact_mut(w).enumerate() {
                 let row = &weight[i * d_out..(i + 1) * d_out];
@@ -116,24 +119,30 @@ impl PackedDense {
                 }
             }
         }
-        layer.memory = Arc::new(HostMemory::from_vec(panels));
+        let mut padded = vec![0.0; n_panels * width];
         if let Some(b) = bias {
-            layer.bias[..d_out].copy_from_slice(b);
+            padded[..d_out].copy_from_slice(b);
         }
-        Some(layer)
+        Some(Self {
+            d_in,
+            d_out,
+            width,
+            lanes,
+            memory: Arc::new(HostMemory::from_vec(panels)),
+            start: 0,
+            bias: padded,
+            arch: Arch::new(),
+        })
     }
 
-    /// The width of panel `p`: `width`, or for the last panel its columns rounded up to
-    /// whole SIMD vectors.
+    /// The width of panel `p` (see [`panel_width`]).
     fn panel_width(&self, p: usize) -> usize {
-        let left = self.d_out - p * self.width;
-        left.next_multiple_of(self.lanes).min(self.width)
+        panel_width(self.d_out, self.width, self.lanes, p)
     }
 
     /// How many f32 the packed panels take.
     fn packed_len(&self) -> usize {
-        let last = self.n_panels() - 1;
-        last * self.d_in * self.width + self.d_in * self.panel_width(last)
+        packed_len(self.d_in, self.d_out, self.width, self.lanes)
     }
 
     /// The packed weights: `d_out / width` panels (rounded up) of `d_in × width`, the last
@@ -418,7 +427,7 @@ fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
 ///
 /// Why two panels for one row: one row against one panel is too few independent
 /// multiply-add chains for the core to run far enough ahead of the weight stream; against
-/// two, a one-position forward of the target cost ~10 % less, with the same sums. Two to
+/// two, a one-position forward of the 320-wide target cost ~10 % less, with the same sums. Two to
 /// four rows against two panels were slower than against one, and so was one row inside
 /// wasm, where blocks read interleaved inputs (BENCHMARKS.md).
 #[inline(always)]

@@ -9,8 +9,9 @@
 //! Attention reads each head's keys and values once per layer, after the weight stream
 //! has pushed them out of the caches.
 
-/// How far ahead of the kernel the weights are requested. Measured on the target's dense
-/// layers: 4 KiB helped a little, 16 KiB most, 32 and 64 KiB no more than none.
+/// How far ahead of the kernel the weights are requested. Measured on the 320-wide target's
+/// dense layers: 4 KiB helped a little, 16 KiB most, 32 and 64 KiB no more than none; on
+/// the 384-wide one 8 and 32 KiB were no better for blocks of 2–4 rows (BENCHMARKS.md).
 const AHEAD_BYTES: usize = 16 * 1024;
 
 /// Asks the CPU to start loading into cache the memory `AHEAD_BYTES` past `at`, as many
