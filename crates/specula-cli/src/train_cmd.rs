@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::ProgressBar;
 use specula_model::data::{Corpus, TINY_SHAKESPEARE_SHA256};
 use specula_model::distill::TeacherSource;
-use specula_model::train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
+use specula_model::train::{InitSource, LossPoint, Observer, TrainConfig, TrainState, Trainer};
 use specula_model::{Backend, ModelRole, sha256_hex};
 
 use crate::error::CliError;
@@ -79,6 +79,10 @@ pub struct TrainArgs {
     /// Stop (with a checkpoint) after this many minutes; resume later.
     #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub max_minutes: Option<String>,
+    /// Start a new run from trained weights of its role instead of a seeded
+    /// initialisation: `bundled` (the embedded model) or a run's export/ directory.
+    #[arg(long, value_name = "WEIGHTS", allow_hyphen_values = true)]
+    pub init_from: Option<String>,
     /// Distil from a teacher: `bundled` (the embedded target) or a directory holding
     /// target.json and target.bpk (a run's export/). With --resume, from the next step on.
     #[arg(long, value_name = "TEACHER", allow_hyphen_values = true)]
@@ -120,6 +124,11 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
         .unwrap_or_else(|| PathBuf::from(format!("runs/{}", role.name())));
     if args.resume {
         reject_shape_flags(&args)?;
+        if args.init_from.is_some() {
+            return Err(CliError::usage(
+                "--init-from starts a new run; a resumed run keeps its own weights",
+            ));
+        }
     }
     let distill = distill_flags(&args)?;
     let corpus = load_corpus(&args.corpus)?;
@@ -134,6 +143,15 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
         Trainer::start(corpus, config, &out, &device)
     }
     .map_err(|e| CliError::usage(e.to_string()))?;
+    if let Some(init) = args.init_from.as_deref() {
+        let source = match init {
+            "bundled" => InitSource::Bundled,
+            dir => InitSource::Dir(PathBuf::from(dir)),
+        };
+        trainer
+            .init_from(source)
+            .map_err(|e| CliError::usage(format!("--init-from: {e}")))?;
+    }
     if let Some(flags) = distill {
         // Flags left out keep a distilling run's settings, else take the defaults.
         let run = trainer.state().config.distill.as_ref();

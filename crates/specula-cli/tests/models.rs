@@ -120,6 +120,17 @@ fn bad_generate_flags_are_refused_with_one_line() {
         &["train", "--role", "draft", "--resume", "--lr", "0.1"],
         "--lr cannot change",
     );
+    assert_error(
+        &[
+            "train",
+            "--role",
+            "draft",
+            "--resume",
+            "--init-from",
+            "bundled",
+        ],
+        "--init-from starts a new run",
+    );
     let distill = ["train", "--role", "draft", "--distill-from", "bundled"];
     assert_error(
         &[&distill[..], &["--distill-weight", "1.5"]].concat(),

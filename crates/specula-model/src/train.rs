@@ -5,6 +5,8 @@
 //!
 //! Presentation (progress bar, CSV, plot) is the caller's, through [`Observer`].
 
+mod init_from;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,6 +23,7 @@ use crate::distill::{DistillConfig, TeacherSource, TeacherTable};
 use crate::error::{Error, Result};
 use crate::transformer::Gpt;
 use crate::weights::{ModelBundle, TrainingRecord, load_model, model_bytes};
+pub use init_from::{InitRecord, InitSource};
 
 /// Every training setting. Stored in the checkpoint; a resumed run keeps them, except
 /// the total number of steps, which may be raised.
@@ -59,6 +62,9 @@ pub struct TrainConfig {
     /// Distillation from a teacher, if any (runs from before it existed have none).
     #[serde(default)]
     pub distill: Option<DistillConfig>,
+    /// The trained weights the run started from, if not from a seeded initialisation.
+    #[serde(default)]
+    pub init: Option<InitRecord>,
 }
 
 impl TrainConfig {
@@ -89,6 +95,7 @@ impl TrainConfig {
             checkpoint_every: 250,
             seed: 1337,
             distill: None,
+            init: None,
         }
     }
 
@@ -589,18 +596,18 @@ fn scalar(t: Tensor<1>) -> Result<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::Backend;
     use specula_core::{Distribution, SamplingConfig, kl_divergence};
 
     const TEXT: &str = "the cat sat on the mat; a dog ate the hat. ";
 
-    fn corpus() -> Corpus {
+    pub(crate) fn corpus() -> Corpus {
         Corpus::from_text(&TEXT.repeat(30)).unwrap()
     }
 
-    fn tiny(vocab: usize, d_model: usize, seed: u64) -> TrainConfig {
+    pub(crate) fn tiny(vocab: usize, d_model: usize, seed: u64) -> TrainConfig {
         let mut c = TrainConfig::for_role(ModelRole::Draft, vocab);
         c.model.d_model = d_model;
         c.model.d_ff = 4 * d_model;
@@ -617,7 +624,7 @@ mod tests {
         c
     }
 
-    fn scratch(name: &str) -> PathBuf {
+    pub(crate) fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("specula-train-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir

@@ -1,0 +1,157 @@
+//! Starting a run from trained weights instead of a seeded initialisation, e.g. to
+//! distil the bundled draft again from a new target without retraining it from scratch.
+
+use std::path::PathBuf;
+
+use burn::module::Module;
+use serde::{Deserialize, Serialize};
+
+use super::Trainer;
+use crate::weights::{ModelBundle, load_model};
+use crate::{Error, Gpt, ModelRole, Result, bundled};
+
+/// Where a run's first weights come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InitSource {
+    /// The model of the run's role embedded in this build.
+    Bundled,
+    /// A directory holding `ROLE.json` and `ROLE.bpk` for the run's role (a run's
+    /// `export/`).
+    Dir(PathBuf),
+}
+
+impl InitSource {
+    /// The bundle of `role` this source names.
+    ///
+    /// # Errors
+    /// [`Error::Io`] and [`Error::Weights`] for unreadable or corrupt files.
+    pub fn load(&self, role: ModelRole) -> Result<ModelBundle> {
+        match self {
+            Self::Bundled => bundled::bundle(role),
+            Self::Dir(dir) => ModelBundle::load_dir(dir, role),
+        }
+    }
+}
+
+/// The weights a run started from, kept with its settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitRecord {
+    /// Where they came from.
+    pub source: InitSource,
+    /// SHA-256 of their bytes.
+    pub weights_sha256: String,
+    /// The steps they had been trained for, when their bundle says.
+    pub steps: Option<u64>,
+}
+
+impl Trainer {
+    /// Replaces the seeded initial weights of a run that has not taken a step yet with
+    /// those of `source` (the optimiser starts afresh). The run records where they came
+    /// from.
+    ///
+    /// # Errors
+    /// [`Error::Training`] once the run has taken a step; [`Error::BadConfig`] when the
+    /// weights have another shape or alphabet than the run; the errors of loading them.
+    pub fn init_from(&mut self, source: InitSource) -> Result<()> {
+        if self.state.step > 0 {
+            return Err(Error::Training(format!(
+                "the run has taken {} steps; only a new run starts from other weights",
+                self.state.step
+            )));
+        }
+        let config = &self.state.config;
+        let bundle = source.load(config.role)?;
+        if bundle.meta.config != config.model {
+            return Err(Error::BadConfig(format!(
+                "the weights have the shape {:?} but the run {:?}",
+                bundle.meta.config, config.model
+            )));
+        }
+        if bundle.meta.tokenizer != self.corpus.tokenizer {
+            return Err(Error::BadConfig(
+                "the weights were trained on another alphabet than this corpus'".into(),
+            ));
+        }
+        let loaded = load_model(&config.model, &bundle.weights, &self.device)?;
+        // load_model builds without dropout: load into a module with the run's rate.
+        let fresh = Gpt::new(&config.model, config.seed, config.dropout, &self.device)?;
+        self.model = fresh.load_record(loaded.into_record()).train();
+        self.state.config.init = Some(InitRecord {
+            source,
+            weights_sha256: bundle.meta.weights_sha256,
+            steps: bundle.meta.training.map(|t| t.steps),
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Backend;
+    use crate::train::tests::{corpus, scratch, tiny};
+
+    #[test]
+    fn a_run_started_from_an_export_begins_with_its_weights_and_records_them() {
+        let device = Backend::Cpu.device().unwrap();
+        let vocab = corpus().tokenizer.vocab_size();
+        let mut config = tiny(vocab, 16, 3);
+        config.steps = 4;
+        let first_dir = scratch("init-first");
+        let mut first = Trainer::start(corpus(), config.clone(), &first_dir, &device).unwrap();
+        first.run(&mut ()).unwrap();
+        let export = first.export().unwrap();
+
+        // Another seed: without the weights the two would differ from the first step.
+        config.seed = 4;
+        let second_dir = scratch("init-second");
+        let mut second = Trainer::start(corpus(), config.clone(), &second_dir, &device).unwrap();
+        let window = &corpus().train[..16];
+        let logits = |b: ModelBundle| b.build(&device).unwrap().logits_uncached(window).unwrap();
+        assert_ne!(logits(second.export().unwrap()), logits(export.clone()));
+        let source = InitSource::Dir(first_dir.join("export"));
+        second.init_from(source.clone()).unwrap();
+        // Bit for bit: the export holds f16 values, which f32 represents exactly.
+        assert_eq!(logits(second.export().unwrap()), logits(export.clone()));
+        let record = second.state().config.init.clone().unwrap();
+        assert_eq!(record.source, source);
+        assert_eq!(record.weights_sha256, export.meta.weights_sha256);
+        assert_eq!(record.steps, Some(4));
+
+        // Once a step is taken, or for weights of another shape, it refuses.
+        second.run(&mut ()).unwrap();
+        let again = second.init_from(source.clone());
+        assert!(matches!(again, Err(Error::Training(m)) if m.contains("4 steps")));
+        let wider = tiny(vocab, 24, 3);
+        let mut third = Trainer::start(corpus(), wider, &scratch("init-third"), &device).unwrap();
+        let shape = third.init_from(source);
+        assert!(matches!(shape, Err(Error::BadConfig(m)) if m.contains("shape")));
+        let _ = std::fs::remove_dir_all(&first_dir);
+        let _ = std::fs::remove_dir_all(&second_dir);
+    }
+
+    #[test]
+    fn the_bundled_draft_starts_a_run_of_the_drafts_default_settings() {
+        let device = Backend::Cpu.device().unwrap();
+        // A corpus over the bundled alphabet, so the run's tokenizer is the bundle's.
+        let alphabet: String = crate::bundled::tokenizer()
+            .unwrap()
+            .alphabet()
+            .iter()
+            .collect();
+        let corpus = crate::data::Corpus::from_text(&alphabet.repeat(40)).unwrap();
+        let config =
+            crate::train::TrainConfig::for_role(ModelRole::Draft, alphabet.chars().count());
+        let mut run = Trainer::start(corpus, config, &scratch("init-bundled"), &device).unwrap();
+        run.init_from(InitSource::Bundled).unwrap();
+        let bundled = crate::bundled::bundle(ModelRole::Draft).unwrap();
+        let tokens: Vec<u32> = (0..40).map(|i| i * 7 % 65).collect();
+        let logits = |b: ModelBundle| b.build(&device).unwrap().logits_uncached(&tokens).unwrap();
+        assert_eq!(logits(run.export().unwrap()), logits(bundled.clone()));
+        let record = run.state().config.init.clone().unwrap();
+        assert_eq!(record.weights_sha256, bundled.meta.weights_sha256);
+        // The target's weights do not fit the draft's shape.
+        let target = InitSource::Dir(PathBuf::from("/nonexistent/specula-init"));
+        assert!(matches!(run.init_from(target), Err(Error::Io { .. })));
+    }
+}
