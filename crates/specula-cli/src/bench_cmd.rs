@@ -139,6 +139,12 @@ struct Row {
     theoretical_factor: f64,
     /// speedup / theoretical_factor.
     of_theory: f64,
+    /// Block efficiency / (verify + draft calls per round × c): the same factor with a
+    /// verification costing what it was measured to cost, so that `speedup /
+    /// costed_factor` shows what the decoding loop loses besides the model calls.
+    costed_factor: f64,
+    /// speedup / costed_factor.
+    of_costed: f64,
 }
 
 #[derive(Serialize)]
@@ -278,6 +284,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         let be = total.block_efficiency();
         let calls_per_round = total.draft_calls as f64 / total.rounds.max(1) as f64;
         let theoretical_factor = be.unwrap_or(1.0) / (1.0 + calls_per_round * c.unwrap_or(0.0));
+        let costed_factor =
+            be.unwrap_or(1.0) / (verify.unwrap_or(1.0) + calls_per_round * c.unwrap_or(0.0));
         let alpha = match (&method, be) {
             (Method::Speculative { gamma, .. }, Some(be)) => {
                 Some(invert_block_efficiency(be, *gamma))
@@ -299,6 +307,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
             verify,
             theoretical_factor,
             of_theory: speedup / theoretical_factor,
+            costed_factor,
+            of_costed: speedup / costed_factor,
         };
         if !args.json {
             crate::emit(&format!("{}\n", line(&row)))?;
@@ -498,7 +508,7 @@ fn costs_table(c: &Costs) -> String {
 
 fn header() -> String {
     format!(
-        "{:<15} {:<16} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7}",
+        "{:<15} {:<16} {:>8} {:>8} {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
         "method",
         "params",
         "tok/s",
@@ -510,14 +520,15 @@ fn header() -> String {
         "c",
         "verify",
         "theory",
-        "of_thy"
+        "of_thy",
+        "of_cost"
     )
 }
 
 fn line(r: &Row) -> String {
     let o = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
     format!(
-        "{:<15} {:<16} {:>8.1} {:>7.2}x {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6.2}x {:>6.0}%",
+        "{:<15} {:<16} {:>8.1} {:>7.2}x {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6.2}x {:>6.0}% {:>6.0}%",
         r.method,
         r.params,
         r.tokens_per_second,
@@ -529,7 +540,8 @@ fn line(r: &Row) -> String {
         r.c.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
         r.verify.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
         r.theoretical_factor,
-        r.of_theory * 100.0
+        r.of_theory * 100.0,
+        r.of_costed * 100.0
     )
 }
 

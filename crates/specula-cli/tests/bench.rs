@@ -76,8 +76,11 @@ fn bench_reports_every_method_with_consistent_figures() {
         assert!(close(num(row, "speedup"), rate / ar_rate), "{row}");
         let theory = num(row, "theoretical_factor");
         assert!(close(num(row, "of_theory"), num(row, "speedup") / theory));
+        let costed = num(row, "costed_factor");
+        assert!(close(num(row, "of_costed"), num(row, "speedup") / costed));
         if *method == "autoregressive" {
             assert!(close(theory, 1.0) && row["acceptance_rate"].is_null());
+            assert!(close(costed, 1.0));
             continue;
         }
         // At most L + 1 = 4 tokens per target call, and the theory lies between the
@@ -90,7 +93,11 @@ fn bench_reports_every_method_with_consistent_figures() {
         assert!(theory <= be && theory >= be / (1.0 + 3.0 * c) * (1.0 - 1e-12));
         let acceptance = num(row, "acceptance_rate");
         assert!(acceptance > 0.0 && acceptance <= 1.0, "{row}");
-        assert!(num(row, "verify") > 0.0);
+        let verify = num(row, "verify");
+        assert!(verify > 0.0);
+        // The costed factor swaps the theory's one step per verification for the
+        // measured cost: be / (verify + calls × c), where 1 + calls × c = be / theory.
+        assert!(close(costed, be / (be / theory - 1.0 + verify)), "{row}");
     }
     // α is inverted from the block efficiency: 1 + α + … + α^γ.
     for (row, gamma) in rows[1..3].iter().zip([1, 3]) {
