@@ -11,7 +11,7 @@ const PROMPT: &str = "ROMEO:\n";
 const LENGTH: usize = 48;
 /// Greedy continuations of PROMPT, recorded when the weights were committed.
 const PINNED_TARGET: &str = "I will not so see the strange the strange.\n\nROME";
-const PINNED_DRAFT: &str = "The should be so so soul be so so soul.\n\nROMEO:\n";
+const PINNED_DRAFT: &str = "I have so see the state the state the state,\nAnd";
 
 fn greedy(method: Method) -> DecodeConfig {
     DecodeConfig {
