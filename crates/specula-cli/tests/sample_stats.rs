@@ -2,7 +2,11 @@
 //! and from autoregressive decoding, with the bundled models, come from one distribution
 //! (a two-sample chi-square over the first two characters); lossy mentored decoding
 //! with a KL budget of 0.05 nats per character does not. The prompt ends mid-line,
-//! where the two models disagree enough for the test to tell them apart.
+//! where the two models disagree enough for the test to tell them apart: at `ROMEO:\nHow`
+//! their first characters' distributions are 0.21 apart in total variation (KL 0.12
+//! nats). At `ROMEO:\nWhat`, used before the draft was distilled from the 384-wide
+//! target, they came within 0.04 (KL 0.01, below the budget), and mentored decoding
+//! passed with p = 3e-5.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -19,7 +23,7 @@ fn sample(method: &[&str], seed: &str) -> HashMap<String, u64> {
     let mut args = vec![
         "sample",
         "--prompt",
-        "ROMEO:\nWhat",
+        "ROMEO:\nHow",
         "--length",
         "2",
         "--samples",

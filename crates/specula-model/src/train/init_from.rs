@@ -150,8 +150,10 @@ mod tests {
         assert_eq!(logits(run.export().unwrap()), logits(bundled.clone()));
         let record = run.state().config.init.clone().unwrap();
         assert_eq!(record.weights_sha256, bundled.meta.weights_sha256);
-        // The target's weights do not fit the draft's shape.
-        let target = InitSource::Dir(PathBuf::from("/nonexistent/specula-init"));
-        assert!(matches!(run.init_from(target), Err(Error::Io { .. })));
+        // A directory without the role's files is an I/O error naming the file.
+        let missing = InitSource::Dir(PathBuf::from("/nonexistent/specula-init"));
+        let err = run.init_from(missing).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+        assert!(err.to_string().contains("draft.json"), "{err}");
     }
 }
