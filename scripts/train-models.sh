@@ -9,7 +9,11 @@
 # total of 4500 (the cosine schedule is recomputed over the new total). A stage
 # written N+distill resumes to N steps distilling from the trained target (its
 # export/): the loss is the cross-entropy against the target's whole distribution.
-# The default is how the bundled draft was trained. Stages already reached are skipped.
+# The default trains the draft in the stages the bundled one went through up to its
+# 9000th step, distilling from the 384-wide target this script trains; the bundled draft
+# learnt those stages from an earlier 320-wide target and was then distilled from the
+# 384-wide one in a run of its own (--init-from bundled; MODELS.md has the commands).
+# Stages already reached are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
