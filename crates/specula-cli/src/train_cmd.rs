@@ -6,9 +6,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::ProgressBar;
 use specula_model::data::{Corpus, TINY_SHAKESPEARE_SHA256};
-use specula_model::distill::TeacherSource;
-use specula_model::train::{InitSource, LossPoint, Observer, TrainConfig, TrainState, Trainer};
-use specula_model::{Backend, ModelRole, sha256_hex};
+use specula_model::train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
+use specula_model::{Backend, ModelRole, WeightSource, sha256_hex};
 
 use crate::error::CliError;
 use crate::parse;
@@ -144,12 +143,8 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
     }
     .map_err(|e| CliError::usage(e.to_string()))?;
     if let Some(init) = args.init_from.as_deref() {
-        let source = match init {
-            "bundled" => InitSource::Bundled,
-            dir => InitSource::Dir(PathBuf::from(dir)),
-        };
         trainer
-            .init_from(source)
+            .init_from(WeightSource::from_flag(init))
             .map_err(|e| CliError::usage(format!("--init-from: {e}")))?;
     }
     if let Some(flags) = distill {
@@ -193,7 +188,7 @@ fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
 
 /// `--distill-*` as given.
 struct DistillFlags {
-    teacher: TeacherSource,
+    teacher: WeightSource,
     weight: Option<f64>,
     stride: Option<usize>,
 }
@@ -216,10 +211,7 @@ fn distill_flags(args: &TrainArgs) -> Result<Option<DistillFlags>, CliError> {
         .as_deref()
         .map(|s| parse::uint("--distill-stride", s, 1_usize, 1 << 24))
         .transpose()?;
-    let teacher = match teacher {
-        "bundled" => TeacherSource::Bundled,
-        dir => TeacherSource::Dir(PathBuf::from(dir)),
-    };
+    let teacher = WeightSource::from_flag(teacher);
     Ok(Some(DistillFlags {
         teacher,
         weight,

@@ -6,48 +6,22 @@
 //! distribution (soft labels) instead of the corpus' next character (hard labels) fits it
 //! to what it is judged against (DistillSpec, Zhou et al. 2023).
 
-use std::path::PathBuf;
-
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::bundled;
-use crate::config::ModelRole;
 use crate::data::Batch;
 use crate::error::{Error, Result};
 use crate::tokenizer::CharTokenizer;
-use crate::weights::{ModelBundle, load_model};
-
-/// Where the teacher's weights come from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TeacherSource {
-    /// The target embedded in this build.
-    Bundled,
-    /// A directory holding `target.json` and `target.bpk` (a run's `export/`).
-    Dir(PathBuf),
-}
-
-impl TeacherSource {
-    /// The teacher's bundle.
-    ///
-    /// # Errors
-    /// [`Error::Io`] and [`Error::Weights`] for unreadable or corrupt files.
-    pub fn load(&self) -> Result<ModelBundle> {
-        match self {
-            Self::Bundled => bundled::bundle(ModelRole::Target),
-            Self::Dir(dir) => ModelBundle::load_dir(dir, ModelRole::Target),
-        }
-    }
-}
+use crate::weights::{ModelBundle, WeightSource, load_model};
 
 /// Distillation settings, stored with the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DistillConfig {
     /// The teacher.
-    pub teacher: TeacherSource,
+    pub teacher: WeightSource,
     /// SHA-256 of the teacher's weights when the run started distilling; a resumed run
     /// refuses a different teacher.
     pub teacher_sha256: String,
@@ -211,7 +185,7 @@ impl TeacherTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ModelConfig;
+    use crate::config::{ModelConfig, ModelRole};
     use crate::transformer::Gpt;
 
     fn tiny_teacher(tokenizer: &CharTokenizer) -> (ModelBundle, Gpt, Device) {

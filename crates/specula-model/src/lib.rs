@@ -58,7 +58,8 @@ pub use lm::{BurnLm, ForwardStats};
 pub use tokenizer::CharTokenizer;
 pub use transformer::{Gpt, KvContext, LayerKv};
 pub use weights::{
-    FORMAT_VERSION, ModelBundle, ModelMeta, TrainingRecord, load_model, model_bytes, sha256_hex,
+    FORMAT_VERSION, ModelBundle, ModelMeta, TrainingRecord, WeightSource, load_model, model_bytes,
+    sha256_hex,
 };
 
 #[cfg(feature = "rayon")]

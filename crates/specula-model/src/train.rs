@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ModelConfig, ModelRole};
 use crate::data::{self, Corpus, Split};
-use crate::distill::{DistillConfig, TeacherSource, TeacherTable};
+use crate::distill::{DistillConfig, TeacherTable};
 use crate::error::{Error, Result};
 use crate::transformer::Gpt;
-use crate::weights::{ModelBundle, TrainingRecord, load_model, model_bytes};
-pub use init_from::{InitRecord, InitSource};
+use crate::weights::{ModelBundle, TrainingRecord, WeightSource, load_model, model_bytes};
+pub use init_from::InitRecord;
 
 /// Every training setting. Stored in the checkpoint; a resumed run keeps them, except
 /// the total number of steps, which may be raised.
@@ -217,6 +217,15 @@ impl std::fmt::Debug for Trainer {
     }
 }
 
+/// Burnpack `bytes` as a model to train under `config` on the autodiff `device`.
+fn trainable_model(config: &TrainConfig, bytes: &[u8], device: &Device) -> Result<Gpt> {
+    let model = load_model(&config.model, bytes, device)?;
+    // load_model builds without dropout; rebuild the dropout layers by reloading into a
+    // fresh module with the configured rate.
+    let fresh = Gpt::new(&config.model, 0, config.dropout, device)?;
+    Ok(fresh.load_record(model.into_record()).train())
+}
+
 fn optimizer(config: &TrainConfig) -> ModuleOptimizer {
     AdamWConfig::new()
         .with_beta_2(0.99)
@@ -290,11 +299,7 @@ impl Trainer {
         let device = device.clone().autodiff();
         let model_path = ck.join("model.bpk");
         let bytes = std::fs::read(&model_path).map_err(|e| Error::io(&model_path, e))?;
-        let model = load_model(&state.config.model, &bytes, &device)?;
-        // load_model builds without dropout; rebuild the dropout layers by reloading into
-        // a fresh module with the configured rate.
-        let fresh = Gpt::new(&state.config.model, 0, state.config.dropout, &device)?;
-        let model = fresh.load_record(model.into_record()).train();
+        let model = trainable_model(&state.config, &bytes, &device)?;
         let optim_path = ck.join("optim.bpk");
         let optim = optimizer(&state.config)
             .load(&optim_path)
@@ -318,8 +323,8 @@ impl Trainer {
     /// # Errors
     /// [`Error::Training`] for bad settings or different ones than the run's, and the
     /// errors of loading the teacher.
-    pub fn distill(&mut self, teacher: TeacherSource, weight: f64, stride: usize) -> Result<()> {
-        let sha = teacher.load()?.meta.weights_sha256;
+    pub fn distill(&mut self, teacher: WeightSource, weight: f64, stride: usize) -> Result<()> {
+        let sha = teacher.load(ModelRole::Target)?.meta.weights_sha256;
         let wanted = DistillConfig {
             teacher,
             teacher_sha256: sha,
@@ -406,7 +411,7 @@ impl Trainer {
         if self.teacher.is_some() {
             return Ok(());
         }
-        let bundle = d.teacher.load()?;
+        let bundle = d.teacher.load(ModelRole::Target)?;
         if bundle.meta.weights_sha256 != d.teacher_sha256 {
             return Err(Error::Training(format!(
                 "the teacher {:?} has changed since the run began distilling (sha256 {}, was {})",
@@ -721,7 +726,7 @@ pub(crate) mod tests {
         let mut config = tiny(vocab, 16, 3);
         config.steps = 60;
         let mut trainer = Trainer::start(corpus, config, &run_dir, &device).unwrap();
-        let source = TeacherSource::Dir(teacher_dir.clone());
+        let source = WeightSource::Dir(teacher_dir.clone());
         trainer.distill(source.clone(), 1.0, 8).unwrap();
         let before = kl_to_teacher(&trainer, &teacher);
         trainer.run(&mut ()).unwrap();

@@ -2,7 +2,7 @@
 //! figures, the SHA-256 of the weights) beside burnpack weights stored as f16 (half the
 //! size; the logits move by ~1e-3, far below what sampling can notice — see MODELS.md).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use burn::module::{Module, ModuleMapper, Param};
 use burn::store::ModuleRecord;
@@ -15,6 +15,37 @@ use crate::error::{Error, Result};
 use crate::lm::BurnLm;
 use crate::tokenizer::CharTokenizer;
 use crate::transformer::Gpt;
+
+/// Where a model's weights come from: a training run's teacher or starting point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WeightSource {
+    /// The model of the role embedded in this build.
+    Bundled,
+    /// A directory holding `ROLE.json` and `ROLE.bpk` (a run's `export/`).
+    Dir(PathBuf),
+}
+
+impl WeightSource {
+    /// From a command-line value: `bundled`, or else a directory.
+    #[must_use]
+    pub fn from_flag(value: &str) -> Self {
+        match value {
+            "bundled" => Self::Bundled,
+            dir => Self::Dir(PathBuf::from(dir)),
+        }
+    }
+
+    /// The bundle of `role` this source names.
+    ///
+    /// # Errors
+    /// [`Error::Io`] and [`Error::Weights`] for unreadable or corrupt files.
+    pub fn load(&self, role: ModelRole) -> Result<ModelBundle> {
+        match self {
+            Self::Bundled => crate::bundled::bundle(role),
+            Self::Dir(dir) => ModelBundle::load_dir(dir, role),
+        }
+    }
+}
 
 /// The format version written in every description.
 pub const FORMAT_VERSION: u32 = 1;

@@ -1,43 +1,17 @@
 //! Starting a run from trained weights instead of a seeded initialisation, e.g. to
 //! distil the bundled draft again from a new target without retraining it from scratch.
 
-use std::path::PathBuf;
-
-use burn::module::Module;
 use serde::{Deserialize, Serialize};
 
 use super::Trainer;
-use crate::weights::{ModelBundle, load_model};
-use crate::{Error, Gpt, ModelRole, Result, bundled};
-
-/// Where a run's first weights come from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum InitSource {
-    /// The model of the run's role embedded in this build.
-    Bundled,
-    /// A directory holding `ROLE.json` and `ROLE.bpk` for the run's role (a run's
-    /// `export/`).
-    Dir(PathBuf),
-}
-
-impl InitSource {
-    /// The bundle of `role` this source names.
-    ///
-    /// # Errors
-    /// [`Error::Io`] and [`Error::Weights`] for unreadable or corrupt files.
-    pub fn load(&self, role: ModelRole) -> Result<ModelBundle> {
-        match self {
-            Self::Bundled => bundled::bundle(role),
-            Self::Dir(dir) => ModelBundle::load_dir(dir, role),
-        }
-    }
-}
+use crate::weights::WeightSource;
+use crate::{Error, Result};
 
 /// The weights a run started from, kept with its settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InitRecord {
     /// Where they came from.
-    pub source: InitSource,
+    pub source: WeightSource,
     /// SHA-256 of their bytes.
     pub weights_sha256: String,
     /// The steps they had been trained for, when their bundle says.
@@ -52,7 +26,7 @@ impl Trainer {
     /// # Errors
     /// [`Error::Training`] once the run has taken a step; [`Error::BadConfig`] when the
     /// weights have another shape or alphabet than the run; the errors of loading them.
-    pub fn init_from(&mut self, source: InitSource) -> Result<()> {
+    pub fn init_from(&mut self, source: WeightSource) -> Result<()> {
         if self.state.step > 0 {
             return Err(Error::Training(format!(
                 "the run has taken {} steps; only a new run starts from other weights",
@@ -72,10 +46,7 @@ impl Trainer {
                 "the weights were trained on another alphabet than this corpus'".into(),
             ));
         }
-        let loaded = load_model(&config.model, &bundle.weights, &self.device)?;
-        // load_model builds without dropout: load into a module with the run's rate.
-        let fresh = Gpt::new(&config.model, config.seed, config.dropout, &self.device)?;
-        self.model = fresh.load_record(loaded.into_record()).train();
+        self.model = super::trainable_model(config, &bundle.weights, &self.device)?;
         self.state.config.init = Some(InitRecord {
             source,
             weights_sha256: bundle.meta.weights_sha256,
@@ -87,9 +58,11 @@ impl Trainer {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
-    use crate::Backend;
     use crate::train::tests::{corpus, scratch, tiny};
+    use crate::{Backend, ModelBundle, ModelRole};
 
     #[test]
     fn a_run_started_from_an_export_begins_with_its_weights_and_records_them() {
@@ -109,7 +82,7 @@ mod tests {
         let window = &corpus().train[..16];
         let logits = |b: ModelBundle| b.build(&device).unwrap().logits_uncached(window).unwrap();
         assert_ne!(logits(second.export().unwrap()), logits(export.clone()));
-        let source = InitSource::Dir(first_dir.join("export"));
+        let source = WeightSource::Dir(first_dir.join("export"));
         second.init_from(source.clone()).unwrap();
         // Bit for bit: the export holds f16 values, which f32 represents exactly.
         assert_eq!(logits(second.export().unwrap()), logits(export.clone()));
@@ -143,7 +116,7 @@ mod tests {
         let config =
             crate::train::TrainConfig::for_role(ModelRole::Draft, alphabet.chars().count());
         let mut run = Trainer::start(corpus, config, &scratch("init-bundled"), &device).unwrap();
-        run.init_from(InitSource::Bundled).unwrap();
+        run.init_from(WeightSource::Bundled).unwrap();
         let bundled = crate::bundled::bundle(ModelRole::Draft).unwrap();
         let tokens: Vec<u32> = (0..40).map(|i| i * 7 % 65).collect();
         let logits = |b: ModelBundle| b.build(&device).unwrap().logits_uncached(&tokens).unwrap();
@@ -151,7 +124,7 @@ mod tests {
         let record = run.state().config.init.clone().unwrap();
         assert_eq!(record.weights_sha256, bundled.meta.weights_sha256);
         // A directory without the role's files is an I/O error naming the file.
-        let missing = InitSource::Dir(PathBuf::from("/nonexistent/specula-init"));
+        let missing = WeightSource::Dir(PathBuf::from("/nonexistent/specula-init"));
         let err = run.init_from(missing).unwrap_err();
         assert!(matches!(err, Error::Io { .. }), "{err}");
         assert!(err.to_string().contains("draft.json"), "{err}");
