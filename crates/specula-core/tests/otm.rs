@@ -435,3 +435,66 @@ fn too_large_problems_are_refused_quickly() {
     let one = Distribution::uniform(1).unwrap();
     assert!((otm_plan(&one, &one, 12).unwrap().acceptance - 1.0).abs() < LP);
 }
+
+/// Lemma 3's bound over prefixes only: the tokens sorted by increasing target/draft (draft-less
+/// tokens last), the largest `draft(W)^k − target(W)` over each prefix W (and W = ∅).
+fn prefix_bound(target: &Distribution, draft: &Distribution, k: usize) -> f64 {
+    let (t, d) = (target.probs(), draft.probs());
+    let ratio = |i: usize| {
+        if d[i] > 0.0 {
+            t[i] / d[i]
+        } else {
+            f64::INFINITY
+        }
+    };
+    let mut order: Vec<usize> = (0..t.len()).collect();
+    order.sort_by(|&a, &b| ratio(a).total_cmp(&ratio(b)));
+    let (mut worst, mut dm, mut tm) = (0.0_f64, 0.0, 0.0);
+    for i in order {
+        dm += d[i];
+        tm += t[i];
+        worst = worst.max(dm.min(1.0).powi(k as i32) - tm);
+    }
+    1.0 - worst
+}
+
+/// With i.i.d. drafts the bound is attained: the LP's optimum α_k equals it. And the best
+/// subset is always a prefix of the tokens sorted by target/draft (if W holds a and not b,
+/// optimality gives target(a)/draft(a) < k·draft(W)^(k−1) < target(b)/draft(b)), so the
+/// prefix scan used above [`specula_core::OTM_EXACT_BOUND_VOCAB`] loses nothing.
+#[test]
+fn the_bound_is_attained_and_its_best_subset_is_a_prefix() {
+    let mut r = rng(11);
+    for n in [2, 3, 4, 5] {
+        for (label, target, draft) in pair_zoo(&mut r, n) {
+            for k in 1..=3 {
+                let plan = otm_plan(&target, &draft, k).unwrap();
+                let at = format!("{label} n={n} k={k}");
+                assert!(
+                    (plan.acceptance - plan.upper_bound).abs() < LP,
+                    "{at}: α = {} but the bound is {}",
+                    plan.acceptance,
+                    plan.upper_bound
+                );
+                let prefix = prefix_bound(&target, &draft, k);
+                assert!(
+                    (prefix - plan.upper_bound).abs() < 1e-12,
+                    "{at}: prefix {prefix}"
+                );
+            }
+        }
+    }
+    // Up to the all-subsets limit, at sizes the LP cannot take.
+    for n in [8, 13, 20] {
+        for (label, target, draft) in pair_zoo(&mut r, n) {
+            for k in [2, 4, 8] {
+                let all = otm_upper_bound(&target, &draft, k).unwrap();
+                let prefix = prefix_bound(&target, &draft, k);
+                assert!(
+                    (prefix - all).abs() < 1e-12,
+                    "{label} n={n} k={k}: prefix {prefix}, all subsets {all}"
+                );
+            }
+        }
+    }
+}

@@ -3,12 +3,14 @@
 //! non-overlapping windows of the validation split (no sampling), for draft logits
 //! divided by a few temperatures τ (τ = 1 is the draft as it is). Beside it, the
 //! one-position acceptance of SpecTr's k-Seq with K = 4 i.i.d. drafts at ρ*,
-//! 1 − (1 − b(ρ*))⁴: whether hotter, more diverse drafts would help several drafts.
+//! 1 − (1 − b(ρ*))⁴: whether hotter, more diverse drafts would help several drafts; and
+//! the best acceptance any selection among 4 i.i.d. drafts can reach, OTM's α₄ (Lemma 3's
+//! bound, which is attained; `otm_upper_bound`), to show how much k-Seq leaves.
 //! `cargo run --release -p specula-model --example overlap_scan [-- DRAFT [WINDOWS]]`
 //! DRAFT is `bundled` (the default) or a directory holding draft.json and draft.bpk (a
 //! run's export/); WINDOWS limits the windows scored (default: all 435).
 
-use specula_core::{Distribution, SamplingConfig, kseq_plan, overlap};
+use specula_core::{Distribution, SamplingConfig, kseq_plan, otm_upper_bound, overlap};
 use specula_model::data::{Corpus, Split};
 use specula_model::{Backend, ModelBundle, ModelRole, bundled};
 
@@ -37,6 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let taus = [0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3];
     let mut sums = vec![0.0; taus.len()];
     let mut kseq_sums = vec![0.0; taus.len()];
+    let mut otm_sums = vec![0.0; taus.len()];
     let mut count = 0_usize;
     for start in (0..val.len() - window).step_by(window).take(windows) {
         let input = &val[start..start + window];
@@ -44,19 +47,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let draft_logits = draft.logits_uncached(input)?;
         for (t, d) in target_logits.chunks(vocab).zip(draft_logits.chunks(vocab)) {
             let t = probs(t, 1.0)?;
-            for ((sum, kseq), tau) in sums.iter_mut().zip(&mut kseq_sums).zip(taus) {
-                let d = probs(d, tau)?;
-                *sum += overlap(t.probs(), d.probs());
-                *kseq += kseq_plan(&t, &d, 4, None)?.acceptance;
+            for (i, tau) in taus.iter().enumerate() {
+                let d = probs(d, *tau)?;
+                sums[i] += overlap(t.probs(), d.probs());
+                kseq_sums[i] += kseq_plan(&t, &d, 4, None)?.acceptance;
+                otm_sums[i] += otm_upper_bound(&t, &d, 4)?;
             }
             count += 1;
         }
     }
-    for ((tau, sum), kseq) in taus.iter().zip(&sums).zip(&kseq_sums) {
+    for (i, tau) in taus.iter().enumerate() {
         println!(
-            "draft logits / {tau}: α = {:.4}, k-Seq K = 4 acceptance {:.4}, over {count} positions",
-            sum / count as f64,
-            kseq / count as f64
+            "draft logits / {tau}: α = {:.4}, K = 4 acceptance: k-Seq {:.4}, optimal {:.4}, \
+             over {count} positions",
+            sums[i] / count as f64,
+            kseq_sums[i] / count as f64,
+            otm_sums[i] / count as f64
         );
     }
     Ok(())
