@@ -21,6 +21,7 @@
 //! | SpecTr k-Seq | [`kseq_sample`] | [`kseq_analysis`] |
 //! | multi-round rejection | [`multiround_sample`] | [`multiround_analysis`] |
 //! | OTM (optimal transport, exact LP) | [`otm_sample`] | [`otm_analysis`] |
+//! | ratio race (OTM's optimum for i.i.d. drafts, any vocabulary) | [`race_sample`] | [`race_analysis`] |
 //! | mentored decoding (lossy, KL ≤ D) | [`mentored_sample`] | [`mentored_analysis`] |
 //!
 //! Randomness is always passed in; with a seeded RNG every result is reproducible.
@@ -50,6 +51,7 @@ mod mentored;
 mod multiround;
 mod otm;
 mod outcome;
+mod race;
 pub mod report;
 mod residual;
 mod sampling;
@@ -67,6 +69,7 @@ pub use mentored::*;
 pub use multiround::{multiround_analysis, multiround_sample};
 pub use otm::*;
 pub use outcome::{DraftTest, ResidualDraw, TokenAnalysis, TokenOutcome, ratio};
+pub use race::{RACE_MAX_STEPS, RACE_TOLERANCE, RacePlan, race_analysis, race_plan, race_sample};
 pub use report::{PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide, plan_report};
 pub use residual::{RESIDUAL_EPSILON, Residual};
 pub use sampling::SamplingConfig;

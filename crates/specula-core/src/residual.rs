@@ -44,6 +44,13 @@ pub enum Residual {
         /// The upper ratio threshold β ≥ 1.
         beta: f64,
     },
+    /// The ratio race with `k` drafts: `norm(max(0, target − r))`, where `r` is the
+    /// selection distribution of the race fitted for this pair (`race_plan`, which is
+    /// deterministic, so `r` is recomputed from the target and the draft).
+    Race {
+        /// Number of drafts.
+        k: usize,
+    },
 }
 
 impl Residual {
@@ -64,7 +71,8 @@ impl Residual {
                 (t - d.min(t / rho) * scale).max(0.0)
             }
             Self::Mentored { beta } => (t / beta - d).max(0.0),
-            Self::Target | Self::MultiRound { .. } => t,
+            // Not point-wise: `weights` and `draw` compute these whole.
+            Self::Target | Self::MultiRound { .. } | Self::Race { .. } => t,
         }
     }
 
@@ -78,6 +86,10 @@ impl Residual {
         Ok(match *self {
             Self::MultiRound { rounds } => {
                 crate::multiround::residual_after(target.probs(), draft.probs(), rounds)
+            }
+            Self::Race { k } => {
+                let plan = crate::race::race_plan(target, draft, k)?;
+                crate::race::residual_weights(target.probs(), &plan.selection)
             }
             _ => target
                 .probs()
@@ -107,7 +119,7 @@ impl Residual {
     }
 }
 
-/// Samples the residual without allocating (except for multi-round), falling back to
+/// Samples the residual without allocating (except for multi-round and the race), falling back to
 /// the target when the residual is degenerate.
 pub(crate) fn draw<R: Rng + ?Sized>(
     residual: Residual,
@@ -118,8 +130,12 @@ pub(crate) fn draw<R: Rng + ?Sized>(
     let u = rng.random::<f64>();
     let (t, d) = (target.probs(), draft.probs());
     let (residual, token) = match residual {
-        Residual::MultiRound { rounds } => {
-            let weights = crate::multiround::residual_after(t, d, rounds);
+        Residual::MultiRound { .. } | Residual::Race { .. } => {
+            // Both `Ok` for a target and a draft of the same length, which every caller
+            // has checked; the target is the fallback all the same.
+            let weights = residual
+                .weights(target, draft)
+                .unwrap_or_else(|_| t.to_vec());
             let mass: f64 = weights.iter().sum();
             if mass <= RESIDUAL_EPSILON {
                 (Residual::Target, target.sample_with_uniform(u))
