@@ -36,6 +36,14 @@ pub enum Method {
         /// The draft set.
         drafts: DraftShape,
     },
+    /// The same draft sets as SpecTr, selected with the ratio race
+    /// (`specula_core::race_sample`): the draft with the largest fitted `w(x)/U`, then one
+    /// test against the race's own selection distribution. It reaches OTM's optimal
+    /// acceptance among i.i.d. drafts, which k-Seq approximates.
+    Race {
+        /// The draft set.
+        drafts: DraftShape,
+    },
     /// Mentored decoding: the speculative loop with a lossy per-position test that keeps
     /// `KL(target ‖ output) ≤ kl_budget` at every position.
     Mentored {
@@ -61,6 +69,7 @@ impl Method {
                 DraftShape::Tree { .. } => "spectr_tree",
             },
             Self::MultiRound { .. } => "multiround",
+            Self::Race { .. } => "race",
             Self::Mentored { .. } => "mentored",
         }
     }
@@ -289,7 +298,9 @@ impl DecodeConfig {
                 check_gamma(*gamma)?;
                 policy.validate(*gamma)?;
             }
-            Method::SpecTr { drafts } | Method::MultiRound { drafts } => drafts.validate()?,
+            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Race { drafts } => {
+                drafts.validate()?;
+            }
             Method::Mentored {
                 gamma,
                 kl_budget,
@@ -328,6 +339,8 @@ pub(crate) enum Rule {
     KSeq,
     /// Multi-round rejection over the surviving drafts.
     MultiRound,
+    /// The ratio race over the surviving drafts.
+    Race,
     /// Mentored decoding with this KL budget.
     Mentored(f64),
 }
@@ -339,6 +352,7 @@ impl Rule {
             Method::Speculative { .. } => Self::Standard,
             Method::SpecTr { .. } => Self::KSeq,
             Method::MultiRound { .. } => Self::MultiRound,
+            Method::Race { .. } => Self::Race,
             Method::Mentored { kl_budget, .. } => Self::Mentored(*kl_budget),
         }
     }

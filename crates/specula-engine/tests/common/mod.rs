@@ -52,6 +52,21 @@ pub fn multiround_tree(branching: &[usize]) -> Method {
     }
 }
 
+pub fn race_iid(k: usize, length: usize) -> Method {
+    Method::Race {
+        drafts: DraftShape::Iid { k, length },
+    }
+}
+
+pub fn race_tree(branching: &[usize]) -> Method {
+    Method::Race {
+        drafts: DraftShape::Tree {
+            k: branching.iter().product(),
+            branching: branching.to_vec(),
+        },
+    }
+}
+
 pub fn mentored(gamma: usize, kl_budget: f64) -> Method {
     Method::Mentored {
         gamma,
@@ -71,6 +86,8 @@ pub fn all_methods() -> Vec<Method> {
         spectr_tree(&[3, 2]),
         multiround_iid(3, 2),
         multiround_tree(&[2, 2]),
+        race_iid(3, 2),
+        race_tree(&[2, 2]),
         mentored(3, 0.05),
     ]
 }
