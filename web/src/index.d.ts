@@ -7,7 +7,11 @@ export type Backend = "auto" | "webgpu" | "cpu";
 export type DraftBackend = "same" | "cpu";
 
 /** A decoding method. `spectr` drafts `drafts` i.i.d. sequences of length `gamma`. */
-export type Method = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored";
+/**
+ * `otm`: SpecTr's draft sets with its optimal selection (OTM) at every depth instead of
+ * k-Seq, realised by the ratio race (specula-core `race_sample`).
+ */
+export type Method = "autoregressive" | "speculative" | "spectr" | "multiround" | "otm" | "mentored";
 
 /** Error codes of {@link SpeculaError}. */
 export type ErrorCode =
@@ -79,12 +83,12 @@ export interface GenerateOptions {
   prompt: string;
   /** Default "speculative". */
   method?: Method;
-  /** Draft tokens per round (γ), or the draft length for spectr/multiround: 1–32, default 4. */
+  /** Draft tokens per round (γ), or the draft length for spectr/multiround/otm: 1–32, default 4. */
   gamma?: number;
-  /** Draft sequences K for spectr/multiround: 1–16, default 2. */
+  /** Draft sequences K for spectr/multiround/otm: 1–16, default 2. */
   drafts?: number;
   /**
-   * spectr/multiround: draft a prefix tree instead of `drafts` i.i.d. sequences — the
+   * spectr/multiround/otm: draft a prefix tree instead of `drafts` i.i.d. sequences — the
    * children per node at each depth, e.g. [2, 2, 1] (depth 3, 4 leaves; at most 64 leaves).
    * `gamma` and `drafts`, if given too, must equal its depth and leaf count.
    */

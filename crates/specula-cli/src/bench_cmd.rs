@@ -58,7 +58,7 @@ pub struct BenchArgs {
         allow_hyphen_values = true
     )]
     pub gammas: String,
-    /// K values for SpecTr (and K = 4 for multi-round).
+    /// K values for SpecTr with k-Seq and with OTM's optimal selection (and K = 4 for multi-round).
     #[arg(
         long,
         value_name = "LIST",
@@ -214,6 +214,14 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         },
         format!("K=4 L={length}"),
     ));
+    for &k in &ks {
+        methods.push((
+            Method::Otm {
+                drafts: DraftShape::Iid { k, length },
+            },
+            format!("K={k} L={length}"),
+        ));
+    }
     for &d in &kls {
         methods.push((
             Method::Mentored {

@@ -13,11 +13,12 @@ use crate::error::CliError;
 use crate::parse;
 
 /// The methods `--method` accepts.
-pub const METHODS: [&str; 5] = [
+pub const METHODS: [&str; 6] = [
     "autoregressive",
     "speculative",
     "spectr",
     "multiround",
+    "otm",
     "mentored",
 ];
 
@@ -27,7 +28,7 @@ pub struct DecodeArgs {
     /// The prompt text (characters of the corpus alphabet).
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub prompt: String,
-    /// autoregressive, speculative, spectr, multiround or mentored.
+    /// autoregressive, speculative, spectr, multiround, otm or mentored.
     #[arg(
         long,
         value_name = "METHOD",
@@ -35,13 +36,13 @@ pub struct DecodeArgs {
         allow_hyphen_values = true
     )]
     pub method: String,
-    /// Draft length: γ for speculative/mentored, L for spectr/multiround (default 4).
+    /// Draft length: γ for speculative/mentored, L for spectr/multiround/otm (default 4).
     #[arg(long, value_name = "G", allow_hyphen_values = true)]
     pub gamma: Option<String>,
-    /// Number of draft sequences K for spectr/multiround (default 4).
+    /// Number of draft sequences K for spectr/multiround/otm (default 4).
     #[arg(long, value_name = "K", allow_hyphen_values = true)]
     pub drafts: Option<String>,
-    /// Prefix-tree branching for spectr/multiround, e.g. 2,2,1 (K = product).
+    /// Prefix-tree branching for spectr/multiround/otm, e.g. 2,2,1 (K = product).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub tree: Option<String>,
     /// KL budget D (nats per position) for mentored (required there).
@@ -121,28 +122,28 @@ impl DecodeArgs {
             ));
         }
         let name = parse::choice("--method", &self.method, &METHODS)?;
-        let multi = matches!(name, "spectr" | "multiround");
+        let multi = matches!(name, "spectr" | "multiround" | "otm");
         let drafting = name != "autoregressive";
         refuse(
             name,
             "--gamma",
             self.gamma.as_ref(),
             drafting,
-            "the drafting methods (speculative, spectr, multiround, mentored)",
+            "the drafting methods (speculative, spectr, multiround, otm, mentored)",
         )?;
         refuse(
             name,
             "--drafts",
             self.drafts.as_ref(),
             multi,
-            "spectr and multiround",
+            "spectr, multiround and otm",
         )?;
         refuse(
             name,
             "--tree",
             self.tree.as_ref(),
             multi,
-            "spectr and multiround",
+            "spectr, multiround and otm",
         )?;
         refuse(
             name,
@@ -176,10 +177,10 @@ impl DecodeArgs {
             }
             _ => {
                 let drafts = draft_shape(self.drafts.as_deref(), self.tree.as_deref(), gamma)?;
-                if name == "spectr" {
-                    Method::SpecTr { drafts }
-                } else {
-                    Method::MultiRound { drafts }
+                match name {
+                    "spectr" => Method::SpecTr { drafts },
+                    "otm" => Method::Otm { drafts },
+                    _ => Method::MultiRound { drafts },
                 }
             }
         };

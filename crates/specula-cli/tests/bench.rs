@@ -62,6 +62,7 @@ fn bench_reports_every_method_with_consistent_figures() {
             ("speculative", "gamma=3"),
             ("spectr_iid", "K=2 L=3"),
             ("multiround", "K=4 L=3"),
+            ("otm", "K=2 L=3"),
             ("mentored", "gamma=3 D=0.1"),
         ]
     );

@@ -78,6 +78,8 @@ fn bad_generate_flags_are_refused_with_one_line() {
             &["--method", "multiround", "--tree", "256,256"],
             "draft nodes per round",
         ),
+        (&["--method", "otm", "--kl", "0.1"], "--kl does not apply"),
+        (&["--method", "otm", "--tree", "2,0"], "--tree"),
         (&["--temperature", "-1"], "--temperature"),
         (&["--top-k", "0"], "--top-k"),
         (&["--top-p", "0"], "--top-p"),

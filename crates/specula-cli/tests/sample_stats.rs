@@ -90,10 +90,11 @@ fn homogeneity_p(a: &HashMap<String, u64>, b: &HashMap<String, u64>) -> f64 {
 #[test]
 fn speculative_samples_match_autoregressive_samples() {
     let reference = sample(&["--method", "autoregressive"], "0");
-    let methods: [&[&str]; 3] = [
+    let methods: [&[&str]; 4] = [
         &["--method", "speculative", "--gamma", "2"],
         &["--method", "spectr", "--drafts", "4", "--gamma", "3"],
         &["--method", "multiround", "--tree", "2,2"],
+        &["--method", "otm", "--drafts", "4", "--gamma", "3"],
     ];
     for method in methods {
         let p_value = homogeneity_p(&reference, &sample(method, "100000"));

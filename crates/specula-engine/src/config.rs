@@ -36,11 +36,12 @@ pub enum Method {
         /// The draft set.
         drafts: DraftShape,
     },
-    /// The same draft sets as SpecTr, selected with the ratio race
-    /// (`specula_core::race_sample`): the draft with the largest fitted `w(x)/U`, then one
-    /// test against the race's own selection distribution. It reaches OTM's optimal
-    /// acceptance among i.i.d. drafts, which k-Seq approximates.
-    Race {
+    /// SpecTr's draft sets with its optimal selection (OTM) at every depth, which k-Seq
+    /// approximates: the ratio race of `specula_core::race_sample` (the draft with the
+    /// largest fitted `w(x)/U`, then one test against the race's own selection
+    /// distribution), which reaches OTM's optimal acceptance among i.i.d. drafts to within
+    /// `specula_core::RACE_TOLERANCE` in most cases, at any vocabulary size.
+    Otm {
         /// The draft set.
         drafts: DraftShape,
     },
@@ -69,7 +70,7 @@ impl Method {
                 DraftShape::Tree { .. } => "spectr_tree",
             },
             Self::MultiRound { .. } => "multiround",
-            Self::Race { .. } => "race",
+            Self::Otm { .. } => "otm",
             Self::Mentored { .. } => "mentored",
         }
     }
@@ -298,7 +299,7 @@ impl DecodeConfig {
                 check_gamma(*gamma)?;
                 policy.validate(*gamma)?;
             }
-            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Race { drafts } => {
+            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Otm { drafts } => {
                 drafts.validate()?;
             }
             Method::Mentored {
@@ -339,8 +340,8 @@ pub(crate) enum Rule {
     KSeq,
     /// Multi-round rejection over the surviving drafts.
     MultiRound,
-    /// The ratio race over the surviving drafts.
-    Race,
+    /// OTM's optimal selection (the ratio race) over the surviving drafts.
+    Otm,
     /// Mentored decoding with this KL budget.
     Mentored(f64),
 }
@@ -352,7 +353,7 @@ impl Rule {
             Method::Speculative { .. } => Self::Standard,
             Method::SpecTr { .. } => Self::KSeq,
             Method::MultiRound { .. } => Self::MultiRound,
-            Method::Race { .. } => Self::Race,
+            Method::Otm { .. } => Self::Otm,
             Method::Mentored { kl_budget, .. } => Self::Mentored(*kl_budget),
         }
     }

@@ -292,7 +292,7 @@ impl Decoder {
             Method::Speculative { .. } | Method::Mentored { .. } => {
                 vec![1; self.gamma.as_ref().map_or(1, GammaController::gamma)]
             }
-            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Race { drafts } => {
+            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Otm { drafts } => {
                 drafts.branching()
             }
         };

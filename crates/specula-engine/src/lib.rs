@@ -16,7 +16,7 @@
 //! | SpecTr, i.i.d. drafts | [`Method::SpecTr`] with [`DraftShape::Iid`] | L draft calls (all K sequences each), one target call over every node |
 //! | SpecTr, prefix tree | [`Method::SpecTr`] with [`DraftShape::Tree`] | L draft calls, one target call over every node |
 //! | multi-round | [`Method::MultiRound`] | as SpecTr, multi-round rejection instead of k-Seq |
-//! | ratio race | [`Method::Race`] | as SpecTr, the ratio race (OTM's optimal acceptance) instead of k-Seq |
+//! | SpecTr, optimal selection | [`Method::Otm`] | as SpecTr, OTM's optimal selection (the ratio race) instead of k-Seq |
 //! | mentored | [`Method::Mentored`] | as speculative, lossy test with KL ≤ D per position |
 //!
 //! Temperature 0 makes every method greedy (greedy verification). Models return logits;

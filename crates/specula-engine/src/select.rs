@@ -57,7 +57,7 @@ pub(crate) fn select<R: Rng + ?Sized>(
             }
         }
         Rule::MultiRound => Selection::plain(multiround_sample(target, draft, candidates, rng)?),
-        Rule::Race => Selection::plain(race_sample(target, draft, candidates, rng)?.1),
+        Rule::Otm => Selection::plain(race_sample(target, draft, candidates, rng)?.1),
         // k-Seq with k = 1 is standard speculative sampling, so it also covers a chain
         // rule handed several candidates (which the draft shapes never produce).
         _ => {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{
-    all_methods, chi_square_p, multiround_iid, multiround_tree, pair, race_iid, race_tree, run,
+    all_methods, chi_square_p, multiround_iid, multiround_tree, otm_iid, otm_tree, pair, run,
     spectr_iid, spectr_tree, speculative,
 };
 use specula_engine::synthetic::{MarkovModel, exact_joint, sequence_index};
@@ -123,18 +123,18 @@ fn multiround_tree_joint_matches_target() {
 }
 
 #[test]
-fn race_iid_joint_matches_target() {
-    assert_exact(race_iid(3, 2), SamplingConfig::default(), 4, 1, 24);
+fn otm_iid_joint_matches_target() {
+    assert_exact(otm_iid(3, 2), SamplingConfig::default(), 4, 1, 24);
 }
 
 #[test]
-fn race_tree_joint_matches_target_with_top_k_and_order_two() {
+fn otm_tree_joint_matches_target_with_top_k_and_order_two() {
     let sampling = SamplingConfig {
         temperature: 0.9,
         top_k: Some(3),
         top_p: None,
     };
-    assert_exact(race_tree(&[2, 1, 2]), sampling, 4, 2, 25);
+    assert_exact(otm_tree(&[2, 1, 2]), sampling, 4, 2, 25);
 }
 
 #[test]

@@ -166,6 +166,13 @@ fn spectr_with_the_bundled_pair_samples_the_target() {
 }
 
 #[test]
+fn otm_selection_with_the_bundled_pair_samples_the_target() {
+    assert_samples_target(Method::Otm {
+        drafts: DraftShape::Iid { k: 4, length: 2 },
+    });
+}
+
+#[test]
 fn multi_round_prefix_tree_with_the_bundled_pair_samples_the_target() {
     assert_samples_target(Method::MultiRound {
         drafts: DraftShape::Tree {

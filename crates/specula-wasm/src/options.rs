@@ -25,11 +25,12 @@ pub const GENERATE_KEYS: [&str; 14] = [
 ];
 
 /// The decoding methods `generate` accepts.
-pub const METHODS: [&str; 5] = [
+pub const METHODS: [&str; 6] = [
     "autoregressive",
     "speculative",
     "spectr",
     "multiround",
+    "otm",
     "mentored",
 ];
 
@@ -200,10 +201,10 @@ impl GenerateOptions {
             }
             None => None,
         };
-        let multi_draft = matches!(method_name, "spectr" | "multiround");
+        let multi_draft = matches!(method_name, "spectr" | "multiround" | "otm");
         if self.tree.is_some() && !multi_draft {
             return Err(WasmError::option(format!(
-                "tree is for methods \"spectr\" and \"multiround\", not {method_name:?}"
+                "tree is for methods \"spectr\", \"multiround\" and \"otm\", not {method_name:?}"
             )));
         }
         let dynamic = self.dynamic_gamma.unwrap_or(false);
@@ -231,6 +232,7 @@ impl GenerateOptions {
             "speculative" => Method::Speculative { gamma, policy },
             "spectr" => Method::SpecTr { drafts: shape },
             "multiround" => Method::MultiRound { drafts: shape },
+            "otm" => Method::Otm { drafts: shape },
             "mentored" => Method::Mentored {
                 gamma,
                 kl_budget: kl.ok_or_else(|| {

@@ -52,14 +52,14 @@ pub fn multiround_tree(branching: &[usize]) -> Method {
     }
 }
 
-pub fn race_iid(k: usize, length: usize) -> Method {
-    Method::Race {
+pub fn otm_iid(k: usize, length: usize) -> Method {
+    Method::Otm {
         drafts: DraftShape::Iid { k, length },
     }
 }
 
-pub fn race_tree(branching: &[usize]) -> Method {
-    Method::Race {
+pub fn otm_tree(branching: &[usize]) -> Method {
+    Method::Otm {
         drafts: DraftShape::Tree {
             k: branching.iter().product(),
             branching: branching.to_vec(),
@@ -86,8 +86,8 @@ pub fn all_methods() -> Vec<Method> {
         spectr_tree(&[3, 2]),
         multiround_iid(3, 2),
         multiround_tree(&[2, 2]),
-        race_iid(3, 2),
-        race_tree(&[2, 2]),
+        otm_iid(3, 2),
+        otm_tree(&[2, 2]),
         mentored(3, 0.05),
     ]
 }
