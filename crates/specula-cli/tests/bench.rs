@@ -155,7 +155,7 @@ fn bench_table_has_a_header_and_a_line_per_row() {
         .position(|l| l.starts_with("method") && l.contains("speedup") && l.contains("theory"))
         .unwrap_or_else(|| panic!("no table header in {stdout}"));
     let table: Vec<&str> = stdout.lines().skip(header + 1).collect();
-    assert_eq!(table.len(), 6, "{stdout}");
+    assert_eq!(table.len(), 7, "{stdout}");
     assert!(table[0].starts_with("autoregressive") && table[0].contains("1.00x"));
     assert!(stdout.contains("target, 8 new position(s)"), "{stdout}");
 }

@@ -462,6 +462,20 @@ mod tests {
             }
         );
         let g = GenerateOptions {
+            method: Some("otm".into()),
+            drafts: Some(3.0),
+            gamma: Some(2.0),
+            ..opts()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(
+            g.config.method,
+            Method::Otm {
+                drafts: DraftShape::Iid { k: 3, length: 2 }
+            }
+        );
+        let g = GenerateOptions {
             dynamic_gamma: Some(true),
             ..opts()
         }
