@@ -282,6 +282,12 @@ tests.sliders = async () => {
     sameMetrics(h, "spectr");
     await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 2, null, { timeout: 60_000 });
     check(true, "acceptance vs k curves from the cached distributions (k-Seq and multi-round)");
+    await setControl(page, "method", "spectr-otm");
+    h = await playToEnd(page);
+    const otm = h.shownRounds[0].steps[0].otm;
+    check(h.options.method === "otm" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && otm && otm.acceptance <= otm.optimum + 1e-9 && otm.selection.length > 0,
+      "SpecTr with the optimal selection: 4 rows of 3, the fitted race's acceptance within the optimum", JSON.stringify({ o: h.options, acc: otm?.acceptance, opt: otm?.optimum }));
+    sameMetrics(h, "spectr-otm");
     await setControl(page, "method", "mentored");
     await setControl(page, "gamma", 4);
     await setControl(page, "kl", 45); // slider position → D

@@ -182,6 +182,10 @@ export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) 
       if (step.kseq) {
         note(`pos ${step.depth}: k-Seq over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}, ρ* = ${fmt(step.kseq.rhoStar, 3)}, ρ = ${fmt(step.kseq.rho, 3)}, P(accept) = ${fmt(step.kseq.acceptance, 3)}`, "kseq");
       }
+      if (step.otm) {
+        const o = step.otm;
+        note(`pos ${step.depth}: optimal selection over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""} (the ratio race: the draft with the largest w(x)/u), P(accept) = ${fmt(o.acceptance, 3)} of the best possible ${fmt(o.optimum, 3)}`, "kseq");
+      }
       if (step.mentored) {
         const m = step.mentored;
         let base = null;
@@ -208,7 +212,9 @@ export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) 
         mark(id, test.accepted ? "accepted" : "rejected");
         const rule = step.kseq
           ? "min(1, target/(ρ·draft))"
-          : step.mentored
+          : step.otm
+            ? "min(1, target/r), r = the race's chance of choosing this token"
+            : step.mentored
             ? "the mentored acceptance r"
             : trace.method.startsWith("multi") && test.draftIndex > 0
               ? "min(1, residual/draft)"
@@ -277,6 +283,8 @@ function residualName(r) {
       return `of k-Seq (ρ = ${fmt(r.rho, 3)})`;
     case "multi_round":
       return `after ${r.rounds} rejection${r.rounds > 1 ? "s" : ""}`;
+    case "race":
+      return "norm(max(0, target − r)), r = the race's selection";
     case "mentored":
       return `∝ max(0, target/β − draft), β = ${fmt(r.beta, 3)}`;
     default:

@@ -31,6 +31,10 @@ export function residualOf(step) {
     }
     case "mentored":
       return draft ? norm(target.map((t, i) => Math.max(0, t / r.beta - draft[i]))) ?? target.slice() : null;
+    case "race": {
+      const sel = step.otm?.selection;
+      return sel ? norm(target.map((t, i) => Math.max(0, t - sel[i]))) ?? target.slice() : null;
+    }
     default:
       return null;
   }

@@ -117,6 +117,9 @@ function generateOptions(s) {
     case "multiround":
       Object.assign(o, { method: "multiround", gamma: s.gamma, drafts: s.drafts });
       break;
+    case "spectr-otm":
+      Object.assign(o, { method: "otm", gamma: s.gamma, drafts: s.drafts });
+      break;
     case "mentored":
       Object.assign(o, { method: "mentored", gamma: s.gamma, kl: s.kl });
       if (s.dynamicGamma) o.dynamicGamma = true;
@@ -180,8 +183,8 @@ function syncOutputs() {
   const speed = SPEEDS[Number($("speed").value)];
   $("speed-out").textContent = Number.isFinite(speed) ? `${speed}×` : "instant";
   const show = {
-    gamma: ["speculative", "spectr", "multiround", "mentored"].includes(s.method),
-    drafts: ["spectr", "multiround"].includes(s.method),
+    gamma: ["speculative", "spectr", "spectr-otm", "multiround", "mentored"].includes(s.method),
+    drafts: ["spectr", "spectr-otm", "multiround"].includes(s.method),
     tree: s.method === "spectr-tree",
     kl: s.method === "mentored",
     dynamic: ["speculative", "mentored"].includes(s.method),

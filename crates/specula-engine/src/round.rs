@@ -99,6 +99,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             source,
             kseq: selection.kseq,
             mentored: selection.mentored,
+            otm: selection.otm,
             target_probs: record.then(|| target_dist.probs().to_vec()),
             draft_probs: record.then(|| draft.probs().to_vec()),
         });

@@ -4,7 +4,7 @@
 
 use rand::Rng;
 use specula_core::{
-    Distribution, KSeqPlan, MentoredPlan, TokenOutcome, greedy_verify, kseq_sample,
+    Distribution, KSeqPlan, MentoredPlan, RacePlan, TokenOutcome, greedy_verify, kseq_sample,
     mentored_sample, multiround_sample, race_sample, speculative_sample,
 };
 
@@ -16,6 +16,7 @@ pub(crate) struct Selection {
     pub outcome: TokenOutcome,
     pub kseq: Option<KSeqPlan>,
     pub mentored: Option<MentoredPlan>,
+    pub otm: Option<RacePlan>,
 }
 
 impl Selection {
@@ -24,6 +25,7 @@ impl Selection {
             outcome,
             kseq: None,
             mentored: None,
+            otm: None,
         }
     }
 }
@@ -54,10 +56,19 @@ pub(crate) fn select<R: Rng + ?Sized>(
                 outcome,
                 kseq: None,
                 mentored: Some(plan),
+                otm: None,
             }
         }
         Rule::MultiRound => Selection::plain(multiround_sample(target, draft, candidates, rng)?),
-        Rule::Otm => Selection::plain(race_sample(target, draft, candidates, rng)?.1),
+        Rule::Otm => {
+            let (plan, outcome) = race_sample(target, draft, candidates, rng)?;
+            Selection {
+                outcome,
+                kseq: None,
+                mentored: None,
+                otm: Some(plan),
+            }
+        }
         // k-Seq with k = 1 is standard speculative sampling, so it also covers a chain
         // rule handed several candidates (which the draft shapes never produce).
         _ => {
@@ -66,6 +77,7 @@ pub(crate) fn select<R: Rng + ?Sized>(
                 outcome,
                 kseq: Some(plan),
                 mentored: None,
+                otm: None,
             }
         }
     })

@@ -4,7 +4,7 @@
 //! they are `usize` indices into the distributions.
 
 use serde::Serialize;
-use specula_core::{KSeqPlan, MentoredPlan, TokenOutcome};
+use specula_core::{KSeqPlan, MentoredPlan, RacePlan, TokenOutcome};
 
 use crate::stopping::FinishReason;
 
@@ -64,6 +64,10 @@ pub struct DepthStep {
     /// The mentored thresholds (α, β, KL), for mentored decoding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mentored: Option<MentoredPlan>,
+    /// The fitted ratio race (weights, selection distribution r, acceptance and the
+    /// optimum), for SpecTr with the optimal selection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub otm: Option<RacePlan>,
     /// The target distribution tested against, when the config asks for distributions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_probs: Option<Vec<f64>>,
