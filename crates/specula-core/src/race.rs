@@ -278,13 +278,8 @@ pub(crate) fn race_selection(weights: &[f64], draft: &[f64], k: usize) -> Vec<f6
     for (j, &i) in order.iter().enumerate() {
         let v_hi = 1.0 / weights[i];
         if v_hi > v_lo {
-            // ∫ (a − b·v)^(k−1) dv over [v_lo, v_hi] = (x^k − y^k)/(k·b) with x − y =
-            // b·(v_hi − v_lo), summed without cancellation as (v_hi − v_lo)·Σ x^(k−1−i)·yⁱ/k.
             let (a, b) = (mass[j] + zero_mass, weighted[j]);
-            let x = (a - b * v_lo).max(0.0);
-            let y = (a - b * v_hi).max(0.0);
-            let sum: f64 = (0..power).map(|i| x.powi(power - 1 - i) * y.powi(i)).sum();
-            integral += (v_hi - v_lo) * sum / k as f64;
+            integral += segment(a - b * v_lo, b * (v_hi - v_lo), v_hi - v_lo, k);
             v_lo = v_hi;
         }
         selection[i] = k as f64 * draft[i] * weights[i] * integral;
@@ -296,4 +291,22 @@ pub(crate) fn race_selection(weights: &[f64], draft: &[f64], k: usize) -> Vec<f6
         }
     }
     selection
+}
+
+/// `∫ (a − b·v)^(k−1) dv` over an interval of length `width` on which `a − b·v` falls
+/// from `x` to `x − drop` (`drop = b·width`): `width·(x^k − (x − drop)^k)/(k·drop)`,
+/// written as `width·x^k·(1 − (1 − drop/x)^k)/(k·drop)` with `expm1` and `ln_1p` so
+/// that it neither cancels when `drop` is small nor costs more for a larger `k`.
+fn segment(x: f64, drop: f64, width: f64, k: usize) -> f64 {
+    let x = x.max(0.0);
+    let power = i32::try_from(k).unwrap_or(i32::MAX);
+    if drop <= 0.0 {
+        return width * x.powi(power - 1);
+    }
+    if x <= 0.0 {
+        return 0.0;
+    }
+    let fraction = (drop / x).min(1.0);
+    let fallen = -(k as f64 * (-fraction).ln_1p()).exp_m1();
+    width * x.powi(power) * fallen / (k as f64 * drop)
 }

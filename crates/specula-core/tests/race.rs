@@ -67,6 +67,24 @@ fn closed_form_output_is_the_target_and_acceptance_is_near_the_optimum() {
     );
 }
 
+/// Many drafts: the closed form's cost does not grow with k, and it stays exact.
+#[test]
+fn many_drafts_stay_exact() {
+    let mut r = rng(26);
+    for n in [5, 65] {
+        for (label, target, draft) in pair_zoo(&mut r, n) {
+            for k in [64, 1000] {
+                let (plan, analysis) = race_analysis(&target, &draft, k).unwrap();
+                let at = format!("{label} n={n} k={k}");
+                assert!(max_abs_diff(&analysis.output, target.probs()) < 1e-12, "{at}");
+                let sum: f64 = plan.selection.iter().sum();
+                assert!((sum - 1.0).abs() < 1e-9, "{at}: Σ r = {sum}");
+                assert!(plan.acceptance <= plan.optimum + 1e-12, "{at}");
+            }
+        }
+    }
+}
+
 #[test]
 fn one_draft_is_standard_speculative_sampling() {
     let mut r = rng(22);
