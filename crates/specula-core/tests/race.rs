@@ -76,7 +76,10 @@ fn many_drafts_stay_exact() {
             for k in [64, 1000] {
                 let (plan, analysis) = race_analysis(&target, &draft, k).unwrap();
                 let at = format!("{label} n={n} k={k}");
-                assert!(max_abs_diff(&analysis.output, target.probs()) < 1e-12, "{at}");
+                assert!(
+                    max_abs_diff(&analysis.output, target.probs()) < 1e-12,
+                    "{at}"
+                );
                 let sum: f64 = plan.selection.iter().sum();
                 assert!((sum - 1.0).abs() < 1e-9, "{at}: Σ r = {sum}");
                 assert!(plan.acceptance <= plan.optimum + 1e-12, "{at}");
