@@ -40,6 +40,7 @@ const cases = [
   [{ method: "kseq", drafts: 2, rho: 2 }, ["--drafts", "2", "--rho", "2"]],
   [{ method: "multiround", drafts: 4 }, ["--drafts", "4"]],
   [{ method: "otm", drafts: 2 }, ["--drafts", "2"]],
+  [{ method: "race", drafts: 3 }, ["--drafts", "3"]],
   [{ method: "mentored", kl: 0.05 }, ["--kl", "0.05"]],
   [{ method: "speculative", normalize: true, target: [1, 2, 3, 4], draft: [4, 3, 2, 1] }, ["--normalize"]],
 ];

@@ -280,8 +280,8 @@ tests.sliders = async () => {
     check(h.options.method === "spectr" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && h.shownRounds[0].steps[0].kseq,
       "k = 4 SpecTr drafts: 4 rows of 3, k-Seq with ρ*", JSON.stringify({ o: h.options, n: h.shownRounds[0].drafts.length }));
     sameMetrics(h, "spectr");
-    await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 2, null, { timeout: 60_000 });
-    check(true, "acceptance vs k curves from the cached distributions (k-Seq and multi-round)");
+    await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 3, null, { timeout: 60_000 });
+    check(true, "acceptance vs k curves from the cached distributions (k-Seq, multi-round and the optimal selection)");
     await setControl(page, "method", "spectr-otm");
     h = await playToEnd(page);
     const otm = h.shownRounds[0].steps[0].otm;

@@ -239,7 +239,7 @@ export class Specula {
   terminate(): void;
 }
 
-export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "mentored";
+export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "race" | "mentored";
 
 export interface PlanOptions {
   method: PlanMethod;
@@ -247,7 +247,7 @@ export interface PlanOptions {
   target: number[] | Float64Array;
   /** Draft probabilities, same length. */
   draft: number[] | Float64Array;
-  /** k for kseq, multiround, otm (default 2). */
+  /** k for kseq, multiround, otm, race (default 2). */
   drafts?: number;
   /** KL budget D ≥ 0, required for mentored. */
   kl?: number;

@@ -193,7 +193,7 @@ function syncOutputs() {
     document.querySelector(`[data-for="${key}"]`).classList.toggle("inactive", !visible);
   }
   $("fig-kl").hidden = s.method !== "mentored";
-  $("fig-k").hidden = !["spectr", "multiround", "spectr-tree"].includes(s.method);
+  $("fig-k").hidden = !["spectr", "spectr-otm", "multiround", "spectr-tree"].includes(s.method);
 }
 
 // ---------- runs ----------
@@ -718,18 +718,25 @@ async function renderTheory() {
         xLog: true, yMin: 0, yMax: 1, label: "acceptance vs KL budget D", xLabel: "D (nats, log)", yLabel: "P(accept)",
       });
     }
-    if (["spectr", "multiround", "spectr-tree"].includes(s.method)) {
+    if (["spectr", "spectr-otm", "multiround", "spectr-tree"].includes(s.method)) {
       const ks = [1, 2, 3, 4, 5, 6, 7, 8];
       const kseq = [];
       const multi = [];
+      let best = [];
       for (const k of ks) {
         kseq.push([k, await mean(pairs, { method: "kseq", drafts: k })]);
         multi.push([k, await mean(pairs, { method: "multiround", drafts: k })]);
+      }
+      try {
+        for (const k of ks) best.push([k, await mean(pairs, { method: "race", drafts: k })]);
+      } catch {
+        best = []; // an older package without the race
       }
       lines($("chart-k"), {
         curves: [
           { points: kseq, cls: "c-theory", name: "k-Seq (SpecTr)" },
           { points: multi, cls: "c-alt", name: "multi-round" },
+          ...(best.length === ks.length ? [{ points: best, cls: "c-best", name: "optimal selection (OTM)" }] : []),
         ],
         marks: [{ x: s.drafts, y: kseq[s.drafts - 1][1], cls: "m-theory", name: `k = ${s.drafts}` }],
         yMin: 0, yMax: 1, label: "acceptance vs number of drafts k", xLabel: "k", yLabel: "P(accept)",

@@ -69,9 +69,9 @@ Input rules:
 Output:
   --json prints one JSON object: method, target, draft, vocab, normalized, acceptance,
   output, kl_target_output, tv_target_output, kl_target_draft, tv_target_draft, and per
-  method: drafts (kseq, multiround, otm); rho, rho_star, overlap (kseq); accept_probs
-  (speculative, greedy, kseq, mentored); residual (all but otm); kl_budget, alpha, beta,
-  zero_target_accept, accepts_all (mentored); upper_bound (otm). Probabilities are token-indexed arrays.
+  method: drafts (kseq, multiround, otm, race); rho, rho_star, overlap (kseq); accept_probs
+  (speculative, greedy, kseq, race, mentored); residual (all but otm); kl_budget, alpha, beta,
+  zero_target_accept, accepts_all (mentored); upper_bound (otm, race). Probabilities are token-indexed arrays.
   Non-finite numbers (e.g. KL(target || output) = inf for greedy) are written as null.
   greedy assumes the drafted token is the draft's argmax.
 
@@ -96,7 +96,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub draft: String,
 
-    /// Number of i.i.d. drafts k (kseq, multiround, otm only; default 2).
+    /// Number of i.i.d. drafts k (kseq, multiround, otm, race only; default 2).
     #[arg(long, value_name = "K", allow_hyphen_values = true)]
     pub drafts: Option<String>,
 
@@ -131,6 +131,8 @@ pub enum Method {
     Multiround,
     /// Optimal transport with membership cost (exact LP).
     Otm,
+    /// The ratio race (OTM's optimum for i.i.d. drafts, any vocabulary).
+    Race,
     /// Mentored decoding (lossy, bounded KL).
     Mentored,
 }
@@ -145,6 +147,7 @@ impl Method {
             Self::Kseq => PlanMethod::Kseq,
             Self::Multiround => PlanMethod::Multiround,
             Self::Otm => PlanMethod::Otm,
+            Self::Race => PlanMethod::Race,
             Self::Mentored => PlanMethod::Mentored,
         }
     }
@@ -209,7 +212,7 @@ impl PlanArgs {
                 k,
                 rho: self.rho.as_deref().map(parse_rho).transpose()?,
             },
-            Method::Multiround | Method::Otm => PlanParams::Drafts(k),
+            Method::Multiround | Method::Otm | Method::Race => PlanParams::Drafts(k),
             Method::Mentored => match self.kl.as_deref() {
                 Some(raw) => PlanParams::Kl(parse_kl(raw)?),
                 None => {
@@ -241,7 +244,7 @@ fn reject_if_given(
         return Ok(());
     }
     let takers = match flag {
-        "--drafts" => "kseq, multiround and otm",
+        "--drafts" => "kseq, multiround, otm and race",
         "--rho" => "kseq",
         _ => "mentored",
     };

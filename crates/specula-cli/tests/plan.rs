@@ -376,6 +376,11 @@ fn table_mode_is_readable_for_every_method() {
         ("multiround", &[], &["k = 2 drafts", "residual"]),
         ("otm", &[], &["upper bound"]),
         (
+            "race",
+            &["--drafts", "3"],
+            &["upper bound", "k = 3 drafts", "residual"],
+        ),
+        (
             "mentored",
             &["--kl", "0.1"],
             &["alpha", "beta", "KL budget D"],

@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use crate::{
     Distribution, OTM_MAX_VARIABLES, Residual, greedy_analysis, kl_divergence, kseq_analysis,
-    mentored_accept_probs, mentored_analysis, multiround_analysis, otm_analysis,
+    mentored_accept_probs, mentored_analysis, multiround_analysis, otm_analysis, race_analysis,
     speculative_analysis, total_variation,
 };
 
@@ -26,18 +26,21 @@ pub enum PlanMethod {
     Multiround,
     /// Optimal transport with membership cost (exact LP).
     Otm,
+    /// The ratio race: OTM's optimal acceptance for i.i.d. drafts at any vocabulary size.
+    Race,
     /// Mentored decoding (lossy, bounded KL).
     Mentored,
 }
 
 impl PlanMethod {
     /// Every method, in documentation order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Speculative,
         Self::Greedy,
         Self::Kseq,
         Self::Multiround,
         Self::Otm,
+        Self::Race,
         Self::Mentored,
     ];
 
@@ -50,6 +53,7 @@ impl PlanMethod {
             Self::Kseq => "kseq",
             Self::Multiround => "multiround",
             Self::Otm => "otm",
+            Self::Race => "race",
             Self::Mentored => "mentored",
         }
     }
@@ -69,6 +73,7 @@ impl PlanMethod {
             Self::Kseq => "SpecTr k-Seq",
             Self::Multiround => "multi-round rejection sampling",
             Self::Otm => "optimal transport with membership cost, exact LP",
+            Self::Race => "ratio race, OTM's optimum for i.i.d. drafts at any vocabulary",
             Self::Mentored => "mentored decoding, lossy with KL <= D",
         }
     }
@@ -76,7 +81,7 @@ impl PlanMethod {
     /// Whether the method uses several drafts.
     #[must_use]
     pub fn takes_drafts(self) -> bool {
-        matches!(self, Self::Kseq | Self::Multiround | Self::Otm)
+        matches!(self, Self::Kseq | Self::Multiround | Self::Otm | Self::Race)
     }
 }
 
@@ -92,7 +97,7 @@ pub enum PlanParams {
         /// ρ override.
         rho: Option<f64>,
     },
-    /// Multi-round or OTM: number of drafts.
+    /// Multi-round, OTM or the race: number of drafts.
     Drafts(usize),
     /// Mentored: KL budget.
     Kl(f64),
@@ -210,10 +215,12 @@ pub struct PlanReport {
     /// Mentored: whether every draft is accepted (KL(target ‖ draft) ≤ D).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepts_all: Option<bool>,
-    /// OTM: an upper bound on the best achievable acceptance.
+    /// OTM and the race: Lemma 3's bound, the best acceptance any selection among i.i.d.
+    /// drafts reaches (attained; the race comes within its tolerance of it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upper_bound: Option<f64>,
-    /// Per token x: the probability that x, once drafted, is accepted.
+    /// Per token x: the probability that x, once drafted, is accepted (for the race: once
+    /// drafted and chosen, `min(1, target/r)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_probs: Option<Vec<f64>>,
     /// The distribution sampled when every draft is rejected.
@@ -297,6 +304,22 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
             let (plan, analysis) = otm_analysis(&target, &draft, k).map_err(PlanError::Analysis)?;
             report.drafts = Some(k);
             report.upper_bound = Some(plan.upper_bound);
+            analysis
+        }
+        (PlanMethod::Race, PlanParams::Drafts(k)) => {
+            let (plan, analysis) =
+                race_analysis(&target, &draft, k).map_err(PlanError::Analysis)?;
+            report.drafts = Some(k);
+            report.upper_bound = Some(plan.optimum);
+            report.accept_probs = Some(
+                target
+                    .probs()
+                    .iter()
+                    .zip(&plan.selection)
+                    .map(|(&t, &r)| if r > 0.0 { (t / r).min(1.0) } else { 0.0 })
+                    .collect(),
+            );
+            report.residual = Some(residual(Residual::Race { k }, &target, &draft)?);
             analysis
         }
         (PlanMethod::Mentored, PlanParams::Kl(kl_budget)) => {

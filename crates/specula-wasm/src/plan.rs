@@ -35,7 +35,7 @@ pub struct PlanOptions {
     pub target: Option<Vec<f64>>,
     /// Draft probabilities.
     pub draft: Option<Vec<f64>>,
-    /// k, for kseq, multiround and otm (default 2).
+    /// k, for kseq, multiround, otm and race (default 2).
     pub drafts: Option<f64>,
     /// The KL budget D, for mentored (required there).
     pub kl: Option<f64>,
@@ -86,7 +86,7 @@ impl PlanOptions {
             "drafts",
             self.drafts,
             method.takes_drafts(),
-            "kseq, multiround and otm",
+            "kseq, multiround, otm and race",
         )?;
         refuse_if_given(method, "rho", self.rho, method == PlanMethod::Kseq, "kseq")?;
         refuse_if_given(
@@ -114,7 +114,7 @@ impl PlanOptions {
                     r => r,
                 },
             },
-            PlanMethod::Multiround | PlanMethod::Otm => PlanParams::Drafts(k),
+            PlanMethod::Multiround | PlanMethod::Otm | PlanMethod::Race => PlanParams::Drafts(k),
             PlanMethod::Mentored => match self.kl {
                 Some(d) if d.is_finite() && d >= 0.0 => PlanParams::Kl(d),
                 Some(d) => {
