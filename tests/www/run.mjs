@@ -429,6 +429,7 @@ tests.screenshots = async () => {
       ["spectr-iid", "method=spectr&gamma=4&k=3"],
       ["spectr-tree", "method=spectr-tree&tree=2,2,1"],
       ["multiround", "method=multiround&gamma=4&k=3"],
+      ["spectr-otm", "method=spectr-otm&gamma=4&k=3"],
       ["mentored", "method=mentored&gamma=4&D=0.05"],
     ]) {
       const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
