@@ -154,6 +154,15 @@ export interface RoundTrace {
     source: TokenSource;
     kseq?: unknown;
     mentored?: unknown;
+    /** Method "otm": the fitted race (weights, selection r, acceptance, optimum, steps). */
+    otm?: {
+      k: number;
+      weights: number[];
+      selection: number[];
+      acceptance: number;
+      optimum: number;
+      steps: number;
+    };
     targetProbs?: number[];
     draftProbs?: number[];
   }>;
