@@ -35,8 +35,10 @@ use crate::speculative::combine;
 /// The fit stops once the acceptance is this close to the optimum.
 pub const RACE_TOLERANCE: f64 = 1e-6;
 
-/// The most fitting steps a plan takes (random pairs of 5–20 tokens took a median of 10
-/// and at most 658 to come within [`RACE_TOLERANCE`]).
+/// The most fitting steps a plan takes. Random pairs of 5–20 tokens took a median of 10
+/// steps and at most 658 to come within [`RACE_TOLERANCE`]; over the bundled models'
+/// validation positions the median was 9–39 for k = 8 down to 2, and the few that
+/// stopped here were at most 2.5e-4 short of the optimum.
 pub const RACE_MAX_STEPS: usize = 1000;
 
 /// Weights are kept within this factor of their (draft-weighted) geometric mean, so that
