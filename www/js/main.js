@@ -543,7 +543,8 @@ function renderDistributions() {
     const overlap = target.reduce((s, x, i) => s + Math.min(x, draft[i]), 0);
     extra.textContent = `▶ emitted, ✗ rejected draft. Σ min(target, draft) = ${fmt(overlap, 3)} = 1 − TV: the chance a single draft token is accepted here.`;
     if (step?.otm) {
-      extra.textContent += ` With ${step.otm.k} drafts the optimal selection (the ratio race) accepts with Σ min(target, r) = ${fmt(step.otm.acceptance, 3)}, the best possible being ${fmt(step.otm.optimum, 3)}.`;
+      const k = step.otm.k;
+      extra.textContent += ` With ${k} draft${k > 1 ? "s" : ""} here the optimal selection (the ratio race) accepts with Σ min(target, r) = ${fmt(step.otm.acceptance, 3)}, the best possible being ${fmt(step.otm.optimum, 3)}.`;
     }
   } else {
     extra.textContent = "▶ emitted. This character came straight from the target (no draft to test).";
