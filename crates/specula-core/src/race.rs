@@ -25,11 +25,11 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::distribution::{Distribution, sample_weights};
+use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::otm::otm_upper_bound;
-use crate::outcome::{DraftTest, ResidualDraw, TokenAnalysis, TokenOutcome, ratio};
-use crate::residual::{RESIDUAL_EPSILON, Residual, check_same_len};
+use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+use crate::residual::{Residual, check_same_len, distribution_from_weights, draw_from_weights};
 use crate::speculative::combine;
 
 /// The fit stops once the acceptance is this close to the optimum.
@@ -137,8 +137,8 @@ pub fn race_sample<R: Rng + ?Sized>(
         }
     }
     let (index, z) = (chosen.0, drafts[chosen.0]);
-    let (t, r) = (target.prob(z), plan.selection[z]);
-    let accept_prob = if r > 0.0 { (t / r).min(1.0) } else { 0.0 };
+    let t = target.prob(z);
+    let accept_prob = plan.accept_prob(z, t);
     let u = rng.random::<f64>();
     let accepted = u < accept_prob;
     let test = DraftTest {
@@ -159,7 +159,8 @@ pub fn race_sample<R: Rng + ?Sized>(
             residual: None,
         }
     } else {
-        let draw = draw_residual(target, &plan, rng);
+        let weights = residual_weights(target.probs(), &plan.selection);
+        let draw = draw_from_weights(Residual::Race { k: plan.k }, &weights, target, rng.random());
         TokenOutcome {
             token: draw.token,
             tests: vec![test],
@@ -187,8 +188,32 @@ pub fn race_analysis(
         .zip(&plan.selection)
         .map(|(&t, &r)| t.min(r))
         .collect();
-    let residual = Residual::Race { k }.distribution(target, draft)?;
+    let residual = residual_distribution(target, &plan)?;
     Ok((plan, combine(accepted, &residual)))
+}
+
+impl RacePlan {
+    /// `min(1, target(x)/r(x))`: the chance that a chosen draft of token `x`, whose target
+    /// probability is `target_prob`, is accepted (0 for a token the race never chooses).
+    #[must_use]
+    pub fn accept_prob(&self, x: usize, target_prob: f64) -> f64 {
+        match self.selection.get(x) {
+            Some(&r) if r > 0.0 => (target_prob / r).min(1.0),
+            _ => 0.0,
+        }
+    }
+}
+
+/// The plan's residual `norm(max(0, target − r))`, the target when it has no mass.
+///
+/// # Errors
+/// Those of `Distribution::from_weights`, which residual weights of positive mass do not
+/// meet; passed on all the same.
+pub(crate) fn residual_distribution(
+    target: &Distribution,
+    plan: &RacePlan,
+) -> Result<Distribution> {
+    distribution_from_weights(residual_weights(target.probs(), &plan.selection), target)
 }
 
 /// `max(0, target − r)` for the fitted race with `k` drafts.
@@ -197,30 +222,6 @@ pub(crate) fn residual_weights(t: &[f64], selection: &[f64]) -> Vec<f64> {
         .zip(selection)
         .map(|(&t, &r)| (t - r).max(0.0))
         .collect()
-}
-
-/// A draw from the plan's residual (the target when it has no mass).
-fn draw_residual<R: Rng + ?Sized>(
-    target: &Distribution,
-    plan: &RacePlan,
-    rng: &mut R,
-) -> ResidualDraw {
-    let u = rng.random::<f64>();
-    let weights = residual_weights(target.probs(), &plan.selection);
-    let mass: f64 = weights.iter().sum();
-    let (residual, token) = if mass <= RESIDUAL_EPSILON {
-        (Residual::Target, target.sample_with_uniform(u))
-    } else {
-        (
-            Residual::Race { k: plan.k },
-            sample_weights(&weights, u, mass),
-        )
-    };
-    ResidualDraw {
-        residual,
-        uniform: Some(u),
-        token,
-    }
 }
 
 /// `Σ min(t, r)`.

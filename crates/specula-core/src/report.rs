@@ -312,14 +312,15 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
             report.drafts = Some(k);
             report.upper_bound = Some(plan.optimum);
             report.accept_probs = Some(
-                target
-                    .probs()
-                    .iter()
-                    .zip(&plan.selection)
-                    .map(|(&t, &r)| if r > 0.0 { (t / r).min(1.0) } else { 0.0 })
+                (0..target.len())
+                    .map(|x| plan.accept_prob(x, target.prob(x)))
                     .collect(),
             );
-            report.residual = Some(residual(Residual::Race { k }, &target, &draft)?);
+            report.residual = Some(
+                crate::race::residual_distribution(&target, &plan)
+                    .map_err(PlanError::Analysis)?
+                    .into_probs(),
+            );
             analysis
         }
         (PlanMethod::Mentored, PlanParams::Kl(kl_budget)) => {

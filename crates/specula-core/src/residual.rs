@@ -110,12 +110,40 @@ impl Residual {
         target: &Distribution,
         draft: &Distribution,
     ) -> Result<Distribution> {
-        let weights = self.weights(target, draft)?;
-        let mass: f64 = weights.iter().sum();
-        if mass <= RESIDUAL_EPSILON {
-            return Ok(target.clone());
-        }
-        Distribution::from_weights(weights)
+        distribution_from_weights(self.weights(target, draft)?, target)
+    }
+}
+
+/// Unnormalised residual weights as a distribution, the target when they are degenerate.
+pub(crate) fn distribution_from_weights(
+    weights: Vec<f64>,
+    target: &Distribution,
+) -> Result<Distribution> {
+    let mass: f64 = weights.iter().sum();
+    if mass <= RESIDUAL_EPSILON {
+        return Ok(target.clone());
+    }
+    Distribution::from_weights(weights)
+}
+
+/// A draw with the uniform `u` from the residual `residual` given as whole weights (the
+/// target when they are degenerate).
+pub(crate) fn draw_from_weights(
+    residual: Residual,
+    weights: &[f64],
+    target: &Distribution,
+    u: f64,
+) -> ResidualDraw {
+    let mass: f64 = weights.iter().sum();
+    let (residual, token) = if mass <= RESIDUAL_EPSILON {
+        (Residual::Target, target.sample_with_uniform(u))
+    } else {
+        (residual, sample_weights(weights, u, mass))
+    };
+    ResidualDraw {
+        residual,
+        uniform: Some(u),
+        token,
     }
 }
 
@@ -136,12 +164,7 @@ pub(crate) fn draw<R: Rng + ?Sized>(
             let weights = residual
                 .weights(target, draft)
                 .unwrap_or_else(|_| t.to_vec());
-            let mass: f64 = weights.iter().sum();
-            if mass <= RESIDUAL_EPSILON {
-                (Residual::Target, target.sample_with_uniform(u))
-            } else {
-                (residual, sample_weights(&weights, u, mass))
-            }
+            return draw_from_weights(residual, &weights, target, u);
         }
         _ => {
             let mass: f64 = t
