@@ -51,12 +51,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         steps.sort_unstable();
         println!(
             "K = {k}: k-Seq {:.4}, ratio race {:.4}, optimum {:.4} over {} positions; \
-             fitting steps median {}, 99th percentile {}, most {}; largest shortfall from the \
+             fitting steps mean {:.1}, median {}, 99th percentile {}, most {}; largest shortfall from the \
              optimum {shortfall:.1e}; {:.1} µs per plan",
             kseq / n,
             race / n,
             optimum / n,
             steps.len(),
+            steps.iter().sum::<usize>() as f64 / n,
             steps[steps.len() / 2],
             steps[steps.len() * 99 / 100],
             steps[steps.len() - 1],
