@@ -1,6 +1,7 @@
 //! Flags shared by `generate` and `sample`: the decoding method and sampling settings,
 //! parsed into an engine [`Method`] and [`SamplingConfig`] with one-line errors.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -28,7 +29,9 @@ pub struct DecodeArgs {
     /// The prompt text (characters of the corpus alphabet).
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub prompt: String,
-    /// autoregressive, speculative, spectr, multiround, otm or mentored.
+    /// autoregressive, speculative, spectr, multiround, otm or mentored. Of --gamma,
+    /// --drafts, --tree and --kl, those the method does not use are ignored, with a note
+    /// on stderr.
     #[arg(
         long,
         value_name = "METHOD",
@@ -108,14 +111,28 @@ pub struct DecodeSettings {
     pub models: Option<PathBuf>,
     /// CPU threads.
     pub threads: usize,
+    /// One line for each flag given that the method does not use (and that was ignored).
+    pub notes: Vec<String>,
+}
+
+impl DecodeSettings {
+    /// Writes each of [`Self::notes`] to stderr as `note: …` (a closed stderr is not an
+    /// error: the notes are advice).
+    pub fn print_notes(&self) {
+        let mut stderr = std::io::stderr().lock();
+        for note in &self.notes {
+            let _ = writeln!(stderr, "note: {note}");
+        }
+    }
 }
 
 impl DecodeArgs {
-    /// Parses every flag and checks that it fits the method.
+    /// Parses every flag and checks that it fits the method. Flags the method does not
+    /// use are dropped, each with a line in [`DecodeSettings::notes`].
     ///
     /// # Errors
     /// A usage error naming the first bad flag.
-    pub fn into_settings(self) -> Result<DecodeSettings, CliError> {
+    pub fn into_settings(mut self) -> Result<DecodeSettings, CliError> {
         if self.prompt.is_empty() {
             return Err(CliError::usage(
                 "--prompt is empty: give at least one character",
@@ -124,34 +141,36 @@ impl DecodeArgs {
         let name = parse::choice("--method", &self.method, &METHODS)?;
         let multi = matches!(name, "spectr" | "multiround" | "otm");
         let drafting = name != "autoregressive";
-        refuse(
-            name,
+        // A flag the method does not use is ignored with a note, so that one command
+        // line can be reused across methods (`--method $m --gamma 4 --drafts 4 ...`).
+        let mut notes = Vec::new();
+        let mut unused = |flag: &str, value: &mut Option<String>, used: bool, takers: &str| {
+            if !used && value.take().is_some() {
+                notes.push(format!(
+                    "{flag} does not apply to --method {name} and is ignored; it is only \
+                     for {takers}"
+                ));
+            }
+        };
+        unused(
             "--gamma",
-            self.gamma.as_ref(),
+            &mut self.gamma,
             drafting,
             "the drafting methods (speculative, spectr, multiround, otm, mentored)",
-        )?;
-        refuse(
-            name,
+        );
+        unused(
             "--drafts",
-            self.drafts.as_ref(),
+            &mut self.drafts,
             multi,
             "spectr, multiround and otm",
-        )?;
-        refuse(
-            name,
+        );
+        unused(
             "--tree",
-            self.tree.as_ref(),
+            &mut self.tree,
             multi,
             "spectr, multiround and otm",
-        )?;
-        refuse(
-            name,
-            "--kl",
-            self.kl.as_ref(),
-            name == "mentored",
-            "mentored",
-        )?;
+        );
+        unused("--kl", &mut self.kl, name == "mentored", "mentored");
         let gamma = self
             .gamma
             .as_deref()
@@ -212,6 +231,7 @@ impl DecodeArgs {
             backend,
             models: self.models,
             threads: parse::uint("--threads", &self.threads, 1, 256)?,
+            notes,
         })
     }
 }
@@ -270,21 +290,5 @@ fn checked(shape: DraftShape) -> Result<DraftShape, CliError> {
              target call takes at most {limit}"
         ))),
         Err(other) => Err(CliError::usage(format!("--drafts/--gamma/--tree: {other}"))),
-    }
-}
-
-fn refuse(
-    method: &str,
-    flag: &str,
-    value: Option<&String>,
-    allowed: bool,
-    takers: &str,
-) -> Result<(), CliError> {
-    if value.is_none() || allowed {
-        Ok(())
-    } else {
-        Err(CliError::usage(format!(
-            "{flag} does not apply to --method {method}; it is only for {takers}"
-        )))
     }
 }

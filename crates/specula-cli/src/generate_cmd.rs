@@ -48,6 +48,7 @@ struct Output<'a> {
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     let max_tokens = parse::uint("--max-tokens", &args.max_tokens, 1, 1 << 20)?;
     let settings = args.decode.into_settings()?;
+    settings.print_notes();
     let mut pair = models::load(
         settings.models.as_deref(),
         settings.backend,

@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 
 use clap::Args;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use specula_engine::DecodeConfig;
 
@@ -14,7 +16,8 @@ use crate::{decode, models, parse};
 /// Flags of `specula sample`.
 #[derive(Debug, Args)]
 pub struct SampleArgs {
-    /// Decoding settings (--seed seeds sample i with seed + i).
+    /// Decoding settings (--seed seeds a ChaCha8 stream that gives each sample its own
+    /// decoder seed, printed in its line).
     #[command(flatten)]
     pub decode: DecodeArgs,
     /// Characters per continuation.
@@ -39,6 +42,9 @@ pub struct SampleArgs {
 struct Line<'a> {
     tokens: &'a [u32],
     text: String,
+    /// The decoder seed of this sample: `specula generate --seed` with it (and the same
+    /// flags, `--max-tokens` = `--length`) gives the same continuation.
+    seed: u64,
 }
 
 /// Runs `specula sample`.
@@ -49,6 +55,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     let length = parse::uint("--length", &args.length, 1, 1 << 20)?;
     let samples = parse::uint("--samples", &args.samples, 1_u64, 100_000_000)?;
     let settings = args.decode.into_settings()?;
+    settings.print_notes();
     let mut pair = models::load(
         settings.models.as_deref(),
         settings.backend,
@@ -56,18 +63,23 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     )?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.check_length(prompt.len(), length, "--length")?;
+    // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
+    // nearby --seed values do not share samples.
+    let mut seeds = ChaCha8Rng::seed_from_u64(settings.seed);
     let mut out = String::new();
-    for i in 0..samples {
+    for _ in 0..samples {
+        let seed = seeds.next_u64();
         let config = DecodeConfig {
             sampling: settings.sampling,
             max_new_tokens: length,
-            seed: settings.seed.wrapping_add(i),
+            seed,
             ..DecodeConfig::new(settings.method.clone())
         };
         let run = decode::run(&mut pair, config, &prompt, |_| {})?;
         let line = Line {
             tokens: &run.tokens,
             text: pair.decode(&run.tokens),
+            seed,
         };
         let json = serde_json::to_string(&line)
             .map_err(|e| CliError::failure(format!("cannot serialise a sample: {e}")))?;

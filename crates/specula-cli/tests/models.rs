@@ -46,18 +46,6 @@ fn bad_generate_flags_are_refused_with_one_line() {
         (&["--method", "beam"], "--method must be one of"),
         (&["--gamma", "0"], "--gamma"),
         (&["--gamma", "x"], "--gamma"),
-        (
-            &["--method", "autoregressive", "--gamma", "3"],
-            "does not apply",
-        ),
-        (
-            &["--method", "speculative", "--drafts", "2"],
-            "--drafts does not apply",
-        ),
-        (
-            &["--method", "speculative", "--kl", "0.1"],
-            "--kl does not apply",
-        ),
         (&["--method", "mentored"], "needs a KL budget"),
         (&["--method", "mentored", "--kl", "-1"], "--kl"),
         (&["--method", "mentored", "--kl", "NaN"], "--kl"),
@@ -78,7 +66,6 @@ fn bad_generate_flags_are_refused_with_one_line() {
             &["--method", "multiround", "--tree", "256,256"],
             "draft nodes per round",
         ),
-        (&["--method", "otm", "--kl", "0.1"], "--kl does not apply"),
         (&["--method", "otm", "--tree", "2,0"], "--tree"),
         (&["--temperature", "-1"], "--temperature"),
         (&["--top-k", "0"], "--top-k"),
@@ -193,6 +180,65 @@ fn generate_json_reports_text_tokens_and_vllm_metrics() {
     assert_eq!(ar["tokens"], json["tokens"]);
 }
 
+/// One command line serves every method: the flags a method does not use are ignored,
+/// each with a note on stderr, and greedy decoding gives the same text throughout.
+#[test]
+fn flags_a_method_does_not_use_are_ignored_with_a_note() {
+    let shared = [
+        "--gamma",
+        "3",
+        "--tree",
+        "2,2,1",
+        "--kl",
+        "0.1",
+        "--temperature",
+        "0",
+        "--max-tokens",
+        "12",
+        "--json",
+    ];
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "autoregressive",
+            "autoregressive",
+            &["--gamma", "--tree", "--kl"],
+        ),
+        ("speculative", "speculative", &["--tree", "--kl"]),
+        ("spectr", "spectr_tree", &["--kl"]),
+        ("multiround", "multiround", &["--kl"]),
+        ("otm", "otm", &["--kl"]),
+        ("mentored", "mentored", &["--tree"]),
+    ];
+    let mut texts = Vec::new();
+    for (method, name, ignored) in cases {
+        let out = specula(&generate(&[&["--method", method][..], &shared].concat()));
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{method}: {stderr}");
+        let notes: Vec<&str> = stderr.lines().collect();
+        assert_eq!(notes.len(), ignored.len(), "{method}: {stderr}");
+        for (note, flag) in notes.iter().zip(*ignored) {
+            assert!(
+                note.starts_with(&format!("note: {flag} does not apply to --method {method}"))
+                    && note.contains("ignored"),
+                "{method}: {note}"
+            );
+        }
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["method"], *name);
+        if *method != "autoregressive" {
+            assert!(
+                json["metrics"]["num_drafts"].as_u64().unwrap() > 0,
+                "{method}"
+            );
+        }
+        texts.push(json["text"].as_str().unwrap().to_owned());
+    }
+    assert!(texts.iter().all(|t| *t == texts[0]), "{texts:?}");
+    // Without a mismatch no note is written.
+    let out = specula(&generate(&["--method", "speculative", "--max-tokens", "4"]));
+    assert!(out.status.success() && out.stderr.is_empty());
+}
+
 #[test]
 fn generate_streams_text_then_metrics() {
     let out = specula(&generate(&[
@@ -211,8 +257,8 @@ fn generate_streams_text_then_metrics() {
     assert!(stdout.contains("--- spectr_tree") && stdout.contains("block efficiency"));
 }
 
-#[test]
-fn sample_writes_one_json_line_per_sample() {
+/// `sample --seed S`'s lines for the mentored settings below.
+fn mentored_samples(seed: &str) -> Vec<Value> {
     let out = specula(&[
         "sample",
         "--prompt",
@@ -226,16 +272,46 @@ fn sample_writes_one_json_line_per_sample() {
         "--samples",
         "4",
         "--seed",
-        "9",
+        seed,
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let lines: Vec<Value> = text(&out.stdout)
+    text(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn sample_writes_one_json_line_per_sample() {
+    let lines = mentored_samples("9");
     assert_eq!(lines.len(), 4);
     for line in &lines {
         assert_eq!(line["tokens"].as_array().unwrap().len(), 5);
         assert_eq!(line["text"].as_str().unwrap().chars().count(), 5);
     }
+    // Every line's seed reproduces it through `generate`.
+    let seed = lines[2]["seed"].as_u64().unwrap().to_string();
+    let out = specula(&[
+        "generate",
+        "--prompt",
+        "JULIET:",
+        "--method",
+        "mentored",
+        "--kl",
+        "0.2",
+        "--max-tokens",
+        "5",
+        "--seed",
+        &seed,
+        "--json",
+    ]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["tokens"], lines[2]["tokens"]);
+    // Nearby --seed values give samples of their own, not shifted copies.
+    let seeds = |lines: &[Value]| -> Vec<u64> {
+        lines.iter().map(|l| l["seed"].as_u64().unwrap()).collect()
+    };
+    let (nine, ten) = (seeds(&lines), seeds(&mentored_samples("10")));
+    assert!(nine.iter().all(|s| !ten.contains(s)), "{nine:?} {ten:?}");
+    assert_eq!(seeds(&mentored_samples("9")), nine);
 }
