@@ -38,8 +38,8 @@ use crate::speculative::combine;
 pub const RACE_TOLERANCE: f64 = 1e-6;
 
 /// The most fitting steps a plan takes. Over the bundled models' validation positions
-/// the median was 10–24 for k = 8 down to 2, and the few that stopped here were at most
-/// 1.1e-4 short of the optimum (BENCHMARKS.md).
+/// the median was 7–26 (mean 16–51) for k = 8 down to 2, and the few that stopped here
+/// were at most 2.4e-4 short of the optimum (BENCHMARKS.md).
 pub const RACE_MAX_STEPS: usize = 1000;
 
 /// The exponent β of the first fitting steps, 1.5 (computed as `x·√x`). Plain steps
