@@ -74,8 +74,8 @@ pub fn text(m: &VllmMetrics) -> String {
          acceptance rate       {}\n\
          mean accept. length   {}\n\
          block efficiency      {}\n\
-         tokens per second     {}\n\
-         time (draft/target/engine) {:.3} / {:.3} / {:.3} s\n",
+         tokens per second     {} (decoding time only; the wall figure above counts all)\n\
+         draft / target / engine time  {:.3} / {:.3} / {:.3} s\n",
         m.num_generated_tokens,
         m.num_target_calls,
         m.num_draft_calls,
