@@ -257,23 +257,13 @@ fn generate_streams_text_then_metrics() {
     assert!(stdout.contains("--- spectr_tree") && stdout.contains("block efficiency"));
 }
 
-/// `sample --seed S`'s lines for the mentored settings below.
+/// The settings `sample` and `generate` share in the tests below.
+const MENTORED: [&str; 6] = ["--prompt", "JULIET:", "--method", "mentored", "--kl", "0.2"];
+
+/// `sample --seed S`'s lines for [`MENTORED`].
 fn mentored_samples(seed: &str) -> Vec<Value> {
-    let out = specula(&[
-        "sample",
-        "--prompt",
-        "JULIET:",
-        "--method",
-        "mentored",
-        "--kl",
-        "0.2",
-        "--length",
-        "5",
-        "--samples",
-        "4",
-        "--seed",
-        seed,
-    ]);
+    let rest = ["--length", "5", "--samples", "4", "--seed", seed];
+    let out = specula(&[&["sample"][..], &MENTORED, &rest].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     text(&out.stdout)
         .lines()
@@ -291,20 +281,8 @@ fn sample_writes_one_json_line_per_sample() {
     }
     // Every line's seed reproduces it through `generate`.
     let seed = lines[2]["seed"].as_u64().unwrap().to_string();
-    let out = specula(&[
-        "generate",
-        "--prompt",
-        "JULIET:",
-        "--method",
-        "mentored",
-        "--kl",
-        "0.2",
-        "--max-tokens",
-        "5",
-        "--seed",
-        &seed,
-        "--json",
-    ]);
+    let rest = ["--max-tokens", "5", "--seed", &seed, "--json"];
+    let out = specula(&[&["generate"][..], &MENTORED, &rest].concat());
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["tokens"], lines[2]["tokens"]);
     // Nearby --seed values give samples of their own, not shifted copies.

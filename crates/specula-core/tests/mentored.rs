@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{assert_fits, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng};
+use common::{
+    assert_fits, assert_rate, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng,
+};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal};
 use specula_core::{
@@ -644,13 +646,7 @@ fn sampling_path_matches_the_closed_form() {
         let (plan, exact) = mentored_analysis(&target, &draft, budget).unwrap();
         let (counts, accepted) = run(&target, &draft, budget, draws, 100 + seed as u64);
         assert_fits(name, &counts, &exact.output, 1e-4);
-        let rate = accepted as f64 / draws as f64;
-        let sd = (plan.acceptance * (1.0 - plan.acceptance) / draws as f64).sqrt();
-        assert!(
-            (rate - plan.acceptance).abs() < 5.0 * sd + 1e-12,
-            "{name}: {rate} vs {}",
-            plan.acceptance
-        );
+        assert_rate(name, accepted as usize, draws, plan.acceptance);
         // Power: moving one percentage point of mass from the last token to the first is caught.
         let mut shifted = exact.output.clone();
         let (a, b) = (0, shifted.len() - 1);

@@ -9,7 +9,9 @@ mod common;
 
 use std::time::Instant;
 
-use common::{assert_fits, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng};
+use common::{
+    assert_fits, assert_rate, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng,
+};
 use specula_core::{
     Distribution, Error, OTM_MAX_VARIABLES, OtmPlan, TokenOutcome, kseq_plan, otm_analysis,
     otm_plan, otm_sample, otm_upper_bound, speculative_analysis,
@@ -305,13 +307,7 @@ fn sampling_path_fits_the_target() {
             let (counts, accepted) = run(&plan, draft, 100 + 10 * i as u64 + k as u64);
             let label = format!("OTM pair {i} k={k}");
             assert_fits(&label, &counts, target.probs(), ALPHA);
-            let rate = accepted as f64 / DRAWS as f64;
-            let sd = (plan.acceptance * (1.0 - plan.acceptance) / DRAWS as f64).sqrt();
-            assert!(
-                (rate - plan.acceptance).abs() < 5.0 * sd + 1e-12,
-                "{label}: empirical acceptance {rate} vs α = {}",
-                plan.acceptance
-            );
+            assert_rate(&label, accepted as usize, DRAWS, plan.acceptance);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_fits, dirichlet, max_abs_diff, pair_zoo, rng};
+use common::{assert_fits, assert_rate, dirichlet, max_abs_diff, pair_zoo, rng};
 use rand::Rng;
 use specula_core::{
     Distribution, Error, RACE_TOLERANCE, Residual, kseq_plan, otm_upper_bound, race_analysis,
@@ -259,13 +259,7 @@ fn the_sampling_path_emits_the_target_and_accepts_at_the_planned_rate() {
                 &plan.selection,
                 ALPHA,
             );
-            let rate = accepted as f64 / DRAWS as f64;
-            let sd = (plan.acceptance * (1.0 - plan.acceptance) / DRAWS as f64).sqrt();
-            assert!(
-                (rate - plan.acceptance).abs() < 5.0 * sd + 1e-12,
-                "{at}: empirical acceptance {rate} vs {}",
-                plan.acceptance
-            );
+            assert_rate(&at, accepted, DRAWS, plan.acceptance);
         }
     }
 }

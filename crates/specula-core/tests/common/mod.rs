@@ -142,3 +142,14 @@ pub fn assert_fits(label: &str, counts: &[u64], expected: &[f64], alpha: f64) {
         "{label}: chi-square p = {p:.3e} <= {alpha:e}\ncounts   = {counts:?}\nexpected = {expected:?}"
     );
 }
+
+/// Asserts that `accepted` successes in `draws` trials fit the probability `expected`:
+/// within five standard deviations (plus rounding).
+pub fn assert_rate(label: &str, accepted: usize, draws: usize, expected: f64) {
+    let rate = accepted as f64 / draws as f64;
+    let sd = (expected * (1.0 - expected) / draws as f64).sqrt();
+    assert!(
+        (rate - expected).abs() < 5.0 * sd + 1e-12,
+        "{label}: empirical acceptance {rate} vs {expected}"
+    );
+}

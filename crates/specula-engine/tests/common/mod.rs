@@ -28,12 +28,17 @@ pub fn spectr_iid(k: usize, length: usize) -> Method {
     }
 }
 
+/// The prefix tree with these children per depth (K = their product).
+fn tree(branching: &[usize]) -> DraftShape {
+    DraftShape::Tree {
+        k: branching.iter().product(),
+        branching: branching.to_vec(),
+    }
+}
+
 pub fn spectr_tree(branching: &[usize]) -> Method {
     Method::SpecTr {
-        drafts: DraftShape::Tree {
-            k: branching.iter().product(),
-            branching: branching.to_vec(),
-        },
+        drafts: tree(branching),
     }
 }
 
@@ -45,10 +50,7 @@ pub fn multiround_iid(k: usize, length: usize) -> Method {
 
 pub fn multiround_tree(branching: &[usize]) -> Method {
     Method::MultiRound {
-        drafts: DraftShape::Tree {
-            k: branching.iter().product(),
-            branching: branching.to_vec(),
-        },
+        drafts: tree(branching),
     }
 }
 
@@ -60,10 +62,7 @@ pub fn otm_iid(k: usize, length: usize) -> Method {
 
 pub fn otm_tree(branching: &[usize]) -> Method {
     Method::Otm {
-        drafts: DraftShape::Tree {
-            k: branching.iter().product(),
-            branching: branching.to_vec(),
-        },
+        drafts: tree(branching),
     }
 }
 
