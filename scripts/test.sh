@@ -2,7 +2,8 @@
 # The one test command (see README): formatting, lints, every test in the workspace, then
 # the browser side (scripts/test-web.sh: wasm-bindgen tests in Node and in headless
 # Chromium with WebGPU, the npm package in a fresh Vite app) and the teaching page
-# (scripts/test-www.sh: Trunk build of www/, end-to-end in headless Chromium).
+# (scripts/test-www.sh: Trunk build of www/, end-to-end in headless Chromium), and the
+# README's demo command on a clean clone (scripts/test-demo.sh).
 # It installs what it needs and keeps its build cache outside the clone so repeated runs
 # on one machine are incremental.
 set -euo pipefail
@@ -37,3 +38,6 @@ bash scripts/test-web.sh
 echo "== the teaching page: Trunk build, end-to-end in headless Chromium (scripts/test-www.sh)"
 # The package test-web.sh just built and tested is the one the page serves.
 SPECULA_WWW_PKG="$CARGO_TARGET_DIR/specula-web/package/dist" bash scripts/test-www.sh
+
+echo "== the README's demo command on a clean clone (scripts/test-demo.sh)"
+bash scripts/test-demo.sh

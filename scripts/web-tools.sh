@@ -1,6 +1,6 @@
 # Shared set-up of the web build and tests; sourced by build-web.sh and test-web.sh.
 # Every step checks first and installs only what is missing, so repeated runs are quick.
-# Facts behind each choice: ../shared/TOOLCHAIN.md (wasm-bindgen-cli pinning, the Debian
+# Facts behind each choice: docs/toolchain.md (wasm-bindgen-cli pinning, the Debian
 # wasm-opt trap, headless Chromium with WebGPU).
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/specula/target}"

@@ -1,5 +1,5 @@
 // The residual distributions of every scheme, recomputed from recorded target/draft
-// distributions (formulas of DESIGN.md §2), for the bar charts.
+// distributions (formulas of docs/design.md), for the bar charts.
 
 const norm = (v) => {
   const s = v.reduce((a, b) => a + b, 0);

@@ -47,6 +47,11 @@
 //! [`SamplingConfig`]: specula_core::SamplingConfig
 #![deny(missing_docs)]
 
+// The README's Rust snippets, compiled and run as doc tests so they cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeSnippets;
+
 mod clock;
 mod config;
 mod decoder;

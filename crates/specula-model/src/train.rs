@@ -179,7 +179,7 @@ pub struct TrainState {
 
 /// What the loop reports. Every method has a default that does nothing.
 pub trait Observer {
-    /// After each step: the batch loss and the throughput of this session.
+    /// After each step: the batch loss and the throughput since this run (re)started.
     fn step(&mut self, _state: &TrainState, _loss: f64, _tokens_per_sec: f64) {}
     /// After each evaluation.
     fn eval(&mut self, _state: &TrainState, _point: &LossPoint) {}
@@ -403,7 +403,7 @@ impl Trainer {
         (self.state.step >= d.from_step).then_some(d)
     }
 
-    /// Computes the teacher's table before the first distilled step of this session.
+    /// Computes the teacher's table before the first distilled step of each (resumed) run.
     fn prepare_teacher(&mut self, observer: &mut dyn Observer) -> Result<()> {
         let Some(d) = self.distilling() else {
             return Ok(());

@@ -1,0 +1,82 @@
+//! # specula-docs-check
+//!
+//! The repository's documentation checks, run by `cargo test` (see `tests/repository.rs`)
+//! and by hand with `cargo run -p specula-docs-check` for a readable report:
+//!
+//! - [`links`]: every relative link and image in a Markdown file points at a file or
+//!   folder of the repository, and every `#anchor` at a heading of its target file;
+//! - [`outside`]: no tracked text file refers to anything outside the repository (a
+//!   sibling folder, a work log, the number of an issue on a tracker readers cannot see).
+#![deny(missing_docs)]
+
+pub mod links;
+pub mod outside;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One thing wrong with the repository's documentation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file, relative to the repository root.
+    pub file: PathBuf,
+    /// The 1-based line, where known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file.display(), self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+/// The files git tracks under `root`, relative to it.
+///
+/// # Errors
+/// When `git ls-files` cannot run or fails (not a git checkout).
+pub fn tracked_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["ls-files", "-z"])
+        .output()?;
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "git ls-files failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| PathBuf::from(String::from_utf8_lossy(name).into_owned()))
+        .collect())
+}
+
+/// Every problem in the repository at `root`: broken links in its Markdown files, then
+/// references outside it in any tracked text file.
+///
+/// # Errors
+/// When the tracked files cannot be listed.
+pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
+    let files = tracked_files(root)?;
+    let tree = links::Tree::new(&files);
+    let mut problems = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+            continue; // binary files (images, weights) are not text to check
+        };
+        if file.extension().is_some_and(|ext| ext == "md") {
+            problems.extend(links::check_markdown(root, &tree, file, &text));
+        }
+        problems.extend(outside::check_text(file, &text));
+    }
+    Ok(problems)
+}
