@@ -39,13 +39,13 @@ pub const RACE_TOLERANCE: f64 = 1e-6;
 
 /// The most fitting steps a plan takes. Over the bundled models' validation positions
 /// the median was 7–26 (mean 16–51) for k = 8 down to 2, and the few that stopped here
-/// were at most 2.4e-4 short of the optimum (BENCHMARKS.md).
+/// were at most 2.4e-4 short of the optimum (`race_scan`, measured in commit e1d9d1b).
 pub const RACE_MAX_STEPS: usize = 1000;
 
 /// The exponent β of the first fitting steps, 1.5 (computed as `x·√x`). Plain steps
 /// (β = 1) approach the weights that the optimum needs, some of which grow without
 /// bound, only geometrically; over-relaxed ones get there in about two thirds of the
-/// steps over the bundled models' validation positions (BENCHMARKS.md), and the fallback
+/// steps over the bundled models' validation positions (commit e1d9d1b), and the fallback
 /// to β = 1 keeps the cases where they would overshoot and oscillate (β = 2 does, often)
 /// from stalling.
 fn over_relaxed(ratio: f64) -> f64 {

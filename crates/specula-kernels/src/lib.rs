@@ -3,8 +3,9 @@
 //! burn's matmul picks a tiled kernel for any product with more than one row. A
 //! verification pass multiplies only γ + 1 rows by each weight matrix, so most of every tile
 //! is padding: under a software WebGPU adapter a 5-row product cost ~13× a 1-row one
-//! (BENCHMARKS.md). And a model this small is bound by the number of dispatches, of which
-//! burn's composites (layer norm, GELU, attention) take ~30 per layer. So:
+//! (MODELS.md, "On WebGPU"). And a model this small is bound by the number of
+//! dispatches, of which burn's composites (layer norm, GELU, attention) take ~30 per
+//! layer. So:
 //! - [`dense`] / [`dense_gelu`] / [`dense_residual`]: `x · W + b` (then GELU, or plus a
 //!   residual) for a few rows, one invocation per output vector of one or four rows, no
 //!   shared memory;

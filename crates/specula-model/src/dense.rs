@@ -62,7 +62,7 @@ fn packed_len(d_in: usize, d_out: usize, width: usize, lanes: usize) -> usize {
 /// a broadcast). With 4 (64 columns) 8 rows ran as a block of 5 with the weight stream
 /// and one of 3 from cache after it; the 320-wide target's 8-position forward cost 0.70–0.73
 /// ms against 0.85–0.86 then (with the two-panel row and the attention changes of the
-/// same session; BENCHMARKS.md, "Eight rows in one pass").
+/// same change; MODELS.md, "Dense layers").
 const fn unroll(lanes: usize) -> usize {
     match lanes {
         1 => 4,
@@ -398,7 +398,7 @@ fn store_row<S: Simd, const U: usize>(
 /// by row: inside wasm that drops a bounds check per row and input from the inner loop,
 /// which the 4-lane arithmetic does not hide; natively the row-by-row loop compiles to
 /// multiply-adds with broadcast memory operands and ran ~15 % faster at 5 rows
-/// (BENCHMARKS.md has both).
+/// (MODELS.md, "Dense layers").
 const INTERLEAVE_INPUTS: bool = cfg!(target_arch = "wasm32");
 
 /// `x` (`rows × k`, row-major) with each block of up to `max_rows` rows interleaved:
@@ -429,7 +429,7 @@ fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
 /// multiply-add chains for the core to run far enough ahead of the weight stream; against
 /// two, a one-position forward of the 320-wide target cost ~10 % less, with the same sums. Two to
 /// four rows against two panels were slower than against one, and so was one row inside
-/// wasm, where blocks read interleaved inputs (BENCHMARKS.md).
+/// wasm, where blocks read interleaved inputs (MODELS.md, "Dense layers").
 #[inline(always)]
 fn block<S: Simd, const R: usize, const U: usize, const P: usize>(
     simd: S,
@@ -469,7 +469,8 @@ fn block<S: Simd, const R: usize, const U: usize, const P: usize>(
                 let w = &weights[q][i];
                 if R > 1 {
                     // One row is light enough for the out-of-order core to run ahead of
-                    // the weight stream by itself; several are not (BENCHMARKS.md).
+                    // the weight stream by itself; several are not (MODELS.md, "Software
+                    // prefetch").
                     crate::prefetch::ahead(w);
                 }
                 each_row!(R, |r| {

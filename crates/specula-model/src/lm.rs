@@ -165,7 +165,7 @@ impl BurnLm {
     /// spins between them for the rest of the forward pass. Verifying several positions
     /// is arithmetic that one core does not hide behind reading the weights, and a second
     /// core takes half of it; one position can gain too, where two cores stream the
-    /// weights faster than one (BENCHMARKS.md has both settings). Logits do not change.
+    /// weights faster than one (MODELS.md, "The helper thread"). Logits do not change.
     ///
     /// # Errors
     /// [`Error::BadConfig`] for 0 or more than 2 threads.

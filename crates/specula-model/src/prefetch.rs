@@ -5,13 +5,14 @@
 //!
 //! Why: with several rows a block does so much arithmetic per weight that the out-of-order
 //! core no longer runs far enough ahead to keep memory busy, and the arithmetic and the
-//! weight stream take turns instead of overlapping (BENCHMARKS.md, "Software prefetch").
+//! weight stream take turns instead of overlapping (MODELS.md, "Software prefetch").
 //! Attention reads each head's keys and values once per layer, after the weight stream
 //! has pushed them out of the caches.
 
 /// How far ahead of the kernel the weights are requested. Measured on the 320-wide target's
 /// dense layers: 4 KiB helped a little, 16 KiB most, 32 and 64 KiB no more than none; on
-/// the 384-wide one 8 and 32 KiB were no better for blocks of 2–4 rows (BENCHMARKS.md).
+/// the 384-wide one 8 and 32 KiB were no better for blocks of 2–4 rows (MODELS.md, "Software
+/// prefetch").
 const AHEAD_BYTES: usize = 16 * 1024;
 
 /// Asks the CPU to start loading into cache the memory `AHEAD_BYTES` past `at`, as many

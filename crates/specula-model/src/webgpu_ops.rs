@@ -14,7 +14,8 @@ pub(crate) const FEW_ROWS: usize = 64;
 
 /// `layer` applied to `x` (`[rows, n, d_in]`): on WebGPU, passes of at most [`FEW_ROWS`]
 /// rows use `specula_kernels::dense`, which costs about one row per row where burn's tiled
-/// matmul pads every tile (BENCHMARKS.md); everything else, training included, is burn's.
+/// matmul pads every tile (MODELS.md, "On WebGPU"); everything else, training included, is
+/// burn's.
 pub(crate) fn dense(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
     few_rows(layer, &x, specula_kernels::dense).unwrap_or_else(|| layer.forward(x))
 }

@@ -64,7 +64,7 @@ pub enum DraftBackend {
     Same,
     /// On the CPU inside wasm even when the target is on WebGPU. A draft's forward pass is
     /// a few dozen GPU dispatches for very little arithmetic; on the CPU it costs a small
-    /// fraction of that (BENCHMARKS.md, "Few-row kernels on WebGPU").
+    /// fraction of that (MODELS.md, "On WebGPU").
     Cpu,
 }
 
