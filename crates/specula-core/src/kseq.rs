@@ -9,6 +9,7 @@
 use rand::Rng;
 use serde::Serialize;
 
+use crate::bug::Wiring;
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::outcome::{TokenAnalysis, TokenOutcome};
@@ -110,6 +111,18 @@ pub fn kseq_sample_with_plan<R: Rng + ?Sized>(
     drafts: &[usize],
     rng: &mut R,
 ) -> Result<TokenOutcome> {
+    kseq_sample_wired(target, draft, plan, drafts, Wiring::CORRECT, rng)
+}
+
+/// [`kseq_sample_with_plan`] with its uniforms and residual wired as `wiring` says.
+pub(crate) fn kseq_sample_wired<R: Rng + ?Sized>(
+    target: &Distribution,
+    draft: &Distribution,
+    plan: &KSeqPlan,
+    drafts: &[usize],
+    wiring: Wiring<'_>,
+    rng: &mut R,
+) -> Result<TokenOutcome> {
     check_same_len(target, draft)?;
     if drafts.is_empty() || drafts.len() != plan.k {
         return Err(Error::DraftCountMismatch {
@@ -121,9 +134,12 @@ pub fn kseq_sample_with_plan<R: Rng + ?Sized>(
         target.check_token(x)?;
     }
     let tests = test_in_turn(drafts, |i, x| {
-        acceptance_test(i, x, target.prob(x), draft.prob(x), plan.rho, rng)
+        let u = wiring.uniform(i, rng);
+        acceptance_test(i, x, target.prob(x), draft.prob(x), plan.rho, u)
     });
-    Ok(outcome(tests, || draw(plan.residual(), target, draft, rng)))
+    Ok(outcome(tests, || {
+        draw(wiring.residual(plan.residual()), target, draft, rng)
+    }))
 }
 
 /// The exact output distribution and acceptance of k-Seq with `k` drafts, from its parts:

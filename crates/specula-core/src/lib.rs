@@ -26,6 +26,10 @@
 //!
 //! Randomness is always passed in; with a seeded RNG every result is reproducible.
 //!
+//! For teaching, and for measuring the power of statistical tests, [`Bug`] names classic
+//! mistakes in these samplers, carried out by [`draw_draft`] and [`buggy_sample`] and
+//! analysed in closed form by [`bug_analysis`].
+//!
 //! ```
 //! use rand::SeedableRng;
 //! use specula_core::{Distribution, speculative_analysis, speculative_sample};
@@ -43,6 +47,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod bug;
 mod distribution;
 mod divergence;
 mod error;
@@ -58,6 +63,9 @@ mod sampling;
 mod speculative;
 pub mod theory;
 
+pub use bug::{
+    Bug, BugPair, BugScheme, BuggySample, DraftDraw, bug_analysis, buggy_sample, draw_draft,
+};
 pub use distribution::{Distribution, NORMALIZATION_TOLERANCE};
 pub use divergence::{kl_divergence, overlap, total_variation};
 pub use error::{Error, Result};

@@ -6,10 +6,11 @@
 
 use rand::Rng;
 
+use crate::bug::Wiring;
 use crate::distribution::{Distribution, sample_weights};
 use crate::error::{Error, Result};
 use crate::outcome::{ResidualDraw, TokenAnalysis, TokenOutcome};
-use crate::residual::{RESIDUAL_EPSILON, Residual, check_same_len};
+use crate::residual::{RESIDUAL_EPSILON, Residual, check_same_len, draw};
 use crate::speculative::{acceptance_test, combine, outcome, test_in_turn};
 
 /// Tries `drafts` (each drawn i.i.d. from `draft`) in order.
@@ -21,6 +22,17 @@ pub fn multiround_sample<R: Rng + ?Sized>(
     target: &Distribution,
     draft: &Distribution,
     drafts: &[usize],
+    rng: &mut R,
+) -> Result<TokenOutcome> {
+    multiround_sample_wired(target, draft, drafts, Wiring::CORRECT, rng)
+}
+
+/// [`multiround_sample`] with its uniforms and final residual wired as `wiring` says.
+pub(crate) fn multiround_sample_wired<R: Rng + ?Sized>(
+    target: &Distribution,
+    draft: &Distribution,
+    drafts: &[usize],
+    wiring: Wiring<'_>,
     rng: &mut R,
 ) -> Result<TokenOutcome> {
     check_same_len(target, draft)?;
@@ -37,9 +49,13 @@ pub fn multiround_sample<R: Rng + ?Sized>(
         if i > 0 {
             next_residual(&mut current, d);
         }
-        acceptance_test(i, x, current[x], d[x], 1.0, rng)
+        let u = wiring.uniform(i, rng);
+        acceptance_test(i, x, current[x], d[x], 1.0, u)
     });
     Ok(outcome(tests, || {
+        if wiring.residual_from_target {
+            return draw(Residual::Target, target, draft, rng);
+        }
         next_residual(&mut current, d);
         let u = rng.random::<f64>();
         ResidualDraw {

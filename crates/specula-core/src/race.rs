@@ -27,11 +27,14 @@
 use rand::Rng;
 use serde::Serialize;
 
+use crate::bug::Wiring;
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::otm::otm_upper_bound;
 use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
-use crate::residual::{Residual, check_same_len, distribution_from_weights, draw_from_weights};
+use crate::residual::{
+    Residual, check_same_len, distribution_from_weights, draw, draw_from_weights,
+};
 use crate::speculative::combine;
 
 /// The fit stops once the acceptance is this close to the optimum.
@@ -140,6 +143,18 @@ pub fn race_sample<R: Rng + ?Sized>(
     drafts: &[usize],
     rng: &mut R,
 ) -> Result<(RacePlan, TokenOutcome)> {
+    race_sample_wired(target, draft, drafts, Wiring::CORRECT, rng)
+}
+
+/// [`race_sample`] with its acceptance uniform and residual wired as `wiring` says (the
+/// race's own uniforms are always fresh).
+pub(crate) fn race_sample_wired<R: Rng + ?Sized>(
+    target: &Distribution,
+    draft: &Distribution,
+    drafts: &[usize],
+    wiring: Wiring<'_>,
+    rng: &mut R,
+) -> Result<(RacePlan, TokenOutcome)> {
     let plan = race_plan(target, draft, drafts.len())?;
     for &x in drafts {
         target.check_token(x)?;
@@ -155,7 +170,7 @@ pub fn race_sample<R: Rng + ?Sized>(
     let (index, z) = (chosen.0, drafts[chosen.0]);
     let t = target.prob(z);
     let accept_prob = plan.accept_prob(z, t);
-    let u = rng.random::<f64>();
+    let u = wiring.uniform(index, rng);
     let accepted = u < accept_prob;
     let test = DraftTest {
         draft_index: index,
@@ -175,13 +190,17 @@ pub fn race_sample<R: Rng + ?Sized>(
             residual: None,
         }
     } else {
-        let weights = residual_weights(target.probs(), &plan.selection);
-        let draw = draw_from_weights(Residual::Race { k: plan.k }, &weights, target, rng.random());
+        let resampled = if wiring.residual_from_target {
+            draw(Residual::Target, target, draft, rng)
+        } else {
+            let weights = residual_weights(target.probs(), &plan.selection);
+            draw_from_weights(Residual::Race { k: plan.k }, &weights, target, rng.random())
+        };
         TokenOutcome {
-            token: draw.token,
+            token: resampled.token,
             tests: vec![test],
             accepted_draft: None,
-            residual: Some(draw),
+            residual: Some(resampled),
         }
     };
     Ok((plan, outcome))

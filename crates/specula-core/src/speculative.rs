@@ -8,6 +8,7 @@
 
 use rand::Rng;
 
+use crate::bug::Wiring;
 use crate::distribution::Distribution;
 use crate::error::Result;
 use crate::outcome::{DraftTest, ResidualDraw, TokenAnalysis, TokenOutcome, ratio};
@@ -26,6 +27,17 @@ pub fn speculative_sample<R: Rng + ?Sized>(
     draft_token: usize,
     rng: &mut R,
 ) -> Result<TokenOutcome> {
+    speculative_sample_wired(target, draft, draft_token, Wiring::CORRECT, rng)
+}
+
+/// [`speculative_sample`] with its uniform and residual wired as `wiring` says.
+pub(crate) fn speculative_sample_wired<R: Rng + ?Sized>(
+    target: &Distribution,
+    draft: &Distribution,
+    draft_token: usize,
+    wiring: Wiring<'_>,
+    rng: &mut R,
+) -> Result<TokenOutcome> {
     check_same_len(target, draft)?;
     target.check_token(draft_token)?;
     let test = acceptance_test(
@@ -34,10 +46,15 @@ pub fn speculative_sample<R: Rng + ?Sized>(
         target.prob(draft_token),
         draft.prob(draft_token),
         1.0,
-        rng,
+        wiring.uniform(0, rng),
     );
     Ok(finish(test, || {
-        draw(Residual::TargetMinusDraft, target, draft, rng)
+        draw(
+            wiring.residual(Residual::TargetMinusDraft),
+            target,
+            draft,
+            rng,
+        )
     }))
 }
 
@@ -112,16 +129,16 @@ pub(crate) fn accept_prob(t: f64, d: f64, scale: f64) -> f64 {
     }
 }
 
-/// Runs one randomised test: accept iff `u·scale·d < t`, no division on the decision path.
-pub(crate) fn acceptance_test<R: Rng + ?Sized>(
+/// Runs one randomised test with the uniform `u`: accept iff `u·scale·d < t`, no
+/// division on the decision path.
+pub(crate) fn acceptance_test(
     draft_index: usize,
     token: usize,
     t: f64,
     d: f64,
     scale: f64,
-    rng: &mut R,
+    u: f64,
 ) -> DraftTest {
-    let u = rng.random::<f64>();
     DraftTest {
         draft_index,
         token,

@@ -1,7 +1,7 @@
 //! Decoding settings and their validation.
 
 use serde::{Deserialize, Serialize};
-use specula_core::SamplingConfig;
+use specula_core::{Bug, SamplingConfig};
 
 use crate::error::{Error, Result};
 
@@ -260,6 +260,12 @@ pub struct DecodeConfig {
     /// Whether traces carry full draft and target distributions (large: V floats each).
     #[serde(default)]
     pub record_distributions: bool,
+    /// A deliberate mistake to plant in the decoder, for teaching (a bug lab) and for
+    /// measuring the power of exactness tests: the output then no longer follows the
+    /// target. `None` (the default, left out of serialised configs) decodes correctly.
+    /// Only the lossless drafting methods take one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bug: Option<Bug>,
 }
 
 impl Default for DecodeConfig {
@@ -270,7 +276,7 @@ impl Default for DecodeConfig {
 
 impl DecodeConfig {
     /// Default settings for `method`: temperature 1, no top-k/top-p, 32 new tokens, no
-    /// stop conditions, seed 0, no distributions in traces.
+    /// stop conditions, seed 0, no distributions in traces, no bug.
     #[must_use]
     pub fn new(method: Method) -> Self {
         Self {
@@ -282,6 +288,7 @@ impl DecodeConfig {
             token_text: None,
             seed: 0,
             record_distributions: false,
+            bug: None,
         }
     }
 
@@ -290,7 +297,7 @@ impl DecodeConfig {
     /// # Errors
     /// [`Error::Core`] for an invalid [`SamplingConfig`], [`Error::ZeroGamma`],
     /// [`Error::BadKlBudget`], the errors of [`DraftShape::validate`] and
-    /// [`GammaPolicy::validate`], [`Error::EmptyStopString`].
+    /// [`GammaPolicy::validate`], [`Error::BugNotApplicable`], [`Error::EmptyStopString`].
     pub fn validate(&self) -> Result<()> {
         self.sampling.validate()?;
         match &self.method {
@@ -313,6 +320,17 @@ impl DecodeConfig {
                 }
                 policy.validate(*gamma)?;
             }
+        }
+        if let Some(bug) = self.bug
+            && matches!(
+                self.method,
+                Method::Autoregressive | Method::Mentored { .. }
+            )
+        {
+            return Err(Error::BugNotApplicable {
+                bug,
+                method: self.method.name(),
+            });
         }
         if let Some(index) = self.stop_strings.iter().position(String::is_empty) {
             return Err(Error::EmptyStopString { index });

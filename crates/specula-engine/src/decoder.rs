@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use specula_core::Distribution;
+use specula_core::{Bug, Distribution, SamplingConfig};
 
 use crate::clock::{Clock, NoClock};
 use crate::config::{DecodeConfig, Method, Rule};
@@ -99,6 +99,9 @@ pub struct Decoder {
     vocab: Option<usize>,
     phase: Phase,
     rounds: usize,
+    /// Where the context the models see starts: 0, except after a rejection under the
+    /// cache-reset bug, which drops everything before the resampled token.
+    context_start: usize,
 }
 
 impl fmt::Debug for Decoder {
@@ -176,6 +179,7 @@ impl Decoder {
             vocab: None,
             phase,
             rounds: 0,
+            context_start: 0,
         })
     }
 
@@ -208,15 +212,13 @@ impl Decoder {
                 }
             },
         };
+        let context = self.context();
         let (step, paths) = match state.stage {
             Stage::Draft(depth) => {
-                let (request, paths) = state.tree.draft_request(depth, &self.tokens);
+                let (request, paths) = state.tree.draft_request(depth, context);
                 (Step::Draft(request), paths)
             }
-            Stage::Target => (
-                Step::Target(state.tree.target_request(&self.tokens)),
-                Vec::new(),
-            ),
+            Stage::Target => (Step::Target(state.tree.target_request(context)), Vec::new()),
         };
         let now = self.clock.now();
         let issued_at = state
@@ -324,7 +326,7 @@ impl Decoder {
         };
         self.check_response(Role::Draft, response, pending.paths.len())?;
         let conditionals = (0..pending.paths.len())
-            .map(|row| self.distribution(Role::Draft, response, row))
+            .map(|row| self.draft_conditional(response, row))
             .collect::<Result<Vec<_>>>()?;
         let issued_at = pending.issued_at;
         let paths = std::mem::take(&mut state.pending)
@@ -332,7 +334,7 @@ impl Decoder {
             .unwrap_or_default();
         state
             .tree
-            .grow(depth, &paths, conditionals, &mut self.rng)?;
+            .grow(depth, &paths, conditionals, self.config.bug, &mut self.rng)?;
         state.draft_calls += 1;
         state.stage = if depth < state.tree.depth() {
             Stage::Draft(depth + 1)
@@ -361,6 +363,7 @@ impl Decoder {
             response,
             &self.config.sampling,
             self.rule,
+            self.config.bug,
             record,
             &mut self.rng,
         )?;
@@ -386,6 +389,13 @@ impl Decoder {
                 finish = Some(reason);
                 break;
             }
+        }
+        if self.config.bug == Some(Bug::CacheReset)
+            && sources.last() == Some(&TokenSource::Resampled)
+        {
+            // The caches are emptied instead of rolled back, and only the tokens they
+            // lack are fed from now on: the resampled one and what follows it.
+            self.context_start = self.tokens.len() - 1;
         }
         let mut trace = RoundTrace {
             round: self.rounds,
@@ -487,15 +497,37 @@ impl Decoder {
         }
     }
 
-    fn distribution(
+    /// The draft conditional of one response row, and what a decoder with the
+    /// filtered-draft bug tests its draws against instead (`None` when correct).
+    fn draft_conditional(
         &self,
-        role: Role,
         response: &ForwardResponse,
         row: usize,
-    ) -> Result<Distribution> {
+    ) -> Result<(Distribution, Option<Distribution>)> {
         let logits = response.row(row).unwrap_or_default();
-        Distribution::from_logits(logits, &self.config.sampling)
-            .map_err(|source| Error::InvalidLogits { role, row, source })
+        let convert = |sampling: SamplingConfig| {
+            Distribution::from_logits(logits, &sampling).map_err(|source| Error::InvalidLogits {
+                role: Role::Draft,
+                row,
+                source,
+            })
+        };
+        let sampling = self.config.sampling;
+        let tested = match self
+            .config
+            .bug
+            .map(|bug| bug.tested_draft_sampling(&sampling))
+        {
+            Some(tested) if tested != sampling => Some(convert(tested)?),
+            _ => None,
+        };
+        Ok((convert(sampling)?, tested))
+    }
+
+    /// The tokens the models condition on: every token, or under the cache-reset bug
+    /// those from the last reset on.
+    fn context(&self) -> &[u32] {
+        self.tokens.get(self.context_start..).unwrap_or_default()
     }
 
     /// The prompt followed by every generated token.

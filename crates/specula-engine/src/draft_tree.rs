@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use rand::Rng;
-use specula_core::Distribution;
+use specula_core::{Bug, Distribution, DraftDraw, draw_draft};
 
 use crate::error::{Error, Result};
 use crate::request::{ForwardRequest, Query, Role};
@@ -34,6 +34,8 @@ pub(crate) struct Node {
     pub path: usize,
     /// The draft probability of `token` under the distribution it was drawn from.
     pub draft_prob: f64,
+    /// The uniform that drew `token` (none for the root, or under the argmax-draft bug).
+    pub uniform: Option<f64>,
     /// Children, in draw order.
     pub children: Vec<usize>,
 }
@@ -45,6 +47,17 @@ pub(crate) struct Path {
     pub tokens: Vec<u32>,
     /// The draft conditional after this path, once the draft model has answered.
     pub draft: Option<Distribution>,
+    /// What a buggy decoder tests the draws from `draft` against instead of `draft`
+    /// itself (the filtered-draft bug); `None` when correct.
+    pub tested: Option<Distribution>,
+}
+
+impl Path {
+    /// The draft conditional the selection tests against: `draft`, unless a bug
+    /// substituted another.
+    pub(crate) fn tested_draft(&self) -> Option<&Distribution> {
+        self.tested.as_ref().or(self.draft.as_ref())
+    }
 }
 
 /// The draft set of one round.
@@ -67,11 +80,13 @@ impl DraftTree {
                 token: 0,
                 path: 0,
                 draft_prob: 1.0,
+                uniform: None,
                 children: Vec::new(),
             }],
             paths: vec![Path {
                 tokens: Vec::new(),
                 draft: None,
+                tested: None,
             }],
             path_ids: HashMap::new(),
         }
@@ -152,20 +167,23 @@ impl DraftTree {
         (request, paths)
     }
 
-    /// Stores the draft conditionals of `paths` (as returned by [`draft_request`]) and
-    /// draws `branching[depth − 1]` children for every node at `depth − 1`.
+    /// Stores the draft conditionals of `paths` (as returned by [`draft_request`]), each
+    /// with what a buggy decoder tests against instead, and draws `branching[depth − 1]`
+    /// children for every node at `depth − 1` (as code with `bug` draws them).
     ///
     /// [`draft_request`]: Self::draft_request
     pub(crate) fn grow<R: Rng + ?Sized>(
         &mut self,
         depth: usize,
         paths: &[usize],
-        conditionals: Vec<Distribution>,
+        conditionals: Vec<(Distribution, Option<Distribution>)>,
+        bug: Option<Bug>,
         rng: &mut R,
     ) -> Result<()> {
-        for (&id, dist) in paths.iter().zip(conditionals) {
+        for (&id, (dist, tested)) in paths.iter().zip(conditionals) {
             if let Some(path) = self.paths.get_mut(id) {
                 path.draft = Some(dist);
+                path.tested = tested;
             }
         }
         let width = self
@@ -180,7 +198,10 @@ impl DraftTree {
                 let Some(dist) = self.paths[parent_path].draft.as_ref() else {
                     continue; // every queried path was answered; unreachable
                 };
-                let index = dist.sample(rng);
+                let DraftDraw {
+                    token: index,
+                    uniform,
+                } = draw_draft(bug, dist, rng);
                 let draft_prob = dist.prob(index);
                 let vocab = dist.len();
                 let token = u32::try_from(index).map_err(|_| Error::TokenOutOfRange {
@@ -195,6 +216,7 @@ impl DraftTree {
                     token,
                     path,
                     draft_prob,
+                    uniform,
                     children: Vec::new(),
                 });
                 self.nodes[parent].children.push(id);
@@ -213,6 +235,7 @@ impl DraftTree {
         self.paths.push(Path {
             tokens,
             draft: None,
+            tested: None,
         });
         self.path_ids.insert((parent, token), id);
         id

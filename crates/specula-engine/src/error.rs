@@ -72,6 +72,18 @@ pub enum Error {
     /// Stop strings without a way to turn tokens into text.
     #[error("stop strings need a detokenizer: set `token_text` or use `Decoder::with_detokenizer`")]
     StopStringsNeedDetokenizer,
+    /// A deliberate bug asked of a method it cannot be planted in: bugs go into the
+    /// lossless drafting methods (speculative, SpecTr, multi-round, OTM).
+    #[error(
+        "the bug {bug} applies to the lossless drafting methods (speculative, spectr, \
+         multiround, otm), not to {method}"
+    )]
+    BugNotApplicable {
+        /// The bug asked for.
+        bug: specula_core::Bug,
+        /// The method's name.
+        method: &'static str,
+    },
     /// An empty stop string (it would match before any token).
     #[error("stop string {index} is empty")]
     EmptyStopString {

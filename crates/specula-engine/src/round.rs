@@ -16,7 +16,7 @@
 //! residual falls back to the target.
 
 use rand::Rng;
-use specula_core::{Distribution, SamplingConfig};
+use specula_core::{Bug, Distribution, DraftDraw, SamplingConfig};
 
 use crate::config::Rule;
 use crate::draft_tree::{DraftTree, ROOT};
@@ -34,15 +34,18 @@ pub(crate) struct RoundSelection {
 }
 
 /// Runs the selection. `target` holds one row per path of `tree` (row `i` = path `i`).
+/// A `bug` changes what the target rows are turned into and how the rule selects.
 pub(crate) fn select_round<R: Rng + ?Sized>(
     tree: &DraftTree,
     target: &ForwardResponse,
     sampling: &SamplingConfig,
     rule: Rule,
+    bug: Option<Bug>,
     record: bool,
     rng: &mut R,
 ) -> Result<RoundSelection> {
     let greedy = sampling.is_greedy();
+    let target_sampling = bug.map_or(*sampling, |bug| bug.tested_target_sampling(sampling));
     let target_at = |path: usize| -> Result<Distribution> {
         let row = target.row(path).ok_or(Error::WrongResponseLength {
             role: Role::Target,
@@ -51,7 +54,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             expected: tree.paths.len().saturating_mul(target.vocab),
             got: target.logits.len(),
         })?;
-        Distribution::from_logits(row, sampling).map_err(|source| Error::InvalidLogits {
+        Distribution::from_logits(row, &target_sampling).map_err(|source| Error::InvalidLogits {
             role: Role::Target,
             row: path,
             source,
@@ -66,18 +69,21 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             .iter()
             .flat_map(|&n| tree.nodes[n].children.iter().copied())
             .collect();
-        let Some(draft) = tree.paths[path].draft.as_ref() else {
+        let Some(draft) = tree.paths[path].tested_draft() else {
             break; // the draft model answered every path above the leaves; unreachable
         };
         if candidates.is_empty() {
             break;
         }
         let target_dist = target_at(path)?;
-        let drawn: Vec<usize> = candidates
+        let drawn: Vec<DraftDraw> = candidates
             .iter()
-            .map(|&n| tree.nodes[n].token as usize)
+            .map(|&n| DraftDraw {
+                token: tree.nodes[n].token as usize,
+                uniform: tree.nodes[n].uniform,
+            })
             .collect();
-        let selection = select(rule, greedy, &target_dist, draft, &drawn, rng)?;
+        let selection = select(rule, greedy, bug, &target_dist, draft, &drawn, rng)?;
         let token = to_u32(selection.outcome.token, target_dist.len())?;
         let survivors: Vec<usize> = candidates
             .iter()

@@ -4,8 +4,9 @@
 
 use rand::Rng;
 use specula_core::{
-    Distribution, KSeqPlan, MentoredPlan, RacePlan, TokenOutcome, greedy_verify, kseq_sample,
-    mentored_sample, multiround_sample, race_sample, speculative_sample,
+    Bug, BugScheme, Distribution, DraftDraw, KSeqPlan, MentoredPlan, RacePlan, TokenOutcome,
+    buggy_sample, greedy_verify, kseq_sample, mentored_sample, multiround_sample, race_sample,
+    speculative_sample,
 };
 
 use crate::config::Rule;
@@ -30,20 +31,27 @@ impl Selection {
     }
 }
 
-/// Selects a token given the candidates drawn i.i.d. from `draft` (at least one).
+/// Selects a token given the candidates drawn i.i.d. from `draft` (at least one), with
+/// `bug` planted in the tests and the residual draw when it goes there.
 ///
 /// Greedy decoding (temperature 0) uses greedy verification for every method: emit the
 /// target's argmax, accepting it when some candidate proposed it.
 pub(crate) fn select<R: Rng + ?Sized>(
     rule: Rule,
     greedy: bool,
+    bug: Option<Bug>,
     target: &Distribution,
     draft: &Distribution,
-    candidates: &[usize],
+    drawn: &[DraftDraw],
     rng: &mut R,
 ) -> Result<Selection> {
+    let candidates: Vec<usize> = drawn.iter().map(|d| d.token).collect();
+    let candidates = &candidates[..];
     if greedy {
         return greedy_select(target, candidates).map(Selection::plain);
+    }
+    if let Some(bug) = bug.filter(|bug| bug.in_selection()) {
+        return buggy_select(bug, rule, target, draft, drawn, rng);
     }
     let first = candidates.first().copied().unwrap_or(0);
     Ok(match rule {
@@ -80,6 +88,31 @@ pub(crate) fn select<R: Rng + ?Sized>(
                 otm: None,
             }
         }
+    })
+}
+
+/// The selection of a decoder with `bug` in its tests or residual draw (the lossless
+/// rules only: the configuration refuses a bug for the others).
+fn buggy_select<R: Rng + ?Sized>(
+    bug: Bug,
+    rule: Rule,
+    target: &Distribution,
+    draft: &Distribution,
+    drawn: &[DraftDraw],
+    rng: &mut R,
+) -> Result<Selection> {
+    let scheme = match rule {
+        Rule::Standard if drawn.len() == 1 => BugScheme::Speculative,
+        Rule::MultiRound => BugScheme::MultiRound,
+        Rule::Otm => BugScheme::Race,
+        _ => BugScheme::KSeq,
+    };
+    let sample = buggy_sample(bug, scheme, target, draft, drawn, rng)?;
+    Ok(Selection {
+        outcome: sample.outcome,
+        kseq: sample.kseq,
+        mentored: None,
+        otm: sample.race,
     })
 }
 

@@ -316,6 +316,7 @@ impl GenerateOptions {
             token_text: None,
             seed,
             record_distributions: self.record_distributions.unwrap_or(false),
+            bug: None,
         };
         // Everything above mirrors the engine's rules; this catches whatever is left.
         config.validate()?;
