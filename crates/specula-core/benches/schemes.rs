@@ -9,8 +9,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution as _, Normal};
 use specula_core::{
-    Distribution, SamplingConfig, kseq_sample, mentored_sample, multiround_sample, overlap,
-    overlap_at, speculative_sample,
+    Distribution, SamplingConfig, kseq_sample, mentored_sample, multiround_sample, otm_plan,
+    overlap, overlap_at, speculative_sample,
 };
 
 const VOCABS: [usize; 3] = [64, 32_000, 50_257];
@@ -100,5 +100,15 @@ fn schemes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, schemes);
+/// OTM refuses a problem too large to solve (here 100^6 variables) before building
+/// anything: the refusal costs the size check and Lemma 3's bound over the prefixes.
+fn otm_refusal(c: &mut Criterion) {
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let (target, draft) = lm_like_pair(100, &mut rng);
+    c.bench_function("otm refusal V=100 k=5", |b| {
+        b.iter(|| otm_plan(black_box(&target), black_box(&draft), 5).is_err());
+    });
+}
+
+criterion_group!(benches, schemes, otm_refusal);
 criterion_main!(benches);

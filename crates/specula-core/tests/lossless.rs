@@ -1,23 +1,57 @@
 //! Closed-form output distributions of every lossless scheme equal the target, on
 //! thousands of random pairs of many shapes and sizes.
+//!
+//! For standard speculative sampling that equality is an identity:
+//! `min(target, s) + (1 − Σ min(target, s))·norm(max(0, target − s)) = target` for *every*
+//! distribution `s`, so it holds whatever distribution the draft token really comes from.
+//! It is kept as documentation ([`standard_output_is_the_target_identity_documented`]);
+//! what can fail is checked by
+//! [`a_wrong_selection_or_residual_fails_the_closed_form_check`] here and by the sampling
+//! tests (sampling_chi_square.rs).
 
 mod common;
 
-use common::{max_abs_diff, pair_zoo, rng};
+use common::{max_abs_diff, nudged, output_of, pair_zoo, rng};
 use specula_core::{
-    Distribution, greedy_analysis, kseq_analysis, multiround_analysis, overlap,
-    speculative_analysis,
+    Distribution, Residual, greedy_analysis, greedy_verify, kseq_analysis, multiround_analysis,
+    overlap, speculative_analysis, speculative_sample,
 };
 
 const EXACT: f64 = 1e-9;
 
-fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
-    let t = target.probs();
+/// Documents an identity, checks nothing that can break: the standard closed form is built
+/// from `min(target, draft)` and `norm(max(0, target − draft))`, which add up to the target
+/// for any `draft`. Kept so that a change of the closed form's shape is noticed; the checks
+/// that can fail are in [`a_wrong_selection_or_residual_fails_the_closed_form_check`].
+fn standard_output_is_the_target_identity_documented(
+    label: &str,
+    target: &Distribution,
+    draft: &Distribution,
+) {
     let standard = speculative_analysis(target, draft).unwrap();
     assert!(
-        max_abs_diff(&standard.output, t) < EXACT,
+        max_abs_diff(&standard.output, target.probs()) < EXACT,
         "standard {label}"
     );
+}
+
+/// k-Seq's acceptance from its definition, independently of the library: each of the `k`
+/// drafts passes its own test with probability `b(ρ) = Σ draft·min(1, target/(ρ·draft))`,
+/// and the step accepts when any one does.
+fn kseq_acceptance_by_definition(t: &[f64], d: &[f64], k: usize, rho: f64) -> f64 {
+    let b: f64 = t
+        .iter()
+        .zip(d)
+        .filter(|(_, d)| **d > 0.0)
+        .map(|(&t, &d)| d * (t / (rho * d)).min(1.0))
+        .sum();
+    1.0 - (1.0 - b).powi(i32::try_from(k).unwrap())
+}
+
+fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
+    let t = target.probs();
+    standard_output_is_the_target_identity_documented(label, target, draft);
+    let standard = speculative_analysis(target, draft).unwrap();
     assert!(
         (standard.acceptance - overlap(t, draft.probs())).abs() < EXACT,
         "standard acceptance {label}"
@@ -30,9 +64,11 @@ fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
             plan.rho,
             max_abs_diff(&kseq.output, t)
         );
+        let by_definition = kseq_acceptance_by_definition(t, draft.probs(), k, plan.rho);
         assert!(
-            (kseq.acceptance - plan.acceptance).abs() < EXACT,
-            "k-Seq acceptance k={k} {label}"
+            (kseq.acceptance - by_definition).abs() < EXACT,
+            "k-Seq acceptance k={k} {label}: {} against {by_definition} by definition",
+            kseq.acceptance
         );
         let multi = multiround_analysis(target, draft, k).unwrap();
         assert!(
@@ -40,10 +76,17 @@ fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
             "multi-round k={k} {label}"
         );
     }
+    // Greedy's closed form against its own sampling path, with the draft's argmax drafted.
     let greedy = greedy_analysis(target, draft).unwrap();
+    let verified = greedy_verify(target, draft.argmax()).unwrap();
     let mut one_hot = vec![0.0; t.len()];
-    one_hot[target.argmax()] = 1.0;
+    one_hot[verified.token] = 1.0;
     assert_eq!(greedy.output, one_hot, "greedy {label}");
+    assert_eq!(
+        greedy.acceptance,
+        f64::from(u8::from(verified.accepted())),
+        "greedy acceptance {label}"
+    );
 }
 
 #[test]
@@ -111,4 +154,63 @@ fn larger_rho_than_rho_star_stays_lossless_but_accepts_less() {
             }
         }
     }
+}
+
+/// The standard closed form's check, `output = target`, fed the sampling path's own parts
+/// (the acceptance probability `speculative_sample` reports for each token and the
+/// residual it draws from): it holds when the draft token comes from the draft, and it
+/// fails, by far more than its tolerance, when the token comes from a slightly different
+/// distribution (the classic bug: drafting before top-k, testing after) or when the
+/// residual is the wrong one.
+#[test]
+fn a_wrong_selection_or_residual_fails_the_closed_form_check() {
+    let mut r = rng(31);
+    let mut caught = 0;
+    for n in [3, 5, 16, 64] {
+        for (label, target, draft) in pair_zoo(&mut r, n) {
+            if !["dirichlet(1)", "dirichlet(5)"].contains(&label.as_str()) {
+                continue;
+            }
+            let at = format!("{label} V={n}");
+            let t = target.probs();
+            let accept: Vec<f64> = (0..n)
+                .map(|x| {
+                    speculative_sample(&target, &draft, x, &mut r)
+                        .unwrap()
+                        .tests[0]
+                        .accept_prob
+                })
+                .collect();
+            let residual = Residual::TargetMinusDraft
+                .distribution(&target, &draft)
+                .unwrap();
+            let right = output_of(draft.probs(), &accept, residual.probs());
+            assert!(max_abs_diff(&right, t) < EXACT, "{at}: right parts");
+            assert!(
+                max_abs_diff(
+                    &right,
+                    &speculative_analysis(&target, &draft).unwrap().output
+                ) < EXACT,
+                "{at}: the closed form"
+            );
+            let wrong_selection = output_of(&nudged(draft.probs()), &accept, residual.probs());
+            assert!(
+                max_abs_diff(&wrong_selection, t) > 1e3 * EXACT,
+                "{at}: drafts from another distribution went unnoticed ({})",
+                max_abs_diff(&wrong_selection, t)
+            );
+            // norm(max(0, draft − target)): the residual with the roles swapped.
+            let swapped = Residual::TargetMinusDraft
+                .distribution(&draft, &target)
+                .unwrap();
+            let wrong_residual = output_of(draft.probs(), &accept, swapped.probs());
+            assert!(
+                max_abs_diff(&wrong_residual, t) > 1e3 * EXACT,
+                "{at}: a wrong residual went unnoticed ({})",
+                max_abs_diff(&wrong_residual, t)
+            );
+            caught += 1;
+        }
+    }
+    assert_eq!(caught, 8);
 }

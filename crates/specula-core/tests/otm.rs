@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::time::Instant;
-
 use common::{
     assert_fits, assert_rate, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng,
 };
@@ -182,8 +180,15 @@ fn uniform_example_is_optimal_for_kseq() {
     }
 }
 
-/// Checks every row, column and the acceptance of a plan against the definitions.
-fn assert_valid_coupling(label: &str, plan: &OtmPlan, target: &Distribution, draft: &Distribution) {
+/// Checks every row, column and the acceptance of a plan against the definitions, and
+/// returns the coupling's column sums (the output distribution) and the mass on its
+/// accepting cells (`y` among the drafts), both summed here from the coupling's cells.
+fn assert_valid_coupling(
+    label: &str,
+    plan: &OtmPlan,
+    target: &Distribution,
+    draft: &Distribution,
+) -> (Vec<f64>, f64) {
     let v = plan.vocab;
     assert_eq!(
         plan.coupling().len(),
@@ -223,6 +228,7 @@ fn assert_valid_coupling(label: &str, plan: &OtmPlan, target: &Distribution, dra
         (accepted - plan.acceptance).abs() < EXACT,
         "{label}: acceptance"
     );
+    (columns, accepted)
 }
 
 #[test]
@@ -232,9 +238,12 @@ fn coupling_marginals_are_exact() {
         for (label, target, draft) in pair_zoo(&mut r, n) {
             for k in 1..=3 {
                 let (plan, analysis) = otm_analysis(&target, &draft, k).unwrap();
-                assert_valid_coupling(&format!("{label} n={n} k={k}"), &plan, &target, &draft);
-                assert_eq!(analysis.acceptance, plan.acceptance);
-                assert_eq!(analysis.output, plan.output);
+                let at = format!("{label} n={n} k={k}");
+                let (columns, accepted) = assert_valid_coupling(&at, &plan, &target, &draft);
+                // The analysis against sums over the coupling's cells, not the plan's own
+                // copies of the same figures.
+                assert!(max_abs_diff(&analysis.output, &columns) < EXACT, "{at}");
+                assert!((analysis.acceptance - accepted).abs() < EXACT, "{at}");
             }
         }
     }
@@ -398,12 +407,15 @@ fn errors_are_typed() {
     );
 }
 
+/// Refused before any allocation or solving: a plan of 100^6 variables (or of k =
+/// usize::MAX) could not be built at all, so getting the error back is the proof. How fast
+/// the refusal is is a benchmark figure (`cargo bench -p specula-core --bench schemes`,
+/// "otm refusal"), not a timed test.
 #[test]
-fn too_large_problems_are_refused_quickly() {
+fn too_large_problems_are_refused_before_solving() {
     let mut r = rng(8);
     let big_target = dirichlet(&mut r, 100, 1.0);
     let big_draft = dirichlet(&mut r, 100, 1.0);
-    let started = Instant::now();
     assert_eq!(
         otm_plan(&big_target, &big_draft, 5).unwrap_err(),
         Error::OtmTooLarge {
@@ -418,11 +430,6 @@ fn too_large_problems_are_refused_quickly() {
         Err(Error::OtmTooLarge { variables, .. }) => assert_eq!(variables, u128::MAX),
         other => panic!("expected OtmTooLarge, got {other:?}"),
     }
-    assert!(
-        started.elapsed().as_millis() < 100,
-        "refusal took {:?}",
-        started.elapsed()
-    );
     // The largest accepted shape of the form V^(k+1) = limit (V = 8, k = 5) is allowed.
     let u8 = Distribution::uniform(8).unwrap();
     assert_eq!(8u128.pow(6), OTM_MAX_VARIABLES);

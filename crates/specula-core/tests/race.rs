@@ -1,13 +1,23 @@
 //! The ratio race: exact output in closed form and by sampling, its selection
 //! distribution against simulation, its acceptance against k-Seq and the optimum.
+//!
+//! The closed form's `output = target` is an identity: the race tests the chosen draft
+//! against its own selection distribution `r`, and `min(target, r) + (1 − Σ min(target,
+//! r))·norm(max(0, target − r)) = target` for *any* `r` that sums to one. It is kept as
+//! documentation ([`race_output_is_the_target_identity_documented`]). What can fail: that
+//! `r` is the distribution the race really chooses with, checked here against the race's
+//! weights by quadrature and by simulation, and in
+//! [`a_wrong_selection_fails_the_closed_form_and_the_sampling_checks`].
 
 mod common;
 
-use common::{assert_fits, assert_rate, dirichlet, max_abs_diff, pair_zoo, rng};
+use common::{
+    assert_fits, assert_rate, chi_square_p_value, dirichlet, max_abs_diff, output_of, pair_zoo, rng,
+};
 use rand::Rng;
 use specula_core::{
-    Distribution, Error, RACE_TOLERANCE, Residual, kseq_plan, otm_upper_bound, race_analysis,
-    race_plan, race_sample, speculative_analysis,
+    Distribution, Error, RACE_TOLERANCE, RacePlan, Residual, kseq_plan, otm_upper_bound,
+    race_analysis, race_plan, race_sample, speculative_analysis,
 };
 
 /// Enough draws to catch a 1 % bias at V ≤ 6 (as in the other schemes' tests).
@@ -16,8 +26,43 @@ const ALPHA: f64 = 1e-4;
 /// How far short of the optimum the slowest fits stop ([`specula_core::RACE_MAX_STEPS`]).
 const SLOW_FIT: f64 = 1e-4;
 
+/// The midpoint rule in [`selection_by_quadrature`] is good to about 1e-7 here.
+const QUADRATURE: f64 = 1e-6;
+
 fn probs(v: &[f64]) -> Distribution {
     Distribution::from_probs(v.to_vec()).unwrap()
+}
+
+/// Documents an identity, checks nothing that can break: the closed form is
+/// `min(target, r) + (1 − Σ min(target, r))·norm(max(0, target − r))`, the target for any
+/// `r` (module documentation).
+fn race_output_is_the_target_identity_documented(at: &str, target: &Distribution, output: &[f64]) {
+    assert!(
+        max_abs_diff(output, target.probs()) < 1e-12,
+        "{at}: output {output:?}"
+    );
+}
+
+/// The plan's acceptance probability for a chosen draft of each token.
+fn accept_probs(target: &Distribution, plan: &RacePlan) -> Vec<f64> {
+    (0..target.len())
+        .map(|x| plan.accept_prob(x, target.prob(x)))
+        .collect()
+}
+
+/// The output when the race chooses token `x` with probability `chosen[x]` and the choice
+/// is then tested as `plan` tests it (`min(1, target/r)`, residual `norm(max(0, target −
+/// r))` with the plan's `r`): the target exactly when `chosen` is the plan's `r`.
+fn output_with(
+    chosen: &[f64],
+    target: &Distribution,
+    draft: &Distribution,
+    plan: &RacePlan,
+) -> Vec<f64> {
+    let residual = Residual::Race { k: plan.k }
+        .distribution(target, draft)
+        .unwrap();
+    output_of(chosen, &accept_probs(target, plan), residual.probs())
 }
 
 #[test]
@@ -29,17 +74,29 @@ fn closed_form_output_is_the_target_and_acceptance_is_near_the_optimum() {
             for k in [1, 2, 3, 4, 8] {
                 let at = format!("{label} n={n} k={k}");
                 let (plan, analysis) = race_analysis(&target, &draft, k).unwrap();
-                assert!(
-                    max_abs_diff(&analysis.output, target.probs()) < 1e-12,
-                    "{at}: output {:?}",
-                    analysis.output
-                );
-                assert!(
-                    (analysis.acceptance - plan.acceptance).abs() < 1e-12,
-                    "{at}"
-                );
+                race_output_is_the_target_identity_documented(&at, &target, &analysis.output);
                 let sum: f64 = plan.selection.iter().sum();
                 assert!((sum - 1.0).abs() < 1e-12, "{at}: Σ r = {sum}");
+                if n <= 8 {
+                    // The output and acceptance of the race its weights define (selection by
+                    // quadrature, not the plan's r), tested as the plan tests.
+                    let chosen = selection_by_quadrature(&plan.weights, draft.probs(), k);
+                    let output = output_with(&chosen, &target, &draft, &plan);
+                    assert!(
+                        max_abs_diff(&output, target.probs()) < QUADRATURE,
+                        "{at}: {output:?}"
+                    );
+                    let acceptance: f64 = accept_probs(&target, &plan)
+                        .iter()
+                        .zip(&chosen)
+                        .map(|(a, r)| a * r)
+                        .sum();
+                    assert!(
+                        (analysis.acceptance - acceptance).abs() < QUADRATURE,
+                        "{at}: acceptance {} against {acceptance} by quadrature",
+                        analysis.acceptance
+                    );
+                }
                 // No rule beats the optimum. The fit gets within the tolerance of it in
                 // most cases and stalls a little short of it in a few slow ones.
                 let optimum = otm_upper_bound(&target, &draft, k).unwrap();
@@ -76,10 +133,7 @@ fn many_drafts_stay_exact() {
             for k in [64, 1000] {
                 let (plan, analysis) = race_analysis(&target, &draft, k).unwrap();
                 let at = format!("{label} n={n} k={k}");
-                assert!(
-                    max_abs_diff(&analysis.output, target.probs()) < 1e-12,
-                    "{at}"
-                );
+                race_output_is_the_target_identity_documented(&at, &target, &analysis.output);
                 let sum: f64 = plan.selection.iter().sum();
                 assert!((sum - 1.0).abs() < 1e-9, "{at}: Σ r = {sum}");
                 assert!(plan.acceptance <= plan.optimum + 1e-12, "{at}");
@@ -260,6 +314,83 @@ fn the_sampling_path_emits_the_target_and_accepts_at_the_planned_rate() {
                 ALPHA,
             );
             assert_rate(&at, accepted, DRAWS, plan.acceptance);
+        }
+    }
+}
+
+/// A race run among `drafts` drafts with the weights of `plan`, tested as `plan` tests
+/// (the library's `race_sample` always plans for as many drafts as it is given, so a
+/// mismatch is built here). Returns the emitted token.
+fn mismatched_race(
+    plan: &RacePlan,
+    target: &Distribution,
+    draft: &Distribution,
+    drafts: usize,
+    r: &mut impl Rng,
+) -> usize {
+    let mut best = (0, f64::NEG_INFINITY);
+    for _ in 0..drafts {
+        let x = draft.sample(r);
+        let key = plan.weights[x] / (1.0 - r.random::<f64>());
+        if key > best.1 {
+            best = (x, key);
+        }
+    }
+    if r.random::<f64>() < plan.accept_prob(best.0, target.prob(best.0)) {
+        return best.0;
+    }
+    Residual::Race { k: plan.k }
+        .distribution(target, draft)
+        .unwrap()
+        .sample(r)
+}
+
+/// The checks above pass because `r` is the race's real selection distribution: a race
+/// run with one draft more than its plan was fitted for (an off-by-one in k) chooses with
+/// another distribution, and then the closed-form check misses the target by far more
+/// than its tolerance and the sampling path's chi-square test rejects; with the plan's k
+/// the same sampler passes.
+#[test]
+fn a_wrong_selection_fails_the_closed_form_and_the_sampling_checks() {
+    let mut r = rng(27);
+    let pairs = [
+        (
+            "peaked",
+            probs(&[0.7, 0.1, 0.1, 0.05, 0.05]),
+            probs(&[0.2, 0.5, 0.1, 0.1, 0.1]),
+        ),
+        (
+            "random",
+            dirichlet(&mut r, 6, 1.0),
+            dirichlet(&mut r, 6, 1.0),
+        ),
+    ];
+    for (label, target, draft) in pairs {
+        for k in [2, 4] {
+            let at = format!("{label} k={k}");
+            let plan = race_plan(&target, &draft, k).unwrap();
+            let right = selection_by_quadrature(&plan.weights, draft.probs(), k);
+            let output = output_with(&right, &target, &draft, &plan);
+            assert!(max_abs_diff(&output, target.probs()) < QUADRATURE, "{at}");
+            let wrong = selection_by_quadrature(&plan.weights, draft.probs(), k + 1);
+            let output = output_with(&wrong, &target, &draft, &plan);
+            let miss = max_abs_diff(&output, target.probs());
+            assert!(
+                miss > 1e3 * QUADRATURE,
+                "{at}: a race among k + 1 drafts went unnoticed in closed form ({miss})"
+            );
+            for (drafts, should_fit) in [(k, true), (k + 1, false)] {
+                let mut counts = vec![0_u64; target.len()];
+                for _ in 0..DRAWS {
+                    counts[mismatched_race(&plan, &target, &draft, drafts, &mut r)] += 1;
+                }
+                let p = chi_square_p_value(&counts, target.probs());
+                assert_eq!(
+                    p > ALPHA,
+                    should_fit,
+                    "{at}: {drafts} drafts raced, p = {p:.3e}"
+                );
+            }
         }
     }
 }

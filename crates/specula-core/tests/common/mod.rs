@@ -153,3 +153,26 @@ pub fn assert_rate(label: &str, accepted: usize, draws: usize, expected: f64) {
         "{label}: empirical acceptance {rate} vs {expected}"
     );
 }
+
+/// The output distribution of one selection-and-test step, in closed form, from its parts:
+/// a draft of token `x` is chosen with probability `selection[x]` and accepted with
+/// probability `accept[x]`; otherwise a token is drawn from `residual`. Computed here, not
+/// by the library, so that a selection the library's closed forms do not assume can be fed
+/// in.
+pub fn output_of(selection: &[f64], accept: &[f64], residual: &[f64]) -> Vec<f64> {
+    assert_eq!(selection.len(), accept.len());
+    assert_eq!(selection.len(), residual.len());
+    let accepted: Vec<f64> = selection.iter().zip(accept).map(|(s, a)| s * a).collect();
+    let rejection = 1.0 - accepted.iter().sum::<f64>();
+    accepted
+        .iter()
+        .zip(residual)
+        .map(|(a, r)| a + rejection * r)
+        .collect()
+}
+
+/// `0.9·p + 0.1·uniform`: a selection distribution slightly off the one a scheme assumes.
+pub fn nudged(p: &[f64]) -> Vec<f64> {
+    let n = p.len() as f64;
+    p.iter().map(|&x| 0.9 * x + 0.1 / n).collect()
+}
