@@ -60,10 +60,12 @@ A flag given to a method that does not take it is an error. --drafts defaults to
 
 Input rules:
   --target and --draft are comma-separated lists of the same length, every entry a finite
-  number >= 0. Without --normalize each list must sum to 1 within 1e-6; with --normalize
+  number >= 0, at most 1048576 entries. @FILE reads a list from a file and - from standard
+  input (one of the two), with commas, spaces or newlines between entries. Without --normalize each list must sum to 1 within 1e-6; with --normalize
   any positive total is rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite
   and >= 0. --rho must be finite and >= rho* (the smallest rho that keeps k-Seq exact).
   OTM solves a linear program with vocab^(k+1) variables and refuses larger problems.
+  multiround refuses drafts x vocab above 2^27 (134217728).
   Negative numbers may be written as `--kl -1` or `--kl=-1` (both are refused).
 
 Output:
@@ -88,11 +90,12 @@ pub struct PlanArgs {
     #[arg(long, value_enum)]
     pub method: Method,
 
-    /// Target probabilities, comma-separated (e.g. 0.1,0.2,0.3,0.4).
+    /// Target probabilities, comma-separated (e.g. 0.1,0.2,0.3,0.4), or @FILE, or - for
+    /// standard input (entries separated by commas, spaces or newlines).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub target: String,
 
-    /// Draft probabilities, comma-separated, same length as --target.
+    /// Draft probabilities, comma-separated, same length as --target (or @FILE, or -).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub draft: String,
 
@@ -183,6 +186,12 @@ impl PlanArgs {
     /// A [`CliError`] naming the first bad flag.
     pub fn into_request(self) -> Result<PlanRequest, CliError> {
         let method = self.method;
+        if self.target.trim() == "-" && self.draft.trim() == "-" {
+            return Err(CliError::usage(
+                "--target and --draft cannot both be read from standard input (-); \
+                 give one as @FILE",
+            ));
+        }
         let target = parse_list("--target", &self.target)?;
         let draft = parse_list("--draft", &self.draft)?;
         if target.len() != draft.len() {
@@ -254,18 +263,44 @@ fn reject_if_given(
     )))
 }
 
-/// Parses a comma-separated list of numbers (surrounding spaces allowed). Range checks
-/// (NaN, negative, sum) are left to `Distribution`, which reports the entry index.
+/// The most entries `--target` or `--draft` may have (the vocabulary of a plan): a
+/// million entries, analysed by every method in seconds (see docs/limits.md).
+pub const MAX_VOCAB: usize = 1 << 20;
+
+/// The largest file (or standard input) `--target @FILE` / `--target -` reads: enough
+/// for [`MAX_VOCAB`] entries of 60 characters.
+pub const MAX_LIST_BYTES: u64 = 64 << 20;
+
+/// Parses a list of numbers: comma-separated on the command line (surrounding spaces
+/// allowed), or read from `@FILE` or `-` (standard input), where commas, spaces and
+/// newlines all separate entries. Entries must be finite and `>= 0` (the message quotes
+/// the entry as given); `-0` is read as 0. The sum is left to `Distribution`.
 ///
 /// # Errors
-/// An empty list, an empty entry or an unparsable number.
+/// An empty list, an empty entry, an unparsable, negative or non-finite number, more
+/// than [`MAX_VOCAB`] entries, or a file that cannot be read.
 pub fn parse_list(flag: &str, raw: &str) -> Result<Vec<f64>, CliError> {
-    if raw.trim().is_empty() {
+    let (text, from_file) = list_source(flag, raw)?;
+    if text.trim().is_empty() {
         return Err(CliError::usage(format!(
             "{flag} is empty: give comma-separated probabilities, e.g. 0.25,0.75"
         )));
     }
-    raw.split(',')
+    let items: Vec<&str> = if from_file {
+        text.split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .collect()
+    } else {
+        text.split(',').collect()
+    };
+    if items.len() > MAX_VOCAB {
+        return Err(CliError::usage(format!(
+            "{flag} has {} entries; the limit is {MAX_VOCAB}",
+            items.len()
+        )));
+    }
+    items
+        .iter()
         .enumerate()
         .map(|(index, item)| {
             let item = item.trim();
@@ -274,11 +309,59 @@ pub fn parse_list(flag: &str, raw: &str) -> Result<Vec<f64>, CliError> {
                     "{flag}: entry {index} is empty (stray comma?)"
                 )));
             }
-            item.parse::<f64>().map_err(|_| {
+            let value = item.parse::<f64>().map_err(|_| {
                 CliError::usage(format!("{flag}: entry {index} ({item:?}) is not a number"))
-            })
+            })?;
+            if value.is_nan() {
+                return Err(CliError::usage(format!(
+                    "{flag}: entry {index} is NaN ({item})"
+                )));
+            }
+            if value.is_infinite() {
+                return Err(CliError::usage(format!(
+                    "{flag}: entry {index} is infinite ({item}); entries must be finite"
+                )));
+            }
+            if value < 0.0 {
+                return Err(CliError::usage(format!(
+                    "{flag}: entry {index} is negative ({item}); probabilities must be >= 0"
+                )));
+            }
+            // `-0` is 0: adding +0 drops the sign, so no `-0.0` reaches the output.
+            Ok(value + 0.0)
         })
         .collect()
+}
+
+/// The text of a list flag: the value itself, or the contents of `@FILE` or of standard
+/// input for `-` (the flag says `true` for those).
+fn list_source(flag: &str, raw: &str) -> Result<(String, bool), CliError> {
+    use std::io::Read;
+    let (reader, name): (Box<dyn Read>, String) = if raw.trim() == "-" {
+        (
+            Box::new(std::io::stdin().lock()),
+            "standard input".to_owned(),
+        )
+    } else if let Some(path) = raw.strip_prefix('@') {
+        let file = std::fs::File::open(path)
+            .map_err(|e| CliError::usage(format!("{flag}: cannot read {path}: {e}")))?;
+        (Box::new(file), path.to_owned())
+    } else {
+        return Ok((raw.to_owned(), false));
+    };
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_LIST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::usage(format!("{flag}: cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > MAX_LIST_BYTES {
+        return Err(CliError::usage(format!(
+            "{flag}: {name} is larger than the limit of {MAX_LIST_BYTES} bytes"
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CliError::usage(format!("{flag}: {name} is not UTF-8 text")))?;
+    Ok((text, true))
 }
 
 /// Parses `--drafts`: an integer in `1..=MAX_DRAFTS`.
@@ -300,7 +383,7 @@ fn parse_drafts(raw: &str) -> Result<usize, CliError> {
 fn parse_kl(raw: &str) -> Result<f64, CliError> {
     let value = parse_number("--kl", raw)?;
     if value.is_finite() && value >= 0.0 {
-        Ok(value)
+        Ok(value + 0.0)
     } else {
         Err(CliError::usage(format!(
             "--kl must be a finite number >= 0 (nats), got {raw}"

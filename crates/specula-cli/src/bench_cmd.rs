@@ -237,7 +237,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         max_new_tokens: 20,
         ..DecodeConfig::new(Method::Autoregressive)
     };
-    decode::run(&mut pair, warm, &prompts[0], |_| {})?;
+    decode::run(&mut pair, warm, &prompts[0], |_| true)?;
     // Every method runs on each (prompt, seed) in turn, so slow spells of this shared
     // machine (its memory bandwidth varies from minute to minute) hit all methods alike
     // and the speedups compare like with like.
@@ -263,7 +263,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                 // those positions cached and skip their forward passes.
                 pair.draft.reset();
                 pair.target.reset();
-                let run = decode::run(&mut pair, config, prompt, |_| {})?;
+                let run = decode::run(&mut pair, config, prompt, |_| true)?;
                 *seconds += run.wall.as_secs_f64();
                 add(total, &run.metrics);
                 bar.inc(1);

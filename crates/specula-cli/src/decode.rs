@@ -18,9 +18,12 @@ pub struct Run {
     pub metrics: Metrics,
     /// Wall time of the whole generation.
     pub wall: Duration,
+    /// Whether `on_tokens` stopped the run early (its reader went away).
+    pub stopped: bool,
 }
 
-/// Decodes `prompt` with `config`, calling `on_tokens` with each batch of new tokens.
+/// Decodes `prompt` with `config`, calling `on_tokens` with each batch of new tokens;
+/// the run stops early (with [`Run::stopped`]) when `on_tokens` returns `false`.
 ///
 /// # Errors
 /// Usage errors for settings the engine refuses; failures when a model fails.
@@ -28,7 +31,7 @@ pub fn run(
     pair: &mut Pair,
     config: DecodeConfig,
     prompt: &[u32],
-    mut on_tokens: impl FnMut(&[u32]),
+    mut on_tokens: impl FnMut(&[u32]) -> bool,
 ) -> Result<Run, CliError> {
     let started = Instant::now();
     let mut decoder = Decoder::new(config, prompt.to_vec())
@@ -38,6 +41,7 @@ pub fn run(
         .set_vocab_size(pair.target.vocab_size())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let mut shown = 0;
+    let mut stopped = false;
     let finish = loop {
         let step = decoder
             .next_request()
@@ -53,8 +57,12 @@ pub fn run(
             .map_err(|e| CliError::failure(e.to_string()))?;
         let generated = decoder.generated();
         if generated.len() > shown {
-            on_tokens(&generated[shown..]);
+            let go_on = on_tokens(&generated[shown..]);
             shown = generated.len();
+            if !go_on {
+                stopped = true;
+                break FinishReason::MaxNewTokens;
+            }
         }
     };
     Ok(Run {
@@ -62,5 +70,6 @@ pub fn run(
         finish,
         metrics: decoder.metrics().clone(),
         wall: started.elapsed(),
+        stopped,
     })
 }

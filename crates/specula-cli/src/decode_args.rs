@@ -13,6 +13,15 @@ use specula_model::Backend;
 use crate::error::CliError;
 use crate::parse;
 
+/// The longest draft `--gamma` accepts, and the deepest `--tree`.
+pub const MAX_GAMMA: usize = 64;
+
+/// The most draft nodes one round may create (`K × L` for i.i.d. drafts, the sum of the
+/// level widths for a tree): the target verifies them all in one call whose attention is
+/// quadratic in their number, so this keeps the largest round within about a second and
+/// a few hundred megabytes with the bundled target (measured in docs/limits.md).
+pub const MAX_ROUND_NODES: usize = 1024;
+
 /// The methods `--method` accepts.
 pub const METHODS: [&str; 6] = [
     "autoregressive",
@@ -174,7 +183,7 @@ impl DecodeArgs {
         let gamma = self
             .gamma
             .as_deref()
-            .map(|g| parse::uint("--gamma", g, 1, 64))
+            .map(|g| parse::uint("--gamma", g, 1, MAX_GAMMA))
             .transpose()?;
         let method = match name {
             "autoregressive" => Method::Autoregressive,
@@ -213,12 +222,15 @@ impl DecodeArgs {
             top_p: self
                 .top_p
                 .as_deref()
-                .map(|p| parse::float("--top-p", p, 0.0, 1.0))
+                .map(|p| match parse::float("--top-p", p, 0.0, 1.0) {
+                    Ok(v) if v > 0.0 => Ok(v),
+                    _ => Err(CliError::usage(format!(
+                        "--top-p must be a number in (0, 1], got {:?}",
+                        p.trim()
+                    ))),
+                })
                 .transpose()?,
         };
-        if sampling.top_p == Some(0.0) {
-            return Err(CliError::usage("--top-p must be in (0, 1], got 0"));
-        }
         let backend = match parse::choice("--backend", &self.backend, &["cpu", "wgpu"])? {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
@@ -252,6 +264,12 @@ fn draft_shape(
         });
     };
     let branching = parse::uint_list("--tree", raw, 4096)?;
+    if branching.len() > MAX_GAMMA {
+        return Err(CliError::usage(format!(
+            "--tree has {} levels; the limit is {MAX_GAMMA}, the same as for --gamma",
+            branching.len()
+        )));
+    }
     if gamma.is_some_and(|g| g != branching.len()) {
         return Err(CliError::usage(format!(
             "--gamma ({}) must equal the depth of --tree ({}), or be left out",
@@ -280,11 +298,27 @@ fn draft_shape(
     })
 }
 
-/// The engine's own check of a draft shape, before any model is loaded, with the
-/// flags that set it named.
+/// The engine's own check of a draft shape, then [`MAX_ROUND_NODES`], before any model
+/// is loaded, with the flags that set it named.
 fn checked(shape: DraftShape) -> Result<DraftShape, CliError> {
     match shape.validate() {
-        Ok(()) => Ok(shape),
+        Ok(()) => {
+            let nodes = shape
+                .branching()
+                .iter()
+                .scan(1_u128, |width, &b| {
+                    *width = width.saturating_mul(b as u128);
+                    Some(*width)
+                })
+                .fold(0_u128, u128::saturating_add);
+            if nodes > MAX_ROUND_NODES as u128 {
+                return Err(CliError::usage(format!(
+                    "--drafts and --gamma (or --tree) make {nodes} draft nodes per round; \
+                     the limit is {MAX_ROUND_NODES} (e.g. --drafts 64 --gamma 16)"
+                )));
+            }
+            Ok(shape)
+        }
         Err(EngineError::TooManyDraftNodes { nodes, limit }) => Err(CliError::usage(format!(
             "--drafts and --gamma (or --tree) make {nodes} draft nodes per round; one \
              target call takes at most {limit}"

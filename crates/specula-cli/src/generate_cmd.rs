@@ -64,7 +64,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     };
     let method = settings.method.name();
     if args.json {
-        let run = decode::run(&mut pair, config, &prompt, |_| {})?;
+        let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         let out = Output {
             prompt: &settings.prompt,
             method,
@@ -81,13 +81,31 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     }
     let tokenizer = pair.tokenizer.clone();
     let mut stdout = std::io::stdout();
-    let _ = write!(stdout, "{}", settings.prompt);
-    let _ = stdout.flush();
+    // A closed stdout (`| head -c 20`) stops the run: there is no one left to read it.
+    let mut write = |text: &str| match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(CliError::failure(format!("cannot write the output: {e}"))),
+    };
+    if !write(&settings.prompt)? {
+        return Ok(());
+    }
+    let mut failed = None;
     let run = decode::run(&mut pair, config, &prompt, |new| {
-        // A closed stdout ends the stream, not the run; the metrics still get computed.
-        let _ = write!(stdout, "{}", tokenizer.decode(new).unwrap_or_default());
-        let _ = stdout.flush();
+        match write(&tokenizer.decode(new).unwrap_or_default()) {
+            Ok(go_on) => go_on,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
     })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if run.stopped {
+        return Ok(());
+    }
     let metrics = VllmMetrics::from(&run.metrics);
     crate::emit(&format!(
         "\n\n--- {method}: {:.3} s wall, {:.1} tokens/s\n{}",

@@ -38,13 +38,29 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
             "the draft and target models use different alphabets",
         ));
     }
+    let (draft_params, target_params) = (
+        draft.meta.config.num_params(),
+        target.meta.config.num_params(),
+    );
+    if draft_params > target_params {
+        return Err(CliError::usage(format!(
+            "--models: the draft ({draft_params} parameters) is larger than the target \
+             ({target_params}); are draft.* and target.* swapped?"
+        )));
+    }
     let device = backend
         .device()
         .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
     let build = |b: &ModelBundle| {
-        let mut lm = b
-            .build(&device)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+        // Weights that pass the checksum can still fail to parse (a corrupt file with its
+        // digest recomputed): bad input, named like the other errors of the directory.
+        let mut lm = b.build(&device).map_err(|e| match dir {
+            Some(d) => CliError::usage(format!(
+                "--models: {}: {e}",
+                d.join(format!("{}.bpk", b.meta.role.name())).display()
+            )),
+            None => CliError::failure(e.to_string()),
+        })?;
         // The host pass splits its dense layers over at most two threads.
         lm.set_host_threads(threads.clamp(1, 2))
             .map_err(|e| CliError::failure(e.to_string()))?;

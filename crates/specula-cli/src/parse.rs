@@ -29,7 +29,8 @@ where
 pub fn float(flag: &str, raw: &str, min: f64, max: f64) -> Result<f64, CliError> {
     let raw = raw.trim();
     match raw.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v),
+        // `+ 0.0` reads `-0` as 0.
+        Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v + 0.0),
         _ => Err(CliError::usage(format!(
             "{flag} must be a number in [{min}, {max}], got {raw:?}"
         ))),

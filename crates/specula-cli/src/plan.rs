@@ -45,6 +45,12 @@ fn cli_error(error: PlanError) -> CliError {
                 k.saturating_add(1)
             ))
         }
+        PlanError::MultiroundTooLarge { vocab, k } => CliError::usage(format!(
+            "multi-round is too large: --drafts {k} over {vocab} tokens is {} draft-token \
+             updates, the limit is {}; use fewer --drafts",
+            (k as u128).saturating_mul(vocab as u128),
+            specula_core::report::MULTIROUND_MAX_WORK
+        )),
         PlanError::ParamsMismatch { method, params } => CliError::failure(format!(
             "internal: parameters {params:?} do not match --method {}",
             method.name()

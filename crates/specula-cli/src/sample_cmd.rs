@@ -1,7 +1,7 @@
 //! `specula sample`: N independent continuations as JSON lines, for statistical checks
 //! that every lossless method samples the autoregressive distribution.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 
 use clap::Args;
 use rand::{RngCore, SeedableRng};
@@ -12,6 +12,10 @@ use specula_engine::DecodeConfig;
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
 use crate::{decode, models, parse};
+
+/// The most continuations `--samples` asks for. Each line is written as soon as it is
+/// drawn, so a long run streams, and stops on a closed pipe or Ctrl-C.
+pub const MAX_SAMPLES: u64 = 1_000_000;
 
 /// Flags of `specula sample`.
 #[derive(Debug, Args)]
@@ -53,7 +57,7 @@ struct Line<'a> {
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: SampleArgs) -> Result<(), CliError> {
     let length = parse::uint("--length", &args.length, 1, 1 << 20)?;
-    let samples = parse::uint("--samples", &args.samples, 1_u64, 100_000_000)?;
+    let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
     let settings = args.decode.into_settings()?;
     settings.print_notes();
     let mut pair = models::load(
@@ -66,7 +70,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
     // nearby --seed values do not share samples.
     let mut seeds = ChaCha8Rng::seed_from_u64(settings.seed);
-    let mut out = String::new();
+    let mut stdout = std::io::stdout().lock();
     for _ in 0..samples {
         let seed = seeds.next_u64();
         let config = DecodeConfig {
@@ -75,7 +79,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             seed,
             ..DecodeConfig::new(settings.method.clone())
         };
-        let run = decode::run(&mut pair, config, &prompt, |_| {})?;
+        let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         let line = Line {
             tokens: &run.tokens,
             text: pair.decode(&run.tokens),
@@ -83,12 +87,13 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         };
         let json = serde_json::to_string(&line)
             .map_err(|e| CliError::failure(format!("cannot serialise a sample: {e}")))?;
-        let _ = writeln!(out, "{json}");
-        // Flush in chunks so long runs stream without a write per line.
-        if out.len() > 1 << 16 {
-            crate::emit(&out)?;
-            out.clear();
+        // One write per line, so a reader that goes away (`| head -1`) stops the run at
+        // the next sample instead of after all of them.
+        match writeln!(stdout, "{json}").and_then(|()| stdout.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(CliError::failure(format!("cannot write the output: {e}"))),
         }
     }
-    crate::emit(&out)
+    Ok(())
 }

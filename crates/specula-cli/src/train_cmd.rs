@@ -130,6 +130,11 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
         }
     }
     let distill = distill_flags(&args)?;
+    if !args.resume {
+        // Every flag value is checked before the corpus, so a bad value is reported
+        // first whatever file --corpus names (the vocabulary here is a stand-in).
+        config_from_flags(&args, role, 1, steps)?;
+    }
     let corpus = load_corpus(&args.corpus)?;
     specula_model::set_cpu_threads(threads).map_err(|e| CliError::failure(e.to_string()))?;
     let device = Backend::Cpu
@@ -258,17 +263,17 @@ fn config_from_flags(
     if let Some(b) = u("--batch", &args.batch, 4096)? {
         c.batch_size = b;
     }
-    if let Some(d) = u("--d-model", &args.d_model, 4096)? {
+    if let Some(d) = u("--d-model", &args.d_model, specula_model::MAX_D_MODEL)? {
         c.model.d_model = d;
         c.model.d_ff = 4 * d;
     }
-    if let Some(l) = u("--layers", &args.layers, 64)? {
+    if let Some(l) = u("--layers", &args.layers, specula_model::MAX_LAYERS)? {
         c.model.n_layers = l;
     }
-    if let Some(h) = u("--heads", &args.heads, 64)? {
+    if let Some(h) = u("--heads", &args.heads, specula_model::MAX_HEADS)? {
         c.model.n_heads = h;
     }
-    if let Some(t) = u("--context", &args.context, 4096)? {
+    if let Some(t) = u("--context", &args.context, specula_model::MAX_SEQ)? {
         c.context = t;
         c.model.max_seq = c.model.max_seq.max(t);
     }

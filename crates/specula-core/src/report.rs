@@ -151,6 +151,14 @@ pub enum PlanError {
         /// `vocab^(k+1)`, `None` beyond `u128`.
         variables: Option<u128>,
     },
+    /// A multi-round analysis above [`MULTIROUND_MAX_WORK`] (drafts × vocabulary).
+    #[error("multi-round analysis of {k} drafts over {vocab} tokens is too large")]
+    MultiroundTooLarge {
+        /// Vocabulary size.
+        vocab: usize,
+        /// Drafts.
+        k: usize,
+    },
     /// Parameters that do not belong to the method (a front-end bug).
     #[error("parameters {params:?} do not match method {}", .method.name())]
     ParamsMismatch {
@@ -160,6 +168,12 @@ pub enum PlanError {
         params: PlanParams,
     },
 }
+
+/// The most `drafts × vocabulary` a multi-round plan analyses: each draft is one pass
+/// over the vocabulary (twice: the output and the residual), so this bounds the work at
+/// about 2^27 entry updates, under a second on one core (measured in docs/limits.md).
+/// Larger requests are refused before any work.
+pub const MULTIROUND_MAX_WORK: u128 = 1 << 27;
 
 /// Everything a plan reports. Non-finite numbers become `null` in JSON (serde_json's
 /// rule). Optional fields are left out when they do not apply.
@@ -291,6 +305,12 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
             analysis
         }
         (PlanMethod::Multiround, PlanParams::Drafts(k)) => {
+            if (k as u128).saturating_mul(target.len() as u128) > MULTIROUND_MAX_WORK {
+                return Err(PlanError::MultiroundTooLarge {
+                    vocab: target.len(),
+                    k,
+                });
+            }
             report.drafts = Some(k);
             report.residual = Some(residual(
                 Residual::MultiRound { rounds: k },
@@ -339,20 +359,37 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
     };
     report.kl_target_output = kl_divergence(target.probs(), &analysis.output);
     report.tv_target_output = total_variation(target.probs(), &analysis.output);
-    report.acceptance = analysis.acceptance;
+    // Summed rounding can leave the acceptance a few ulps above 1.
+    report.acceptance = analysis.acceptance.min(1.0);
     report.output = analysis.output;
     Ok(report)
 }
 
 /// A distribution from raw entries, strict or rescaled.
 fn build(side: PlanSide, values: &[f64], normalize: bool) -> Result<Distribution, PlanError> {
-    let values = values.to_vec();
+    let mut values = values.to_vec();
     let built = if normalize {
+        prescale(&mut values);
         Distribution::from_weights(values)
     } else {
         Distribution::from_probs(values)
     };
     built.map_err(|source| PlanError::Distribution { side, source })
+}
+
+/// Divides valid weights (finite, `>= 0`, some positive) by their largest entry when
+/// their total, or its reciprocal, would not be finite (`1e-320, 1e-320` or
+/// `1e308, 1e308`), so that rescaling finite input never reports an infinity. Other
+/// input is left as given, for the distribution's own checks and their messages.
+fn prescale(values: &mut [f64]) {
+    if values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+        return;
+    }
+    let sum: f64 = values.iter().sum();
+    let max = values.iter().copied().fold(0.0, f64::max);
+    if max > 0.0 && !(sum.is_finite() && (1.0 / sum).is_finite()) {
+        values.iter_mut().for_each(|v| *v /= max);
+    }
 }
 
 /// `min(1, target/(scale·draft))` per token; 0 where the draft is 0 (never drafted).

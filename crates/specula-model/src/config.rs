@@ -22,6 +22,29 @@ pub struct ModelConfig {
     pub max_seq: usize,
 }
 
+/// The largest `vocab_size` a configuration may have: the alphabet of a character
+/// model, with room for any script (the bundled pair has 65).
+pub const MAX_VOCAB_SIZE: usize = 1 << 16;
+/// The largest `d_model`.
+pub const MAX_D_MODEL: usize = 2048;
+/// The most `n_layers`.
+pub const MAX_LAYERS: usize = 48;
+/// The most `n_heads`.
+pub const MAX_HEADS: usize = 64;
+/// The largest `d_ff`.
+pub const MAX_D_FF: usize = 8192;
+/// The largest `max_seq` (learned positions, and the length of the K/V cache).
+pub const MAX_SEQ: usize = 4096;
+/// The most parameters a model may have: 64 M, 256 MB in f32 (twice the f16 file), so
+/// that building a model from a stranger's directory always fits in memory beside its
+/// pair and decodes at a few tokens per second or better on a 2-core CPU (measured in
+/// docs/limits.md). Every field above is also bounded on its own, so no product
+/// overflows.
+pub const MAX_PARAMS: usize = 64_000_000;
+/// The most K/V cache entries, `n_layers × max_seq × d_model` (each a key and a value in
+/// f32: at most 1 GiB for the largest).
+pub const MAX_KV_ENTRIES: usize = 1 << 27;
+
 /// Which of the two bundled models a configuration is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -79,21 +102,42 @@ impl ModelConfig {
         self.d_model / self.n_heads.max(1)
     }
 
-    /// Checks that every size is positive and the heads divide the width.
+    /// Checks that every size is positive and within its limit ([`MAX_VOCAB_SIZE`],
+    /// [`MAX_D_MODEL`], [`MAX_LAYERS`], [`MAX_HEADS`], [`MAX_D_FF`], [`MAX_SEQ`]), that the
+    /// heads divide the width, and that the whole stays under [`MAX_PARAMS`] and
+    /// [`MAX_KV_ENTRIES`]; nothing is allocated before this passes.
     ///
     /// # Errors
-    /// [`Error::BadConfig`] naming the offending field.
+    /// [`Error::BadConfig`] naming the offending field and its limit.
     pub fn validate(&self) -> Result<()> {
         let fields = [
-            ("vocab_size", self.vocab_size),
-            ("d_model", self.d_model),
-            ("n_layers", self.n_layers),
-            ("n_heads", self.n_heads),
-            ("d_ff", self.d_ff),
-            ("max_seq", self.max_seq),
+            ("vocab_size", self.vocab_size, MAX_VOCAB_SIZE),
+            ("d_model", self.d_model, MAX_D_MODEL),
+            ("n_layers", self.n_layers, MAX_LAYERS),
+            ("n_heads", self.n_heads, MAX_HEADS),
+            ("d_ff", self.d_ff, MAX_D_FF),
+            ("max_seq", self.max_seq, MAX_SEQ),
         ];
-        if let Some((name, _)) = fields.iter().find(|(_, v)| *v == 0) {
+        if let Some((name, _, _)) = fields.iter().find(|(_, v, _)| *v == 0) {
             return Err(Error::BadConfig(format!("{name} must be at least 1")));
+        }
+        if let Some((name, value, max)) = fields.iter().find(|(_, v, max)| v > max) {
+            return Err(Error::BadConfig(format!(
+                "{name} is {value}, above its limit of {max}"
+            )));
+        }
+        let params = self.num_params();
+        if params > MAX_PARAMS {
+            return Err(Error::BadConfig(format!(
+                "the shape has {params} parameters, above the limit of {MAX_PARAMS}"
+            )));
+        }
+        let kv = self.n_layers * self.max_seq * self.d_model;
+        if kv > MAX_KV_ENTRIES {
+            return Err(Error::BadConfig(format!(
+                "n_layers x max_seq x d_model is {kv} K/V cache entries, above the limit of \
+                 {MAX_KV_ENTRIES}"
+            )));
         }
         if !self.d_model.is_multiple_of(self.n_heads) {
             return Err(Error::BadConfig(format!(

@@ -52,6 +52,14 @@ pub enum Error {
     /// A training setting or corpus that cannot be used.
     #[error("training: {0}")]
     Training(String),
+    /// An error about one file's contents, with the path.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        source: Box<Error>,
+    },
     /// A file-system error, with the path.
     #[error("{path}: {source}")]
     Io {

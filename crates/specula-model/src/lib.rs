@@ -52,14 +52,17 @@ mod webgpu_ops;
 mod weights;
 
 pub use backend::Backend;
-pub use config::{ModelConfig, ModelRole};
+pub use config::{
+    MAX_D_FF, MAX_D_MODEL, MAX_HEADS, MAX_KV_ENTRIES, MAX_LAYERS, MAX_PARAMS, MAX_SEQ,
+    MAX_VOCAB_SIZE, ModelConfig, ModelRole,
+};
 pub use error::{Error, Result};
 pub use lm::{BurnLm, ForwardStats};
 pub use tokenizer::CharTokenizer;
 pub use transformer::{Gpt, KvContext, LayerKv};
 pub use weights::{
-    FORMAT_VERSION, ModelBundle, ModelMeta, TrainingRecord, WeightSource, load_model, model_bytes,
-    sha256_hex,
+    FORMAT_VERSION, MAX_META_BYTES, ModelBundle, ModelMeta, TrainingRecord, WEIGHTS_SLACK_BYTES,
+    WeightSource, load_model, model_bytes, sha256_hex,
 };
 
 #[cfg(feature = "rayon")]

@@ -82,6 +82,78 @@ pub struct ModelMeta {
     pub weights_sha256: String,
 }
 
+/// The largest model description read (the JSON holds the alphabet: at most
+/// [`MAX_VOCAB_SIZE`](crate::MAX_VOCAB_SIZE) characters, a few bytes each).
+pub const MAX_META_BYTES: u64 = 1 << 20;
+
+/// Slack allowed in a weight file over two bytes per parameter (burnpack's header and
+/// tensor names; the bundled files carry a few kilobytes).
+pub const WEIGHTS_SLACK_BYTES: u64 = 1 << 20;
+
+impl ModelMeta {
+    /// Parses and checks a description whole before anything is allocated from it: the
+    /// format, every shape field and its limit ([`ModelConfig::validate`]), and that the
+    /// alphabet has as many characters as the vocabulary.
+    ///
+    /// # Errors
+    /// [`Error::Weights`] for bad JSON or an unknown format, [`Error::BadConfig`].
+    pub fn from_json(json: &[u8]) -> Result<Self> {
+        let meta: Self = serde_json::from_slice(json).map_err(|e| Error::Weights(e.to_string()))?;
+        if meta.format != FORMAT_VERSION {
+            return Err(Error::Weights(format!(
+                "format {} is not the supported {FORMAT_VERSION}",
+                meta.format
+            )));
+        }
+        meta.config.validate()?;
+        if meta.tokenizer.vocab_size() != meta.config.vocab_size {
+            return Err(Error::BadConfig(format!(
+                "the alphabet has {} characters but the model {} tokens",
+                meta.tokenizer.vocab_size(),
+                meta.config.vocab_size
+            )));
+        }
+        Ok(meta)
+    }
+
+    /// The most bytes a weight file of this shape may have: two per parameter (f16) plus
+    /// [`WEIGHTS_SLACK_BYTES`].
+    #[must_use]
+    pub fn max_weights_len(&self) -> u64 {
+        2 * self.config.num_params() as u64 + WEIGHTS_SLACK_BYTES
+    }
+
+    fn check_weights_len(&self, len: u64) -> Result<()> {
+        let max = self.max_weights_len();
+        if len > max {
+            return Err(Error::Weights(format!(
+                "the weights are {len} bytes, more than the {max} a model of this shape needs"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Reads at most `limit` bytes of `path`, refusing a longer file ([`Error::File`]) without
+/// reading the rest.
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::File {
+            path: path.display().to_string(),
+            source: Box::new(Error::Weights(format!(
+                "the file is larger than the {limit} bytes allowed"
+            ))),
+        });
+    }
+    Ok(bytes)
+}
+
 /// A description plus the burnpack weight bytes it checks.
 #[derive(Debug, Clone)]
 pub struct ModelBundle {
@@ -164,20 +236,15 @@ impl ModelBundle {
         })
     }
 
-    /// A bundle from a JSON description and weight bytes, checking the checksum.
+    /// A bundle from a JSON description and weight bytes: the description is checked
+    /// whole ([`ModelMeta::from_json`]) before the weights' size and checksum.
     ///
     /// # Errors
-    /// [`Error::Weights`] for bad JSON or an unknown format, [`Error::Checksum`],
-    /// [`Error::BadConfig`] when the alphabet and the vocabulary disagree.
+    /// [`ModelMeta::from_json`]'s errors, [`Error::Weights`] for weights far larger than
+    /// the shape needs, [`Error::Checksum`].
     pub fn from_parts(meta_json: &[u8], weights: &[u8]) -> Result<Self> {
-        let meta: ModelMeta =
-            serde_json::from_slice(meta_json).map_err(|e| Error::Weights(e.to_string()))?;
-        if meta.format != FORMAT_VERSION {
-            return Err(Error::Weights(format!(
-                "format {} is not the supported {FORMAT_VERSION}",
-                meta.format
-            )));
-        }
+        let meta = ModelMeta::from_json(meta_json)?;
+        meta.check_weights_len(weights.len() as u64)?;
         let actual = sha256_hex(weights);
         if actual != meta.weights_sha256 {
             return Err(Error::Checksum {
@@ -186,29 +253,40 @@ impl ModelBundle {
                 actual,
             });
         }
-        meta.config.validate()?;
-        if meta.tokenizer.vocab_size() != meta.config.vocab_size {
-            return Err(Error::BadConfig(format!(
-                "the alphabet has {} characters but the model {} tokens",
-                meta.tokenizer.vocab_size(),
-                meta.config.vocab_size
-            )));
-        }
         Ok(Self {
             meta,
             weights: weights.to_vec(),
         })
     }
 
-    /// Reads `DIR/ROLE.json` and `DIR/ROLE.bpk`.
+    /// Reads `DIR/ROLE.json` and `DIR/ROLE.bpk`: the description first, checked whole and
+    /// for its role, then the weights if their size fits the shape. Errors name the file.
     ///
     /// # Errors
-    /// [`Error::Io`] and the errors of [`from_parts`](Self::from_parts).
+    /// [`Error::Io`], [`Error::File`] wrapping the errors of
+    /// [`from_parts`](Self::from_parts), or [`Error::BadConfig`] when the description is
+    /// for the other role.
     pub fn load_dir(dir: &Path, role: ModelRole) -> Result<Self> {
         let (meta_path, weights_path) = paths(dir, role);
-        let meta = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
-        let weights = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
-        Self::from_parts(&meta, &weights)
+        let in_file = |path: &Path| {
+            let path = path.display().to_string();
+            move |e: Error| Error::File {
+                path,
+                source: Box::new(e),
+            }
+        };
+        let meta_bytes = read_limited(&meta_path, MAX_META_BYTES)?;
+        let meta = ModelMeta::from_json(&meta_bytes).map_err(in_file(&meta_path))?;
+        if meta.role != role {
+            return Err(in_file(&meta_path)(Error::BadConfig(format!(
+                "its role is {}, but it is loaded as the {} model",
+                meta.role.name(),
+                role.name()
+            ))));
+        }
+        let limit = meta.max_weights_len();
+        let weights = read_limited(&weights_path, limit)?;
+        Self::from_parts(&meta_bytes, &weights).map_err(in_file(&weights_path))
     }
 
     /// Writes `DIR/ROLE.json` and `DIR/ROLE.bpk`, creating `DIR`.

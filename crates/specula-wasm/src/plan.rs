@@ -198,6 +198,12 @@ fn message(error: &PlanError) -> String {
                 k.saturating_add(1)
             )
         }
+        PlanError::MultiroundTooLarge { vocab, k } => format!(
+            "multi-round is too large: {k} drafts over {vocab} tokens is {} draft-token \
+             updates, the limit is {}; use fewer drafts",
+            (*k as u128).saturating_mul(*vocab as u128),
+            specula_core::report::MULTIROUND_MAX_WORK
+        ),
         PlanError::ParamsMismatch { .. } => format!("internal: {error}"),
     }
 }
