@@ -6,9 +6,9 @@ use common::{mentored, pair, spectr_iid, speculative};
 use proptest::prelude::*;
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
-    DecodeConfig, Decoder, DraftShape, Error, ForwardRequest, ForwardResponse, GammaPolicy,
-    LanguageModel, MAX_DRAFT_NODES, Method, ModelError, Role, SamplingConfig, Step, generate,
-    generate_autoregressive,
+    DecodeConfig, Decoder, DraftShape, Error, FinishReason, ForwardRequest, ForwardResponse,
+    GammaPolicy, LanguageModel, MAX_DRAFT_NODES, Method, ModelError, Role, SamplingConfig, Step,
+    generate, generate_autoregressive,
 };
 
 fn new_err(config: DecodeConfig, prompt: Vec<u32>) -> Error {
@@ -443,7 +443,11 @@ proptest! {
         max_new_tokens in 0_usize..6,
         temperature in prop_oneof![Just(0.0), 0.1_f64..2.0, Just(-1.0)],
         responses in proptest::collection::vec(
-            (0_usize..6, proptest::collection::vec(prop_oneof![-5.0_f32..5.0, Just(f32::NAN), Just(f32::NEG_INFINITY)], 0..40)),
+            (
+                proptest::bool::weighted(0.3),
+                0_usize..7,
+                proptest::collection::vec(prop_oneof![-5.0_f32..5.0, Just(f32::NAN), Just(f32::NEG_INFINITY)], 0..40),
+            ),
             0..12,
         ),
     ) {
@@ -452,18 +456,54 @@ proptest! {
             sampling: SamplingConfig { temperature, ..SamplingConfig::default() },
             ..DecodeConfig::new(method)
         };
-        let Ok(mut decoder) = Decoder::new(config, prompt) else { return Ok(()) };
-        for (vocab, logits) in responses {
-            if let Ok(Step::Done(_)) = decoder.next_request() {
-                break;
-            }
-            let _ = decoder.supply(ForwardResponse::new(vocab, logits));
-        }
-        // A well-formed model can still finish the job from wherever the decoder is,
-        // unless the prompt does not fit its vocabulary.
+        let Ok(mut decoder) = Decoder::new(config, prompt.clone()) else { return Ok(()) };
+        // Some responses come from the well-formed models below, the rest are random.
         let mut target = MarkovModel::random(6, 1, 1, 1.0).unwrap();
         let mut draft = target.perturbed(2, 1.0).unwrap();
-        let _ = generate(&mut decoder, &mut draft, &mut target);
+        // The vocabulary the decoder learns: that of the first response of the right shape
+        // whose vocabulary the prompt fits.
+        let mut learned: Option<usize> = None;
+        for (good, vocab, logits) in responses {
+            let step = decoder.next_request();
+            prop_assert!(step.is_ok(), "{:?}", step);
+            let step = step.unwrap();
+            let response = match (&step, good) {
+                (Step::Done(_), _) => break,
+                (Step::Draft(request), true) => draft.forward(request).unwrap(),
+                (Step::Target(request), true) => target.forward(request).unwrap(),
+                (Step::Draft(_) | Step::Target(_), false) => ForwardResponse::new(vocab, logits),
+            };
+            let positions = match &step {
+                Step::Draft(request) | Step::Target(request) => request.positions(),
+                Step::Done(_) => 0,
+            };
+            let vocab = response.vocab;
+            let well_shaped = vocab > 0 && response.logits.len() == positions * vocab;
+            if learned.is_none() && well_shaped && prompt.iter().all(|&t| (t as usize) < vocab) {
+                learned = Some(vocab);
+            }
+            if let Err(e) = decoder.supply(response) {
+                // A refused response leaves the decoder waiting for the same request.
+                prop_assert_eq!(decoder.next_request(), Ok(step), "after {}", e);
+            }
+        }
+        // The well-formed models can still finish the job from wherever the decoder is,
+        // unless a response already fixed another vocabulary.
+        let result = generate(&mut decoder, &mut draft, &mut target);
+        match learned {
+            Some(vocab) if vocab != 6 => prop_assert!(
+                matches!(result, Err(Error::VocabMismatch { .. })),
+                "learned {} then {:?}", vocab, result
+            ),
+            _ => {
+                prop_assert!(result.is_ok(), "{:?}", result);
+                let finished = result.unwrap();
+                prop_assert_eq!(finished.finish, FinishReason::MaxNewTokens);
+                prop_assert_eq!(decoder.generated().len(), max_new_tokens);
+                prop_assert_eq!(&finished.tokens[..], decoder.generated());
+                prop_assert!(finished.tokens.iter().all(|&t| t < 6));
+            }
+        }
     }
 }
 

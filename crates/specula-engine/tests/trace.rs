@@ -1,12 +1,21 @@
 //! Traces are plain data that replay: every recorded decision follows from its uniform
-//! and the recorded distributions. Requests have the promised shape (one batched target
-//! request per round, a committed prefix a KV cache can keep).
+//! and the recorded distributions, and every recorded distribution is the model's own.
+//! Requests have the promised shape (one batched target request per round, a committed
+//! prefix a KV cache can keep, every distinct path scored once).
 
 mod common;
 
+use std::collections::BTreeSet;
+
 use common::{Recording, all_methods, mentored, pair, spectr_iid, spectr_tree, speculative};
-use specula_core::Distribution;
-use specula_engine::{DecodeConfig, Decoder, Generation, Method, Step, TokenSource, generate};
+use specula_core::{Distribution, DraftTest, kseq_plan, mentored_plan, race_plan};
+use specula_engine::synthetic::MarkovModel;
+use specula_engine::{
+    DecodeConfig, Decoder, DepthStep, Generation, Method, RoundTrace, SamplingConfig, Step,
+    TokenSource, generate,
+};
+
+const PROMPT: [u32; 2] = [2, 3];
 
 fn traced(method: Method, seed: u64, max_new_tokens: usize) -> Generation {
     let (mut target, mut draft) = pair(5, 1, 40, 1.5);
@@ -16,15 +25,124 @@ fn traced(method: Method, seed: u64, max_new_tokens: usize) -> Generation {
         record_distributions: true,
         ..DecodeConfig::new(method)
     };
-    common::run(config, &[2, 3], &mut draft, &mut target)
+    common::run(config, &PROMPT, &mut draft, &mut target)
+}
+
+/// Two plans equal up to rounding: the same JSON, numbers within 1e-9 (relative). The
+/// recorded distributions are renormalised when read back, which moves them by ulps.
+fn assert_close_plans(recorded: &serde_json::Value, fresh: &serde_json::Value, at: &str) {
+    use serde_json::Value;
+    match (recorded, fresh) {
+        (Value::Number(a), Value::Number(b)) => {
+            let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            assert!(
+                (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+                "{at}: {a} recorded, {b} recomputed"
+            );
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            assert_eq!(a.len(), b.len(), "{at}");
+            for (i, (a, b)) in a.iter().zip(b).enumerate() {
+                assert_close_plans(a, b, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            assert_eq!(
+                a.keys().collect::<Vec<_>>(),
+                b.keys().collect::<Vec<_>>(),
+                "{at}"
+            );
+            for (key, a) in a {
+                assert_close_plans(a, &b[key], &format!("{at}.{key}"));
+            }
+        }
+        _ => assert_eq!(recorded, fresh, "{at}"),
+    }
+}
+
+fn check_plan<P: serde::Serialize>(recorded: Option<&P>, fresh: &P, at: &str) {
+    let recorded = serde_json::to_value(recorded.expect("the step records its plan")).unwrap();
+    assert_close_plans(&recorded, &serde_json::to_value(fresh).unwrap(), at);
+}
+
+/// The acceptance probability of each recorded test, recomputed from the recorded
+/// distributions `t` and `d` with the method's own rule (not read from the trace):
+/// speculative `min(1, t/d)`; k-Seq `min(1, t/(ρ·d))` with ρ from a fresh `kseq_plan`;
+/// multi-round `min(1, rᵢ/d)` over the residuals `r₀ = t`, `rᵢ = norm(max(0, rᵢ₋₁ − d))`;
+/// the race `min(1, t/r)` with `r` from a fresh `race_plan`; mentored `min(1, t/(α·d))`
+/// with α from a fresh `mentored_plan`. The plans the trace carries must equal the fresh
+/// ones.
+fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f64]) -> Vec<f64> {
+    let target = Distribution::from_probs(t.to_vec()).unwrap();
+    let draft = Distribution::from_probs(d.to_vec()).unwrap();
+    let (target, draft) = (&target, &draft);
+    let at = method.name();
+    let k = step.candidates.len();
+    let tests: &[DraftTest] = &step.outcome.tests;
+    let min1 = |num: f64, den: f64| if den > 0.0 { (num / den).min(1.0) } else { 0.0 };
+    match method {
+        Method::Speculative { .. } => tests.iter().map(|x| min1(t[x.token], d[x.token])).collect(),
+        Method::SpecTr { .. } => {
+            let plan = kseq_plan(target, draft, k, None).unwrap();
+            check_plan(step.kseq.as_ref(), &plan, at);
+            tests
+                .iter()
+                .map(|x| min1(t[x.token], plan.rho * d[x.token]))
+                .collect()
+        }
+        Method::MultiRound { .. } => {
+            let mut residual = t.to_vec();
+            tests
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    if i > 0 {
+                        let mass: f64 = residual.iter().zip(d).map(|(r, d)| (r - d).max(0.0)).sum();
+                        if mass > specula_core::RESIDUAL_EPSILON {
+                            for (r, d) in residual.iter_mut().zip(d) {
+                                *r = (*r - d).max(0.0) / mass;
+                            }
+                        }
+                    }
+                    min1(residual[x.token], d[x.token])
+                })
+                .collect()
+        }
+        Method::Otm { .. } => {
+            let plan = race_plan(target, draft, k).unwrap();
+            check_plan(step.otm.as_ref(), &plan, at);
+            tests
+                .iter()
+                .map(|x| min1(t[x.token], plan.selection[x.token]))
+                .collect()
+        }
+        Method::Mentored { kl_budget, .. } => {
+            let plan = mentored_plan(target, draft, *kl_budget).unwrap();
+            check_plan(step.mentored.as_ref(), &plan, at);
+            tests
+                .iter()
+                .map(|x| match (t[x.token], d[x.token]) {
+                    (_, d) if d <= 0.0 => 0.0,
+                    (t, _) if t <= 0.0 => plan.zero_target_accept,
+                    _ if plan.alpha <= 0.0 => 1.0,
+                    (t, d) => min1(t, plan.alpha * d),
+                })
+                .collect()
+        }
+        Method::Autoregressive => {
+            assert!(tests.is_empty());
+            Vec::new()
+        }
+    }
 }
 
 #[test]
 fn traces_replay_from_their_uniforms_and_distributions() {
-    let mut checked = 0;
+    let (mut checked, mut decided) = (0, 0);
     for method in all_methods() {
         for seed in 0..10 {
             let out = traced(method.clone(), seed, 40);
+            let name = method.name();
             for round in &out.rounds {
                 for node in &round.drafts {
                     let probs = node
@@ -43,15 +161,26 @@ fn traces_replay_from_their_uniforms_and_distributions() {
                         Distribution::from_probs(step.target_probs.clone().unwrap()).unwrap();
                     let draft =
                         Distribution::from_probs(step.draft_probs.clone().unwrap()).unwrap();
-                    // Candidates are the draft nodes at this depth, tested in order.
-                    for test in &step.outcome.tests {
+                    // Candidates are the draft nodes at this depth, tested in order; each
+                    // decision follows from its uniform and the acceptance probability the
+                    // method's rule gives on the recorded distributions.
+                    let (t, d) = (step.target_probs.as_ref(), step.draft_probs.as_ref());
+                    let accept = recomputed_accept_probs(&method, step, t.unwrap(), d.unwrap());
+                    assert_eq!(accept.len(), step.outcome.tests.len());
+                    for (test, &p) in step.outcome.tests.iter().zip(&accept) {
                         let node = &round.drafts[step.candidates[test.draft_index]];
                         assert_eq!(node.depth, step.depth);
                         assert_eq!(node.token as usize, test.token);
-                        if let Some(u) = test.uniform
-                            && (u - test.accept_prob).abs() > 1e-12
-                        {
-                            assert_eq!(test.accepted, u < test.accept_prob, "{}", method.name());
+                        assert_eq!(test.draft_prob, d.unwrap()[test.token], "{name}");
+                        assert!(
+                            (test.accept_prob - p).abs() <= 1e-12,
+                            "{name}: recorded accept_prob {} but the rule gives {p}",
+                            test.accept_prob
+                        );
+                        let u = test.uniform.expect("a sampled test records its uniform");
+                        if (u - p).abs() > 1e-12 {
+                            assert_eq!(test.accepted, u < p, "{name}: u = {u}, p = {p}");
+                            decided += 1;
                         }
                         checked += 1;
                     }
@@ -97,6 +226,10 @@ fn traces_replay_from_their_uniforms_and_distributions() {
         }
     }
     assert!(checked > 1000);
+    assert!(
+        decided * 10 > checked * 9,
+        "{decided} of {checked} decisions checked"
+    );
 }
 
 #[test]
@@ -195,6 +328,7 @@ fn requests_batch_every_position_and_keep_a_committed_prefix() {
         assert_eq!(draft.requests.len() as u64, out.metrics.draft_calls);
         let mut committed: Vec<u32> = vec![4, 4, 4];
         let mut draft_requests = draft.requests.iter();
+        let mut duplicates = 0;
         for (request, round) in target.requests.iter().zip(&out.rounds) {
             assert_eq!(request.committed_len, committed.len(), "{name}");
             assert_eq!(round.committed_len, committed.len());
@@ -203,27 +337,38 @@ fn requests_batch_every_position_and_keep_a_committed_prefix() {
                 assert_eq!(&seq[..committed.len()], &committed[..], "{name}");
             }
             let round_depth = round.branching.len();
-            if round_depth == depth {
-                // Every node of the draft set is scored, identical paths once.
-                assert!(request.queries.len() <= 1 + round.drafts.len());
-                assert!(request.sequences.len() <= k, "{name}");
-                if k == 1 {
-                    assert_eq!(
-                        request.queries.len(),
-                        depth + 1,
-                        "{name}: gamma + 1 positions"
-                    );
-                }
-            }
-            let mut positions: Vec<usize> = request
+            assert!(round_depth <= depth, "{name}");
+            // Every node of the draft set is scored, identical paths once: one query per
+            // distinct path (and the committed prefix), asking for exactly those prefixes.
+            let paths = draft_paths(round);
+            let distinct: BTreeSet<&Vec<u32>> = paths.iter().collect();
+            duplicates += paths.len() - distinct.len();
+            assert_eq!(
+                request.queries.len(),
+                1 + distinct.len(),
+                "{name}: one query per distinct path"
+            );
+            let asked: BTreeSet<Vec<u32>> = request
                 .queries
                 .iter()
-                .map(|query| query.prefix_len)
+                .map(|query| request.prefix(query).unwrap().to_vec())
                 .collect();
-            positions.sort_unstable();
-            assert_eq!(positions[0], committed.len());
-            assert!(*positions.last().unwrap() <= committed.len() + round_depth);
-            // The round's draft requests: one per depth, at the right position.
+            let expected: BTreeSet<Vec<u32>> = std::iter::once(Vec::new())
+                .chain(distinct.iter().map(|p| (*p).clone()))
+                .map(|p| [&committed[..], &p[..]].concat())
+                .collect();
+            assert_eq!(asked, expected, "{name}");
+            // The sequences are the distinct deepest paths (the committed tokens alone when
+            // the round drafts nothing).
+            let leaves: BTreeSet<&Vec<u32>> = distinct
+                .iter()
+                .copied()
+                .filter(|p| p.len() == round_depth)
+                .collect();
+            assert_eq!(request.sequences.len(), leaves.len().max(1), "{name}");
+            assert!(leaves.len() <= k, "{name}");
+            // The round's draft requests: one per depth, one query per distinct path one
+            // shorter, at the right position.
             for d in 1..=round_depth {
                 let dr = draft_requests.next().unwrap();
                 assert_eq!(dr.committed_len, committed.len());
@@ -233,36 +378,84 @@ fn requests_batch_every_position_and_keep_a_committed_prefix() {
                         .all(|query| query.prefix_len == committed.len() + d - 1),
                     "{name}"
                 );
-                assert!(dr.queries.len() <= k);
+                let parents = distinct.iter().filter(|p| p.len() == d - 1).count().max(1);
+                assert_eq!(dr.queries.len(), parents, "{name}: depth {d}");
             }
             committed.extend_from_slice(&round.emitted);
         }
         assert!(draft_requests.next().is_none());
+        if k > 1 {
+            assert!(
+                duplicates > 0,
+                "{name}: no identical paths to merge were drawn"
+            );
+        }
     }
+}
+
+/// The token path of every draft node of a round (its ancestors' tokens, then its own).
+fn draft_paths(round: &RoundTrace) -> Vec<Vec<u32>> {
+    let mut paths: Vec<Vec<u32>> = Vec::with_capacity(round.drafts.len());
+    for node in &round.drafts {
+        let mut path = node.parent.map_or_else(Vec::new, |p| paths[p].clone());
+        path.push(node.token);
+        paths.push(path);
+    }
+    paths
+}
+
+/// The models' own conditional after `context`, computed here from their logits.
+fn own(model: &MarkovModel, context: &[u32]) -> Vec<f64> {
+    model
+        .distribution(context, &SamplingConfig::default())
+        .unwrap()
+        .into_probs()
 }
 
 #[test]
 fn drafts_are_sampled_from_the_distribution_used_to_test_them() {
-    // The draft probability on every test equals the draft distribution recorded at that
-    // step, which is the one the draft model's logits gave (same sampling config).
+    // Every recorded distribution is checked against the models themselves (their
+    // conditionals after the node's own prefix, computed in the test): each draft node's,
+    // and each step's draft and target distributions and the probabilities its tests use.
+    let (target_model, draft_model) = pair(5, 1, 40, 1.5);
     for method in [
         speculative(3),
         spectr_iid(4, 2),
         spectr_tree(&[2, 2]),
         mentored(3, 0.2),
+        common::otm_tree(&[2, 2]),
     ] {
+        let name = method.name();
         let out = traced(method, 3, 30);
+        let mut committed = PROMPT.to_vec();
         for round in &out.rounds {
-            for step in &round.steps {
-                let draft = step.draft_probs.as_ref().unwrap();
-                for test in &step.outcome.tests {
-                    assert_eq!(test.draft_prob, draft[test.token]);
-                }
-                for &c in &step.candidates {
-                    assert_eq!(round.drafts[c].draft_probs.as_ref(), Some(draft));
-                }
+            assert_eq!(round.committed_len, committed.len());
+            let paths = draft_paths(round);
+            for (node, path) in round.drafts.iter().zip(&paths) {
+                let context = [&committed[..], &path[..path.len() - 1]].concat();
+                let expected = own(&draft_model, &context);
+                assert_eq!(node.draft_probs.as_ref(), Some(&expected), "{name}");
+                assert_eq!(node.draft_prob, expected[node.token as usize], "{name}");
             }
+            let mut context = committed.clone();
+            for step in &round.steps {
+                let target = own(&target_model, &context);
+                let draft = own(&draft_model, &context);
+                assert_eq!(step.target_probs.as_ref(), Some(&target), "{name}");
+                assert_eq!(step.draft_probs.as_ref(), Some(&draft), "{name}");
+                for test in &step.outcome.tests {
+                    assert_eq!(test.draft_prob, draft[test.token], "{name}");
+                    assert_eq!(test.target_prob, target[test.token], "{name}");
+                }
+                context.push(step.token);
+            }
+            if let Some(bonus) = &round.bonus {
+                let target = own(&target_model, &context);
+                assert_eq!(bonus.target_probs.as_ref(), Some(&target), "{name}");
+            }
+            committed.extend_from_slice(&round.emitted);
         }
+        assert_eq!(&committed[PROMPT.len()..], &out.tokens[..]);
     }
 }
 
