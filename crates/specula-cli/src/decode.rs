@@ -1,4 +1,14 @@
-//! Runs one generation over the pair, reporting emitted tokens as they arrive.
+//! Runs one generation over the pair, reporting emitted tokens as they arrive, with the
+//! context window sliding when it fills.
+//!
+//! The sliding policy, the same for both models and every method (so every method
+//! samples exactly what autoregressive decoding under it samples): the models read at
+//! most `W = min(max_seq)` positions. Generation runs as an ordinary decode of the
+//! context while `context + new tokens <= W`; when the context reaches `W`, both models
+//! forget their caches and continue from the last `W / 2` tokens (re-encoding them, as
+//! nanoGPT's `generate` crops to its block size, but once per `W / 2` tokens rather than
+//! at every token). A prompt of `W` tokens or more is cropped the same way before the
+//! first token. Each stretch is one exact decode, so exactness carries over.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +24,7 @@ pub struct Run {
     pub tokens: Vec<u32>,
     /// Why it stopped.
     pub finish: FinishReason,
-    /// The engine's totals (timed with the wall clock).
+    /// The engine's totals (timed with the wall clock), summed over the window's slides.
     pub metrics: Metrics,
     /// Wall time of the whole generation.
     pub wall: Duration,
@@ -22,8 +32,20 @@ pub struct Run {
     pub stopped: bool,
 }
 
+/// The context the models read before the first token: the prompt, or its last
+/// `window / 2` tokens when it does not leave a position free.
+#[must_use]
+pub fn first_context(prompt: &[u32], window: usize) -> &[u32] {
+    if prompt.len() < window {
+        prompt
+    } else {
+        &prompt[prompt.len() - (window.max(2) / 2)..]
+    }
+}
+
 /// Decodes `prompt` with `config`, calling `on_tokens` with each batch of new tokens;
-/// the run stops early (with [`Run::stopped`]) when `on_tokens` returns `false`.
+/// the run stops early (with [`Run::stopped`]) when `on_tokens` returns `false`. The
+/// context window slides as the module documentation says.
 ///
 /// # Errors
 /// Usage errors for settings the engine refuses; failures when a model fails.
@@ -31,14 +53,96 @@ pub fn run(
     pair: &mut Pair,
     config: DecodeConfig,
     prompt: &[u32],
+    on_tokens: impl FnMut(&[u32]) -> bool,
+) -> Result<Run, CliError> {
+    let window = pair.window();
+    run_windowed(
+        &mut pair.draft,
+        &mut pair.target,
+        window,
+        config,
+        prompt,
+        on_tokens,
+        |draft, target| {
+            // New positions for every token: nothing cached still applies.
+            draft.reset();
+            target.reset();
+        },
+    )
+}
+
+/// [`run`] for any pair of models reading `window` positions; `slide` runs each time the
+/// window slides (to drop the models' caches).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
+    draft: &mut D,
+    target: &mut T,
+    window: usize,
+    config: DecodeConfig,
+    prompt: &[u32],
     mut on_tokens: impl FnMut(&[u32]) -> bool,
+    mut slide: impl FnMut(&mut D, &mut T),
+) -> Result<Run, CliError> {
+    let started = Instant::now();
+    let window = window.max(2);
+    let keep = window / 2;
+    let total = config.max_new_tokens;
+    let mut context = first_context(prompt, window).to_vec();
+    let mut tokens = Vec::new();
+    let mut metrics = Metrics::default();
+    let mut stretch = 0_u64;
+    let (finish, stopped) = loop {
+        if stretch > 0 {
+            slide(draft, target);
+        }
+        let room = window - context.len();
+        let stretch_config = DecodeConfig {
+            max_new_tokens: room.min(total - tokens.len()),
+            // The first stretch keeps the seed (a run that never slides is unchanged);
+            // later ones get their own stream.
+            seed: config
+                .seed
+                .wrapping_add(stretch.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ..config.clone()
+        };
+        let part = run_stretch(draft, target, stretch_config, &context, &mut on_tokens)?;
+        merge(&mut metrics, &part.metrics);
+        context.extend_from_slice(&part.tokens);
+        tokens.extend_from_slice(&part.tokens);
+        let done = part.stopped
+            || tokens.len() >= total
+            || !matches!(part.finish, FinishReason::MaxNewTokens);
+        if done {
+            break (part.finish, part.stopped);
+        }
+        context.drain(..context.len() - keep);
+        stretch += 1;
+    };
+    Ok(Run {
+        tokens,
+        finish,
+        metrics,
+        wall: started.elapsed(),
+        stopped,
+    })
+}
+
+/// One decode that fits the window.
+fn run_stretch<D: LanguageModel, T: LanguageModel>(
+    draft: &mut D,
+    target: &mut T,
+    config: DecodeConfig,
+    prompt: &[u32],
+    on_tokens: &mut impl FnMut(&[u32]) -> bool,
 ) -> Result<Run, CliError> {
     let started = Instant::now();
     let mut decoder = Decoder::new(config, prompt.to_vec())
         .map_err(|e| CliError::usage(e.to_string()))?
         .with_clock(StdClock::new());
     decoder
-        .set_vocab_size(pair.target.vocab_size())
+        .set_vocab_size(target.vocab_size())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let mut shown = 0;
     let mut stopped = false;
@@ -47,8 +151,8 @@ pub fn run(
             .next_request()
             .map_err(|e| CliError::failure(e.to_string()))?;
         let response = match step {
-            Step::Draft(request) => pair.draft.forward(&request),
-            Step::Target(request) => pair.target.forward(&request),
+            Step::Draft(request) => draft.forward(&request),
+            Step::Target(request) => target.forward(&request),
             Step::Done(reason) => break reason,
         }
         .map_err(|e| CliError::failure(format!("model: {e}")))?;
@@ -72,4 +176,173 @@ pub fn run(
         wall: started.elapsed(),
         stopped,
     })
+}
+
+/// Adds `m` into `total`.
+fn merge(total: &mut Metrics, m: &Metrics) {
+    total.rounds += m.rounds;
+    total.drafted_tokens += m.drafted_tokens;
+    total.accepted_tokens += m.accepted_tokens;
+    total.resampled_tokens += m.resampled_tokens;
+    total.bonus_tokens += m.bonus_tokens;
+    total.emitted_tokens += m.emitted_tokens;
+    total.draft_calls += m.draft_calls;
+    total.target_calls += m.target_calls;
+    for (sum, part) in [
+        (&mut total.drafted_per_position, &m.drafted_per_position),
+        (&mut total.accepted_per_position, &m.accepted_per_position),
+        (
+            &mut total.accepted_length_histogram,
+            &m.accepted_length_histogram,
+        ),
+    ] {
+        if sum.len() < part.len() {
+            sum.resize(part.len(), 0);
+        }
+        sum.iter_mut().zip(part).for_each(|(s, p)| *s += p);
+    }
+    total.timing.add(&m.timing);
+}
+
+#[cfg(test)]
+mod tests {
+    use specula_engine::synthetic::MarkovModel;
+    use specula_engine::{DraftShape, GammaPolicy, Method, SamplingConfig};
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+    use super::*;
+
+    /// The window of the synthetic pair: small, so that four new tokens slide it.
+    const WINDOW: usize = 4;
+
+    fn pair() -> (MarkovModel, MarkovModel) {
+        // Order 3 > WINDOW / 2: after a slide the models see a shorter (left-padded)
+        // context than before, so the policy shows in the distribution.
+        let target = MarkovModel::random(3, 3, 11, 1.5).expect("target");
+        let draft = target.perturbed(12, 1.0).expect("draft");
+        (draft, target)
+    }
+
+    fn methods() -> Vec<Method> {
+        let iid = |k, length| DraftShape::Iid { k, length };
+        vec![
+            Method::Autoregressive,
+            Method::Speculative {
+                gamma: 3,
+                policy: GammaPolicy::Fixed,
+            },
+            Method::SpecTr { drafts: iid(2, 2) },
+            Method::MultiRound { drafts: iid(3, 2) },
+            Method::Otm { drafts: iid(2, 3) },
+        ]
+    }
+
+    fn decode(method: Method, sampling: SamplingConfig, n: usize, seed: u64) -> Vec<u32> {
+        let (mut draft, mut target) = pair();
+        let config = DecodeConfig {
+            sampling,
+            max_new_tokens: n,
+            seed,
+            ..DecodeConfig::new(method)
+        };
+        run_windowed(
+            &mut draft,
+            &mut target,
+            WINDOW,
+            config,
+            &[1, 2],
+            |_| true,
+            |_, _| {},
+        )
+        .expect("decodes")
+        .tokens
+    }
+
+    /// The probability of `tokens` after the prompt `[1, 2]` under autoregressive
+    /// decoding with the sliding policy: before each token, a context of `WINDOW`
+    /// tokens or more is cut to its last `WINDOW / 2`. With `slide = false`, the plain
+    /// autoregressive probability (the window never slides).
+    fn policy_prob(target: &MarkovModel, tokens: &[u32], slide: bool) -> f64 {
+        let mut context = vec![1, 2];
+        let mut prob = 1.0;
+        for &t in tokens {
+            if slide && context.len() >= WINDOW {
+                context.drain(..context.len() - WINDOW / 2);
+            }
+            let dist = target
+                .distribution(&context, &SamplingConfig::default())
+                .expect("distribution");
+            prob *= dist.prob(t as usize);
+            context.push(t);
+        }
+        prob
+    }
+
+    #[test]
+    fn greedy_methods_agree_with_autoregressive_across_slides() {
+        let reference = decode(Method::Autoregressive, SamplingConfig::greedy(), 40, 0);
+        assert_eq!(reference.len(), 40);
+        for method in methods() {
+            let name = method.name();
+            assert_eq!(
+                decode(method, SamplingConfig::greedy(), 40, 0),
+                reference,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_method_samples_the_sliding_policy_exactly() {
+        let (_, target) = pair();
+        const N: usize = 4;
+        let cells: Vec<Vec<u32>> = (0..81_u32)
+            .map(|i| (0..N as u32).map(|j| i / 3_u32.pow(j) % 3).collect())
+            .collect();
+        let expected: Vec<f64> = cells
+            .iter()
+            .map(|c| policy_prob(&target, c, true))
+            .collect();
+        let plain: Vec<f64> = cells
+            .iter()
+            .map(|c| policy_prob(&target, c, false))
+            .collect();
+        assert!((expected.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        // The slide changes the distribution, so agreeing with it is a real check.
+        let tv: f64 = 0.5
+            * expected
+                .iter()
+                .zip(&plain)
+                .map(|(a, b)| (a - b).abs())
+                .sum::<f64>();
+        assert!(tv > 0.05, "the slide changes too little: TV {tv}");
+        let samples = 20_000;
+        for method in methods() {
+            let name = method.name();
+            let mut counts = vec![0_u64; cells.len()];
+            for seed in 0..samples {
+                let tokens = decode(method.clone(), SamplingConfig::default(), N, seed);
+                let cell = tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &t)| t as usize * 3_usize.pow(j as u32))
+                    .sum::<usize>();
+                counts[cell] += 1;
+            }
+            let stat: f64 = counts
+                .iter()
+                .zip(&expected)
+                .map(|(&o, &p)| {
+                    let e = p * samples as f64;
+                    (o as f64 - e).powi(2) / e
+                })
+                .sum();
+            let df = (cells.len() - 1) as f64;
+            let p_value = 1.0 - ChiSquared::new(df).expect("df").cdf(stat);
+            assert!(
+                p_value > 1e-4,
+                "{name}: chi-square {stat:.1}, p = {p_value:e}"
+            );
+        }
+    }
 }

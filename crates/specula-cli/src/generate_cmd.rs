@@ -11,13 +11,19 @@ use crate::error::CliError;
 use crate::report::{self, VllmMetrics};
 use crate::{decode, models, parse};
 
+/// The most characters `--max-tokens` (and `sample --length`) asks for. Past the models'
+/// positions the context window slides (see `decode`); the largest request streams for
+/// a few minutes on a 2-core CPU, and stops on Ctrl-C or a closed pipe.
+pub const MAX_NEW_TOKENS: usize = 65_536;
+
 /// Flags of `specula generate`.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
     /// Decoding settings.
     #[command(flatten)]
     pub decode: DecodeArgs,
-    /// Characters to generate.
+    /// Characters to generate (at most 65536; past the models' 256 positions the context
+    /// slides: both models continue from the last 128 characters).
     #[arg(
         long,
         value_name = "N",
@@ -46,7 +52,7 @@ struct Output<'a> {
 /// # Errors
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
-    let max_tokens = parse::uint("--max-tokens", &args.max_tokens, 1, 1 << 20)?;
+    let max_tokens = parse::uint("--max-tokens", &args.max_tokens, 1, MAX_NEW_TOKENS)?;
     let settings = args.decode.into_settings()?;
     settings.print_notes();
     let mut pair = models::load(
@@ -55,7 +61,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         settings.threads,
     )?;
     let prompt = pair.encode(&settings.prompt)?;
-    pair.check_length(prompt.len(), max_tokens, "--max-tokens")?;
+    pair.note_cropped_prompt(prompt.len());
     let config = DecodeConfig {
         sampling: settings.sampling,
         max_new_tokens: max_tokens,

@@ -1,5 +1,6 @@
 //! Loading the draft/target pair (bundled, or from a directory) and encoding prompts.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use specula_model::{Backend, BurnLm, CharTokenizer, ModelBundle, ModelRole, bundled};
@@ -88,6 +89,30 @@ impl Pair {
     #[must_use]
     pub fn decode(&self, tokens: &[u32]) -> String {
         self.tokenizer.decode(tokens).unwrap_or_default()
+    }
+
+    /// The positions both models can read: the context window (see `decode`).
+    #[must_use]
+    pub fn window(&self) -> usize {
+        self.target
+            .config()
+            .max_seq
+            .min(self.draft.config().max_seq)
+    }
+
+    /// Says on stderr (as a note) that a prompt of `prompt_len` tokens fills the window
+    /// and that the models will read only its end.
+    pub fn note_cropped_prompt(&self, prompt_len: usize) {
+        let window = self.window();
+        let read = (window / 2).max(1);
+        if prompt_len >= window {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(
+                stderr,
+                "note: the prompt ({prompt_len} characters) fills the models' {window} \
+                 positions; they read its last {read}"
+            );
+        }
     }
 
     /// Checks that `prompt_len + new_tokens` fits the models' positions.

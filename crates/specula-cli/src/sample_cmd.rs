@@ -56,7 +56,12 @@ struct Line<'a> {
 /// # Errors
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: SampleArgs) -> Result<(), CliError> {
-    let length = parse::uint("--length", &args.length, 1, 1 << 20)?;
+    let length = parse::uint(
+        "--length",
+        &args.length,
+        1,
+        crate::generate_cmd::MAX_NEW_TOKENS,
+    )?;
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
     let settings = args.decode.into_settings()?;
     settings.print_notes();
@@ -66,7 +71,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         settings.threads,
     )?;
     let prompt = pair.encode(&settings.prompt)?;
-    pair.check_length(prompt.len(), length, "--length")?;
+    pair.note_cropped_prompt(prompt.len());
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
     // nearby --seed values do not share samples.
     let mut seeds = ChaCha8Rng::seed_from_u64(settings.seed);
