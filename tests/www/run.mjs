@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "./deps.mjs";
 import { serve } from "./serve.mjs";
+import { addWalkTests } from "./walk.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -484,6 +485,9 @@ tests.webgpu = async () => {
     await b.close();
   }
 };
+
+// The walk through the page (clicks, layout, definitions, narration, charts, tree, inputs, race).
+addWalkTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
 
 const started = Date.now();
 try {

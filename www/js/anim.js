@@ -1,8 +1,12 @@
-// Animates one round of the engine's trace on the stage: drafts appear one by one, the
-// target's single pass lights every position, then each position's coin flip, the
-// accepted / rejected / discarded marks, the residual draw and the bonus token.
-
-import { residualOf } from "./distributions.js";
+// Animates one round of the engine's trace on the stage: drafts appear depth by depth on
+// the draft tree, the target's single pass lights every position, then each position's
+// test (coin flip, or the argmax check at temperature 0), the accepted / rejected /
+// discarded marks, the residual draw (drawn as target minus draft) and the bonus token.
+// The sentence for the current step is shown under the tree; the round's log is below.
+import { h } from "./state.js";
+import { rich } from "./glossary.js";
+import { buildTree } from "./tree.js";
+import { residualChart } from "./residual-view.js";
 
 export class Cancelled extends Error {}
 
@@ -44,99 +48,47 @@ export class Pacer {
 
 export const showChar = (ch) => (ch === "\n" ? "↵" : ch === " " ? "␣" : ch);
 const fmt = (x, d = 2) => (x === null || x === undefined ? "–" : !Number.isFinite(x) ? "∞" : x.toFixed(d));
+const argmaxOf = (v) => (v ? v.reduce((best, x, i) => (x > v[best] ? i : best), 0) : null);
 
-function h(tag, cls, text) {
-  const n = document.createElement(tag);
-  if (cls) n.className = cls;
-  if (text !== undefined) n.textContent = text;
-  return n;
-}
-
-/** Root-to-leaf paths of the draft set (one row per leaf; i.i.d. drafts are a tree too). */
-export function draftRows(trace) {
-  const children = new Map();
-  for (const d of trace.drafts) {
-    const key = d.parent ?? -1;
-    if (!children.has(key)) children.set(key, []);
-    children.get(key).push(d.id);
-  }
-  const rows = [];
-  const walk = (id, path) => {
-    const kids = children.get(id) ?? [];
-    if (kids.length === 0) {
-      if (path.length) rows.push(path);
-      return;
-    }
-    for (const k of kids) walk(k, [...path, k]);
-  };
-  walk(-1, []);
-  return rows;
-}
-
-/** Builds the stage for a round (all cells hidden) and returns an animator. */
-export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) {
+/**
+ * Builds the stage for a round (all cells hidden) and returns an animator.
+ * focus: the box under the tree for the current step's sentence and the residual.
+ * options: { dynamicGamma, greedy } of the run.
+ */
+export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, greedy = false } = {}) {
   const ch = (t) => showChar(alphabet[t] ?? "?");
-  const rows = draftRows(trace);
-  const depth = trace.branching.length;
-  const byNode = new Map(); // node id -> [cell]
   stage.replaceChildren();
+  focus.replaceChildren();
   notes.replaceChildren();
   stage.dataset.round = String(trace.round);
   stage.dataset.method = trace.method;
-  const grid = h("div", "grid");
-  grid.style.setProperty("--cols", String(depth + 1));
-  const head = h("div", "row head");
-  head.append(h("span", "rowlabel", ""));
-  for (let d = 1; d <= depth + 1; d++) head.append(h("span", "colhead", d <= depth ? `pos ${d}` : "bonus"));
-  grid.append(head);
-  rows.forEach((path, r) => {
-    const row = h("div", "row draftrow");
-    row.append(h("span", "rowlabel", rows.length > 1 ? `draft ${r + 1}` : "draft"));
-    const seen = new Set();
-    path.forEach((id) => {
-      const node = trace.drafts[id];
-      const cell = h("span", "cell hidden");
-      cell.dataset.node = String(id);
-      cell.dataset.depth = String(node.depth);
-      // A node shared by several rows of a tree is drawn in each; later copies are dimmed.
-      if (r > 0 && rows.slice(0, r).some((p) => p.includes(id))) cell.classList.add("shared");
-      seen.add(id);
-      const tok = h("span", "tok draft", ch(node.token));
-      tok.title = `draft probability ${fmt(node.draftProb, 3)}`;
-      cell.append(tok, h("span", "coin"));
-      row.append(cell);
-      if (!byNode.has(id)) byNode.set(id, []);
-      byNode.get(id).push(cell);
-    });
-    for (let d = path.length; d <= depth; d++) row.append(h("span", "cell empty"));
-    grid.append(row);
-  });
-  const out = h("div", "row outrow");
-  out.append(h("span", "rowlabel", "emitted"));
-  const outCells = [];
-  for (let d = 1; d <= depth + 1; d++) {
-    const c = h("span", "cell result");
-    c.dataset.depth = String(d);
-    outCells.push(c);
-    out.append(c);
-  }
-  grid.append(out);
-  stage.append(grid);
+  const { cells: byNode, outCells, edge, redraw } = buildTree(stage, trace, ch, fmt);
+  const depth = trace.branching.length;
+  const leaves = new Set(trace.drafts.map((d) => d.id));
+  for (const d of trace.drafts) leaves.delete(d.parent);
 
-  const note = (text, cls) => {
-    const li = h("li", cls, text);
+  const now = h("p", "now");
+  now.setAttribute("aria-live", "polite");
+  focus.append(now);
+  /** The current step's sentence (under the tree) and the same line in the round's log. */
+  const say = (template, cls) => {
+    now.replaceChildren(rich(template));
+    now.className = `now ${cls ?? ""}`;
+    const li = h("li", cls);
+    li.append(rich(template));
     notes.append(li);
     return li;
   };
   const mark = (id, cls) => {
-    for (const cell of byNode.get(id) ?? []) {
-      const tok = cell.querySelector(".tok");
-      tok.classList.remove("draft", "verified");
-      tok.classList.add(cls);
-      cell.dataset.state = cls;
-    }
+    const cell = byNode.get(id);
+    if (!cell) return;
+    const tok = cell.querySelector(".tok");
+    tok.classList.remove("draft", "verified");
+    tok.classList.add(cls);
+    cell.dataset.state = cls;
+    edge(id, cls);
   };
-  const stateOf = (id) => byNode.get(id)?.[0]?.dataset.state;
+  const stateOf = (id) => byNode.get(id)?.dataset.state;
   const descendants = (id) => trace.drafts.filter((d) => {
     let p = d.parent;
     while (p !== null && p !== undefined) {
@@ -155,72 +107,81 @@ export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) 
 
   async function animate(pacer, timing) {
     const t = timing;
+    const rows = Math.max(1, trace.drafts.filter((d) => !trace.drafts.some((e) => e.parent === d.id)).length);
     if (trace.drafts.length === 0) {
-      note(`No drafts: the target runs once and samples the next character.`);
+      say("No drafts: the target runs once and samples the next character.");
     } else {
       // 1. Drafts appear one depth at a time (the draft model runs once per depth).
       for (let d = 1; d <= depth; d++) {
         for (const node of trace.drafts.filter((n) => n.depth === d)) {
-          for (const cell of byNode.get(node.id) ?? []) cell.classList.remove("hidden");
+          byNode.get(node.id)?.classList.remove("hidden");
+          edge(node.id, "draft");
         }
         await pacer.wait(t.draft);
       }
-      note(`The draft proposes ${trace.drafts.length} token${trace.drafts.length > 1 ? "s" : ""}` +
-        (rows.length > 1 ? ` in ${rows.length} rows (branching ${trace.branching.join("·")}).` : "."));
+      say(`The draft proposes ${trace.drafts.length} character${trace.drafts.length > 1 ? "s" : ""}` +
+        (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : "."));
       // 2. One target pass scores every position at once.
       stage.classList.add("verifying");
-      for (const node of trace.drafts) {
-        for (const cell of byNode.get(node.id)) cell.querySelector(".tok").classList.add("verified");
-      }
-      note(`One target pass scores all ${depth + 1} positions at once.`);
+      for (const cell of byNode.values()) cell.querySelector(".tok").classList.add("verified");
+      say(`One target pass scores all ${depth + 1} positions at once.`);
       await pacer.wait(t.verify);
       stage.classList.remove("verifying");
     }
-    // 3. Position by position: coin flips, survivors, residual.
+    // 3. Position by position: tests, survivors, residual.
     for (const step of trace.steps) {
       const out = step.outcome;
-      if (step.kseq) {
-        note(`pos ${step.depth}: k-Seq over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}, ρ* = ${fmt(step.kseq.rhoStar, 3)}, ρ = ${fmt(step.kseq.rho, 3)}, P(accept) = ${fmt(step.kseq.acceptance, 3)}`, "kseq");
+      const stepGreedy = greedy || (out.tests.length > 0 && out.tests.every((x) => x.uniform === null || x.uniform === undefined));
+      const targetArgmax = argmaxOf(step.targetProbs) ?? (out.residual ? step.token : null);
+      if (step.kseq && !stepGreedy) {
+        say(`pos ${step.depth}: {kseq} over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}: {rhoStar} = ${fmt(step.kseq.rhoStar, 3)}, {rho} = ${fmt(step.kseq.rho, 3)}, P(accept one) = ${fmt(step.kseq.acceptance, 3)}`, "kseq");
       }
-      if (step.otm) {
+      if (step.otm && !stepGreedy) {
         const o = step.otm;
-        note(`pos ${step.depth}: optimal selection over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""} (the ratio race: the draft with the largest w(x)/u), P(accept) = ${fmt(o.acceptance, 3)} of the best possible ${fmt(o.optimum, 3)}`, "kseq");
+        say(`pos ${step.depth}: optimal selection over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}: the ratio race picks the draft with the largest {race}; P(accept) = ${fmt(o.acceptance, 3)} of the best possible ({otm}) ${fmt(o.optimum, 3)}`, "kseq");
       }
-      if (step.mentored) {
+      if (step.mentored && !stepGreedy) {
         const m = step.mentored;
         let base = null;
-        if (step.targetProbs && step.draftProbs) {
-          base = step.targetProbs.reduce((s, x, i) => s + Math.min(x, step.draftProbs[i]), 0);
-        }
-        note(`pos ${step.depth}: mentored α = ${fmt(m.alpha, 3)}, β = ${fmt(m.beta, 3)}, KL = ${fmt(m.kl, 3)} ≤ D = ${fmt(m.klBudget, 3)}; acceptance ${fmt(m.acceptance, 3)}` +
-          (base !== null ? ` vs ${fmt(base, 3)} lossless (the budget bought +${fmt(m.acceptance - base, 3)})` : ""), "mentored");
+        if (step.targetProbs && step.draftProbs) base = step.targetProbs.reduce((s, x, i) => s + Math.min(x, step.draftProbs[i]), 0);
+        say(`pos ${step.depth}: mentored {mAlpha|α} = ${fmt(m.alpha, 3)}, {mBeta|β} = ${fmt(m.beta, 3)}, {kl} = ${fmt(m.kl, 3)} ≤ {D} = ${fmt(m.klBudget, 3)}; acceptance ${fmt(m.acceptance, 3)}` +
+          (base !== null ? ` vs ${fmt(base, 3)} lossless (the budget bought +${fmt(m.acceptance - base, 3)})` : "") + " (KL and D in {nats})", "mentored");
       }
       for (const test of out.tests) {
         const id = step.candidates[test.draftIndex];
-        const cells = byNode.get(id) ?? [];
+        const cell = byNode.get(id);
         const limit = test.acceptProb;
-        const coin = test.uniform === null || test.uniform === undefined
-          ? (test.accepted ? "argmax ✓" : "≠ argmax ✗")
-          : `u ${fmt(test.uniform)} ${test.accepted ? "<" : "≥"} ${fmt(limit)}`;
-        for (const cell of cells) {
+        const greedyTest = test.uniform === null || test.uniform === undefined;
+        if (cell) {
           const c = cell.querySelector(".coin");
-          c.textContent = coin;
-          c.title = `ratio target/draft = ${fmt(test.ratio, 3)} (target ${fmt(test.targetProb, 4)}, draft ${fmt(test.draftProb, 4)}); accept probability ${fmt(limit, 3)}`;
+          if (greedyTest) c.replaceChildren(h("span", "", test.accepted ? "argmax" : "≠ argmax"), h("span", "", test.accepted ? "✓" : "✗"));
+          else c.replaceChildren(h("span", "", `u ${fmt(test.uniform)}`), h("span", "", `${test.accepted ? "<" : "≥"} ${fmt(limit)}`));
+          c.title = greedyTest
+            ? `greedy: the draft is kept exactly when it is the target's most likely character`
+            : `ratio target/draft = ${fmt(test.ratio, 3)} (target ${fmt(test.targetProb, 4)}, draft ${fmt(test.draftProb, 4)}); accept probability ${fmt(limit, 3)}`;
           cell.dataset.uniform = String(test.uniform);
           cell.dataset.acceptProb = String(limit);
         }
         mark(id, test.accepted ? "accepted" : "rejected");
-        const rule = step.kseq
-          ? "min(1, target/(ρ·draft))"
-          : step.otm
-            ? "min(1, target/r), r = the race's chance of choosing this token"
-            : step.mentored
-            ? "the mentored acceptance r"
-            : trace.method.startsWith("multi") && test.draftIndex > 0
-              ? "min(1, residual/draft)"
-              : "min(1, target/draft)";
-        note(`pos ${step.depth}: draft '${ch(test.token)}' — u = ${fmt(test.uniform, 3)} vs ${rule} = ${fmt(limit, 3)} → ${test.accepted ? "accepted" : "rejected"}`,
+        if (greedyTest) {
+          say(test.accepted
+            ? `pos ${step.depth}: draft '${ch(test.token)}' is the target's {argmax} → accepted`
+            : `pos ${step.depth}: draft '${ch(test.token)}' is not the target's {argmax}${targetArgmax !== null ? ` ('${ch(targetArgmax)}')` : ""} → rejected`,
           test.accepted ? "ok" : "no");
+        } else {
+          const rule = step.kseq
+            ? "min(1, target/(ρ·draft))"
+            : step.otm
+              ? "min(1, target/{r})"
+              : step.mentored
+                ? "the mentored acceptance"
+                : trace.method.startsWith("multi") && test.draftIndex > 0
+                  ? "min(1, residual/draft)"
+                  : "{ratio}";
+          say(`pos ${step.depth}: draft '${ch(test.token)}' — {u} = ${fmt(test.uniform, 3)} ${test.accepted ? "<" : "≥"} ${rule} = ${fmt(limit, 3)} → ${test.accepted ? "accepted" : "rejected"}`,
+            test.accepted ? "ok" : "no");
+        }
+        redraw();
         await pacer.wait(t.coin);
       }
       // Candidates that did not survive, and everything after them, are discarded.
@@ -232,45 +193,38 @@ export function buildStage(stage, notes, trace, alphabet, dynamicGamma = false) 
       }
       for (const id of step.survivors) if (stateOf(id) !== "accepted") mark(id, "accepted");
       if (out.residual) {
-        emit(step.depth, step.token, "resampled", `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
-        const li = note(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the residual ${residualName(out.residual.residual)} (u = ${fmt(out.residual.uniform, 3)})`, "res");
-        const residual = residualOf(step);
-        if (residual) li.append(residualBars(residual, step.token, ch));
+        if (stepGreedy) {
+          emit(step.depth, step.token, "resampled", "the target's argmax");
+          say(`pos ${step.depth}: greedy decoding takes the target's {argmax} '${ch(step.token)}' instead`, "res");
+        } else {
+          emit(step.depth, step.token, "resampled", `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
+          say(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the {residual} ${residualName(out.residual.residual)} ({u} = ${fmt(out.residual.uniform, 3)})`, "res");
+          const chart = residualChart(step, step.token, ch);
+          if (chart) focus.append(chart);
+        }
         await pacer.wait(t.residual);
       } else {
         emit(step.depth, step.token, "accepted");
-        if (step.survivors.length > 1) note(`pos ${step.depth}: ${step.survivors.length} drafts agree and survive to the next position`);
+        if (step.survivors.length > 1) say(`pos ${step.depth}: ${step.survivors.length} drafts agree and survive to the next position`);
       }
     }
     if (trace.bonus) {
-      emit(trace.steps.length + 1, trace.bonus.token, "bonus", `sampled from the target, u = ${fmt(trace.bonus.uniform, 3)}`);
-      note(trace.drafts.length ? `All drafts accepted → bonus '${ch(trace.bonus.token)}' from the target's last position` : `Target samples '${ch(trace.bonus.token)}' (u = ${fmt(trace.bonus.uniform, 3)})`, "bonus");
+      const greedyBonus = greedy || trace.bonus.uniform === null || trace.bonus.uniform === undefined;
+      emit(trace.steps.length + 1, trace.bonus.token, "bonus", greedyBonus ? "the target's argmax" : `sampled from the target, u = ${fmt(trace.bonus.uniform, 3)}`);
+      if (trace.drafts.length) {
+        say(`All drafts accepted → {bonus} '${ch(trace.bonus.token)}' ${greedyBonus ? "(the target's {argmax})" : "sampled"} from the target's last position`, "bonus");
+      } else {
+        say(greedyBonus ? `The target takes its {argmax} '${ch(trace.bonus.token)}'` : `The target samples '${ch(trace.bonus.token)}' ({u} = ${fmt(trace.bonus.uniform, 3)})`, "bonus");
+      }
       await pacer.wait(t.residual);
     }
-    if (trace.truncated) note(`${trace.truncated} token(s) after the stop condition dropped.`);
+    redraw();
+    if (trace.truncated) say(`${trace.truncated} character(s) after the stop condition dropped.`);
     if (dynamicGamma && trace.nextGamma !== null && trace.nextGamma !== undefined && trace.drafts.length) {
-      note(`dynamic γ: next round drafts ${trace.nextGamma}`);
+      say(`dynamic {gamma}: the next round drafts ${trace.nextGamma}`);
     }
   }
   return { animate, outCells };
-}
-
-/** The residual's most likely tokens as small bars, the drawn token marked (on the stage). */
-function residualBars(residual, drawn, ch, n = 4) {
-  const order = [...residual.keys()].sort((a, b) => residual[b] - residual[a]).slice(0, n);
-  if (!order.includes(drawn)) order.push(drawn);
-  const box = h("span", "resbars");
-  box.setAttribute("role", "img");
-  box.setAttribute("aria-label", `residual: ${order.map((i) => `${ch(i)} ${fmt(residual[i], 2)}`).join(", ")}`);
-  for (const i of order) {
-    const bar = h("span", i === drawn ? "resbar drawn" : "resbar");
-    bar.dataset.token = String(i);
-    const fill = h("span", "fill");
-    fill.style.width = `${Math.max(1, Math.round(residual[i] * 100))}%`;
-    bar.append(h("span", "lab", ch(i)), fill, h("span", "val", fmt(residual[i], 2)));
-    box.append(bar);
-  }
-  return box;
 }
 
 function residualName(r) {
@@ -278,15 +232,15 @@ function residualName(r) {
     case "target_minus_draft":
       return "norm(max(0, target − draft))";
     case "target":
-      return "(the target itself)";
+      return "(the target itself: nothing was left after subtracting the draft)";
     case "k_seq":
-      return `of k-Seq (ρ = ${fmt(r.rho, 3)})`;
+      return `of {kseq} ({rho} = ${fmt(r.rho, 3)})`;
     case "multi_round":
       return `after ${r.rounds} rejection${r.rounds > 1 ? "s" : ""}`;
     case "race":
-      return "norm(max(0, target − r)), r = the race's selection";
+      return "norm(max(0, target − {r}))";
     case "mentored":
-      return `∝ max(0, target/β − draft), β = ${fmt(r.beta, 3)}`;
+      return `∝ max(0, target/{mBeta|β} − draft), β = ${fmt(r.beta, 3)}`;
     default:
       return r.kind;
   }

@@ -1,0 +1,149 @@
+// The race: autoregressive and speculative decoding of the same prompt with the same
+// settings, at the same time in two workers (two copies of the models), so the two wall
+// clocks run side by side. Races add up: the page reports the mean speed-up over repeats.
+import { $, S, hook } from "./state.js";
+import { settings, problem, showError } from "./settings.js";
+import { stopRun, newRun, enqueue } from "./run.js";
+import { scheduleTheory } from "./theory.js";
+
+/** The second copy of the models, for the second lane (loaded at the first race). */
+async function secondWorker() {
+  if (S.raceWorker) return S.raceWorker;
+  const b = S.specula.backend;
+  S.raceWorker = await S.pkg.Specula.load({ backend: b.backend, draftBackend: b.backend === "webgpu" && b.draftBackend === "cpu" ? "cpu" : "same" });
+  return S.raceWorker;
+}
+
+function raceRepeats() {
+  const raw = $("race-repeats").value.trim();
+  const n = raw === "" ? NaN : Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 10) {
+    throw Object.assign(new Error(`repeats must be a whole number from 1 to 10; got ${raw === "" ? "nothing" : raw}. The race did not run.`), { field: "race-repeats" });
+  }
+  return n;
+}
+
+async function lane(worker, key, options) {
+  const text = $(`race-${key}`);
+  const clock = $(`race-${key}-time`);
+  text.textContent = "";
+  clock.textContent = "running…";
+  const t0 = performance.now();
+  const startedAt = t0;
+  const it = worker.generate(options);
+  let chars = 0;
+  let summary;
+  const timeline = [];
+  for (;;) {
+    const { value, done } = await it.next();
+    if (done) {
+      summary = value;
+      break;
+    }
+    text.textContent += value.text;
+    chars += value.text.length;
+    timeline.push([performance.now() - t0, value.text]);
+    clock.textContent = `${((performance.now() - t0) / 1000).toFixed(2)} s`;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  clock.textContent = `${seconds.toFixed(2)} s · ${(chars / seconds).toFixed(1)} chars/s · ${summary.metrics.targetCalls} target calls`;
+  return { seconds, chars, tps: chars / seconds, targetCalls: summary.metrics.targetCalls, text: summary.text, timeline, startedAt, endedAt: performance.now() };
+}
+
+export function race() {
+  return enqueue(runRace);
+}
+
+async function runRace() {
+  if (!S.specula) {
+    showError("The race needs the models: wait until they have loaded.");
+    return;
+  }
+  const s = settings();
+  const bad = problem(s);
+  let repeats;
+  try {
+    if (bad) throw Object.assign(new Error(bad.message), { field: bad.field });
+    repeats = raceRepeats();
+  } catch (error) {
+    showError(error.message, error.field);
+    $("race-verdict").textContent = `Not raced: ${error.message}`;
+    return;
+  }
+  await stopRun();
+  const button = $("race");
+  button.disabled = true;
+  showError("");
+  const base = { prompt: s.prompt, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens };
+  if (s.topK > 0) base.topK = s.topK;
+  if (s.topP < 1) base.topP = s.topP;
+  const gamma = s.gamma;
+  $("race-spec-label").textContent = `(γ = ${gamma})`;
+  try {
+    if (!S.raceWorker) $("race-verdict").textContent = "Loading a second copy of the models for the second lane…";
+    const second = await secondWorker();
+    const key = JSON.stringify({ ...base, gamma });
+    const stats = S.raceStats?.key === key ? S.raceStats : { key, speedups: [] };
+    S.raceStats = stats;
+    let ar;
+    let spec;
+    for (let r = 1; r <= repeats; r++) {
+      $("race-verdict").textContent = `Race ${r} of ${repeats}: both lanes run at the same time, each in its own worker.`;
+      [ar, spec] = await Promise.all([
+        lane(second, "ar", { ...base, method: "autoregressive" }),
+        lane(S.specula, "spec", { ...base, method: "speculative", gamma }),
+      ]);
+      stats.speedups.push(ar.seconds / spec.seconds);
+    }
+    const speedup = ar.seconds / spec.seconds;
+    const n = stats.speedups.length;
+    const meanSpeedup = stats.speedups.reduce((a, b) => a + b, 0) / n;
+    const same = ar.text === spec.text;
+    S.race = { arTps: ar.tps, specTps: spec.tps, ar, spec, speedup, meanSpeedup, count: n, same, concurrent: true, temperature: s.temperature, speedups: stats.speedups.slice() };
+    S.races.push({ gamma, meanSpeedup, count: n });
+    $("race-spec-time").textContent += ` · ${speedup.toFixed(2)}× ${speedup >= 1 ? "faster" : "slower"}`;
+    S.raceSummary = { ar: $("race-ar-time").textContent, spec: $("race-spec-time").textContent };
+    const lo = Math.min(...stats.speedups);
+    const hi = Math.max(...stats.speedups);
+    $("race-result").textContent = n > 1
+      ? `${n} races of ${s.maxTokens} characters with these settings: speculative is ${meanSpeedup.toFixed(2)}× as fast on average (from ${lo.toFixed(2)}× to ${hi.toFixed(2)}×); the clocks show the last race.`
+      : `One race of ${s.maxTokens} characters: ${speedup.toFixed(2)}×. One short run is noisy — raise the repeats (or the tokens) to average.`;
+    const verdict = $("race-verdict");
+    verdict.dataset.same = String(same);
+    verdict.textContent = same
+      ? `The two texts are identical${s.temperature === 0 ? ": at temperature 0 both methods take the target's most likely character every time." : "."}`
+      : "The texts differ, and that is expected: both lanes follow the same distribution (speculative decoding is lossless), but they use the random numbers differently, so they draw different samples. At temperature 0 there is no randomness and the two texts agree character for character.";
+    hook.race = S.race;
+    $("race-replay").disabled = false;
+  } catch (error) {
+    showError(`race: ${error.message}`);
+  } finally {
+    button.disabled = false;
+  }
+  scheduleTheory();
+  await newRun({ live: true });
+}
+
+/** Replays both lanes at once, each at its own recorded wall-clock times. */
+let replayTimers = [];
+export function replayRace() {
+  const race = S.race;
+  if (!race) return;
+  for (const t of replayTimers) clearTimeout(t);
+  replayTimers = [];
+  const started = performance.now();
+  for (const key of ["ar", "spec"]) {
+    const text = $(`race-${key}`);
+    const clock = $(`race-${key}-time`);
+    text.textContent = "";
+    clock.textContent = "0.00 s";
+    for (const [at, chunk] of race[key].timeline) {
+      replayTimers.push(setTimeout(() => {
+        text.textContent += chunk;
+        clock.textContent = `${((performance.now() - started) / 1000).toFixed(2)} s`;
+      }, at));
+    }
+    replayTimers.push(setTimeout(() => (clock.textContent = S.raceSummary[key]), race[key].seconds * 1000 + 30));
+  }
+}
+

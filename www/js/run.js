@@ -1,0 +1,331 @@
+// Running the models and playing rounds: one generation in the package's worker, rounds
+// animated from the engine's trace, and the transport (play, step, pause, reset). Every
+// transport action goes through one queue, so a click made while a run is being stopped
+// or started (a slow WebGPU round) is carried out afterwards, never dropped.
+import { SPEEDS, Pacer, Cancelled, buildStage } from "./anim.js";
+import { emptyMetrics, record, summarize } from "./metrics.js";
+import { $, S, hook } from "./state.js";
+import { settings, problem, generateOptions, adapt, showError } from "./settings.js";
+import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js";
+import { scheduleTheory } from "./theory.js";
+
+export const TIMING = { draft: 260, verify: 450, coin: 520, residual: 700 };
+
+let queue = Promise.resolve();
+/** Runs `action` after every action queued before it (errors are logged, not fatal). */
+export function enqueue(action) {
+  const next = queue.then(action).catch((error) => console.error(error));
+  queue = next;
+  return next;
+}
+
+function clearDisplay() {
+  S.shown = 0;
+  S.metrics = emptyMetrics();
+  S.tokens = [];
+  S.selected = null;
+  S.picked = false;
+  S.distRound = null;
+  S.stageRound = null;
+  clearOutput();
+  $("stage").replaceChildren();
+  $("stage-focus").replaceChildren();
+  $("round-notes").replaceChildren();
+  $("round-label").textContent = "";
+  $("dist").replaceChildren();
+  $("dist-label").textContent = "";
+  hook.shownRounds = [];
+  hook.finished = false;
+  hook.summary = null;
+  hook.pageMetrics = null;
+  renderMetrics();
+  scheduleTheory();
+}
+
+export async function stopRun() {
+  if (S.pacer) {
+    S.pacer.cancelled = true;
+    S.pacer.wake();
+  }
+  S.playing = false;
+  const run = S.run;
+  if (run && run.source === "live" && !run.done) {
+    run.stale = true;
+    S.specula?.abort();
+    setRunState("stopping the running generation…");
+    await run.finished;
+  }
+  while (S.animating || S.looping) await new Promise((r) => setTimeout(r, 10));
+}
+
+function recordedRun() {
+  const r = S.recorded;
+  return { id: ++S.runSeq, source: "recorded", options: r.options, rounds: r.rounds, arrivals: [], done: true, summary: r.summary, finished: Promise.resolve(), waiters: new Set() };
+}
+
+/** Starts a live generation with the current settings (or the recorded run before the models load). */
+export async function newRun({ live = true } = {}) {
+  await stopRun();
+  clearDisplay();
+  showError("");
+  S.pacer = new Pacer(() => SPEEDS[Number($("speed").value)]);
+  if (!live || !S.specula) {
+    if (!S.recorded) return;
+    S.run = recordedRun();
+    S.alphabet ??= S.recorded.alphabet;
+  } else {
+    const s = settings();
+    const bad = problem(s);
+    if (bad) {
+      showError(bad.message, bad.field);
+      S.run = null;
+      setRunState(`not running: fix ${bad.field === "maxtokens" ? "tokens" : bad.field} (see the message below)`);
+      return;
+    }
+    const options = generateOptions(s);
+    const run = { id: ++S.runSeq, source: "live", key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set() };
+    S.run = run;
+    run.finished = pump(run);
+  }
+  hook.runId = S.run.id;
+  hook.source = S.run.source;
+  hook.options = S.run.sent ?? S.run.options;
+  $("output").dataset.prompt = S.run.options.prompt;
+  clearOutput(S.run.options.prompt);
+  setRunState(S.run.source === "recorded" ? "playing a recorded run while the models load" : "ready: press Play or Step");
+}
+
+function notify(run) {
+  for (const w of run.waiters) w();
+  run.waiters.clear();
+}
+
+async function pump(run) {
+  hook.generating = true;
+  let options = adapt(run.options);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    run.sent = options;
+    hook.options = options;
+    hook.modelRuns += 1;
+    const started = performance.now();
+    try {
+      const it = S.specula.generate(options);
+      for (;;) {
+        const { value, done } = await it.next();
+        if (done) {
+          run.summary = value;
+          break;
+        }
+        run.rounds.push(value);
+        run.arrivals.push(performance.now() - started);
+        notify(run);
+      }
+      run.wallMs = performance.now() - started;
+      break;
+    } catch (error) {
+      const unknown = /unknown option "(\w+)"/.exec(error.message ?? "");
+      if (error.code === "invalid_option" && unknown && ["tree", "dynamicGamma"].includes(unknown[1]) && run.rounds.length === 0) {
+        S.unsupported.add(unknown[1]);
+        options = adapt(options);
+        continue;
+      }
+      if (error.code !== "aborted" && !run.stale) {
+        run.error = error;
+        showError(`${error.code === "bad_prompt" ? "Bad prompt" : "The engine refused"}: ${error.message}`);
+        if (S.run === run) setRunState("stopped by an error (see the message below)");
+      }
+      break;
+    }
+  }
+  run.done = true;
+  if (S.run === run || run.stale) hook.generating = false;
+  notify(run);
+}
+
+function nextRound(run) {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (S.run !== run) return resolve(null);
+      if (run.rounds.length > S.shown) return resolve(run.rounds[S.shown]);
+      if (run.done) return resolve(null);
+      run.waiters.add(check);
+    };
+    check();
+  });
+}
+
+const roundLabel = (trace, run) => `round ${trace.round + 1} · ${trace.method}${run?.source === "recorded" ? " · recorded" : ""}`;
+
+/** Animates the next round; false when the run has no more rounds. */
+async function advance() {
+  const run = S.run;
+  if (!run) return false;
+  S.animating = true;
+  try {
+    if (run.source === "live" && run.rounds.length <= S.shown && !run.done) setRunState(S.playing ? "playing · the models are computing the next round…" : "the models are computing the next round…");
+    const round = await nextRound(run);
+    if (!round || S.run !== run) return false;
+    if (S.playing) setRunState(run.source === "recorded" ? "playing a recorded run" : "playing");
+    const trace = round.trace;
+    $("round-label").textContent = roundLabel(trace, run);
+    const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(run));
+    S.stageRound = { index: S.shown, trace };
+    followRound(S.shown, trace);
+    await animate(S.pacer, TIMING);
+    S.pacer.skip = false;
+    S.shown += 1;
+    commit(round);
+    return true;
+  } catch (error) {
+    if (error instanceof Cancelled) return false;
+    throw error;
+  } finally {
+    S.animating = false;
+  }
+}
+
+export function stageOptions(run) {
+  const o = run?.sent ?? run?.options ?? {};
+  return { dynamicGamma: !!o.dynamicGamma, greedy: o.temperature === 0 };
+}
+
+/** Draws a finished round on the stage at once (for a character picked in the output). */
+export async function showRoundStatic(roundIndex) {
+  const trace = hook.shownRounds[roundIndex];
+  if (!trace || S.animating) return;
+  S.stageRound = { index: roundIndex, trace };
+  $("round-label").textContent = roundLabel(trace, S.run);
+  const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(S.run));
+  const instant = new Pacer(() => Infinity);
+  instant.skip = true;
+  await animate(instant, TIMING);
+}
+
+function commit(round) {
+  const trace = round.trace;
+  record(S.metrics, trace);
+  hook.shownRounds.push(trace);
+  appendOutput(trace, S.shown - 1);
+  renderMetrics();
+  scheduleTheory();
+}
+
+async function playLoop() {
+  if (S.looping) return;
+  S.looping = true;
+  try {
+    while (S.animating) await new Promise((r) => setTimeout(r, 10));
+    while (S.playing) {
+      const more = await advance();
+      if (!more) break;
+    }
+  } finally {
+    S.looping = false;
+  }
+  if (over()) finished();
+  else if (S.run && !S.playing && !S.pacer?.cancelled && S.shown > 0) setRunState(`paused after round ${S.shown}`);
+}
+
+function finished() {
+  S.playing = false;
+  const run = S.run;
+  const sum = summarize(S.metrics);
+  hook.pageMetrics = { ...S.metrics, summary: sum };
+  hook.summary = run.summary ?? null;
+  hook.finished = true;
+  hook.wallMs = run.wallMs ?? null;
+  setRunState(run.error ? "stopped by an error (see the message below)" : run.source === "recorded"
+    ? (S.specula ? "recorded run finished — press Play or Reset to run the models live" : "recorded run finished; the models are still loading")
+    : `finished: ${S.metrics.emittedTokens} characters in ${S.metrics.rounds} rounds${run.wallMs ? `, ${(run.wallMs / 1000).toFixed(2)} s wall-clock` : ""}`);
+  $("play").textContent = "Play";
+  renderMetrics();
+}
+
+export function setRunState(text) {
+  $("run-state").textContent = text;
+}
+
+/** True when the settings on screen are not the ones the current run uses. */
+function stale() {
+  if (!S.specula) return false;
+  return !S.run || S.run.source !== "live" || S.run.key !== JSON.stringify(settings());
+}
+
+const over = () => S.run && S.run.done && S.shown >= S.run.rounds.length;
+
+/** Play: always starts (or resumes) playback — a new run when the settings changed or the run ended. */
+export function play() {
+  hook.playClicks += 1;
+  setRunState("starting…");
+  return enqueue(async () => {
+    if (stale() || (over() && hook.finished)) await newRun({ live: !!S.specula });
+    if (!S.run) return;
+    S.pacer.paused = false;
+    S.pacer.wake();
+    S.playing = true;
+    setRunState(S.run.source === "recorded" ? "playing a recorded run" : "playing");
+    playLoop();
+  });
+}
+
+export function step() {
+  if (S.animating) {
+    // Finish the round on screen at once; playback stops after it.
+    S.playing = false;
+    S.pacer.paused = false;
+    S.pacer.skip = true;
+    S.pacer.wake();
+    return Promise.resolve();
+  }
+  let run = null;
+  const ready = enqueue(async () => {
+    if (stale() || !S.run || over()) await newRun({ live: !!S.specula });
+    if (!S.run) return;
+    S.pacer.paused = false;
+    setRunState("stepping");
+    run = S.run;
+  });
+  // The round itself plays outside the queue, so Pause / Reset stay immediate.
+  return ready.then(async () => {
+    if (!run || S.run !== run || S.animating || S.looping) return;
+    const more = await advance();
+    if (S.run !== run || S.playing) return;
+    if (!more || over()) finished();
+    else setRunState(`paused after round ${S.shown}`);
+  });
+}
+
+export function pause() {
+  S.playing = false;
+  if (S.pacer) S.pacer.paused = true;
+  setRunState("paused");
+}
+
+export function reset() {
+  const wasPlaying = S.playing;
+  setRunState("resetting…");
+  return enqueue(async () => {
+    await newRun({ live: !!S.specula });
+    if (wasPlaying && S.run) {
+      S.playing = true;
+      setRunState("playing");
+      playLoop();
+    }
+  });
+}
+
+/** A setting changed (on "change"): a new run with the new settings, playing if one was. */
+export function settingChanged() {
+  const wasPlaying = S.playing;
+  S.pendingChange = enqueue(async () => {
+    scheduleTheory();
+    if (!S.specula) return;
+    await newRun({ live: true });
+    if (wasPlaying && S.run) {
+      S.playing = true;
+      setRunState("playing");
+      playLoop();
+    }
+  });
+  return S.pendingChange;
+}

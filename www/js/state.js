@@ -1,0 +1,64 @@
+// Shared page state, the test hook and tiny helpers used by every module of the page.
+import { emptyMetrics } from "./metrics.js";
+
+export const $ = (id) => document.getElementById(id);
+export const params = new URLSearchParams(location.search);
+export const fmt = (x, d = 2) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(d));
+
+/** Everything the page knows about the models and the run on screen. */
+export const S = {
+  pkg: null, // the imported `specula` module
+  specula: null, // a loaded Specula
+  raceWorker: null, // a second loaded Specula for the race's second lane
+  alphabet: null,
+  backend: null,
+  context: 256, // the models' context (characters); read from the weights' metadata
+  recorded: null,
+  run: null, // { id, source, options, rounds, arrivals, done, summary, error, finished }
+  runSeq: 0,
+  shown: 0, // rounds animated so far
+  metrics: emptyMetrics(),
+  tokens: [], // output characters: { ch, token, source, round, index }
+  pacer: null,
+  animating: false,
+  playing: false,
+  looping: false,
+  selected: null, // index into tokens of the character whose distributions are shown
+  picked: false, // true when the student picked that character (then the panel stops following)
+  distRound: null, // the round shown in the distributions panel
+  stageRound: null, // { index, trace } of the round on the stage
+  races: [],
+  notices: new Set(),
+  unsupported: new Set(), // generate options this build of the package rejects
+};
+
+/** The test hook: window.__speculaPage (see tests/www/). */
+export const hook = {
+  ready: false,
+  loaded: false,
+  backend: null,
+  runId: 0,
+  source: null,
+  options: null,
+  shownRounds: [],
+  finished: false,
+  summary: null,
+  pageMetrics: null,
+  error: null,
+  notices: [],
+  race: null,
+  planCalls: 0,
+  theoryIdle: true,
+  modelRuns: 0,
+  generating: false, // a live generation is running in the worker
+  playClicks: 0,
+};
+window.__speculaPage = hook;
+
+/** Creates an element with a class and text. */
+export function h(tag, cls, text) {
+  const n = document.createElement(tag);
+  if (cls) n.className = cls;
+  if (text !== undefined) n.textContent = text;
+  return n;
+}

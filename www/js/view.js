@@ -1,0 +1,212 @@
+// The output (the prompt, then each generated character, clickable), the distributions
+// panel (it follows the round on the stage unless the student picks a character) and the
+// metrics panel.
+import { groupedBars, columns } from "./charts.js";
+import { summarize } from "./metrics.js";
+import { residualOf, topIndices } from "./distributions.js";
+import { showChar } from "./anim.js";
+import { $, S, hook, fmt, h } from "./state.js";
+import { rich, term } from "./glossary.js";
+import { MULTI_DRAFT } from "./settings.js";
+import { showRoundStatic } from "./run.js";
+
+// ---------- output ----------
+/** Empties the output; with a prompt, shows it first (not generated: set apart). */
+export function clearOutput(prompt) {
+  const out = $("output");
+  out.replaceChildren();
+  if (prompt) {
+    const p = h("span", "prompt-text", prompt);
+    p.title = "the prompt (given, not generated)";
+    p.setAttribute("aria-label", `prompt: ${prompt}`);
+    out.append(p);
+  }
+}
+
+export function appendOutput(trace, roundIndex) {
+  const out = $("output");
+  trace.emitted.forEach((token, i) => {
+    const ch = S.alphabet[token] ?? "?";
+    const source = trace.sources[i];
+    const entry = { ch, token, source, round: roundIndex, index: i };
+    S.tokens.push(entry);
+    const span = h("span", `otok ${source}`, ch === "\n" ? "↵\n" : ch);
+    span.tabIndex = -1;
+    span.setAttribute("role", "button");
+    span.dataset.source = source;
+    span.dataset.token = String(token);
+    span.dataset.round = String(roundIndex);
+    span.dataset.i = String(S.tokens.length - 1);
+    span.setAttribute("aria-label", `${ch === "\n" ? "newline" : ch === " " ? "space" : ch}, ${source} in round ${roundIndex + 1}`);
+    out.append(span);
+  });
+  if (!S.picked) out.scrollTop = out.scrollHeight;
+  // Following the animation: mark the character the distributions panel shows.
+  if (!S.picked && S.distRound === roundIndex) markSelected(S.tokens.length - trace.emitted.length + keyPosition(trace));
+  rovingFocus();
+}
+
+function rovingFocus() {
+  const spans = $("output").querySelectorAll(".otok");
+  spans.forEach((s) => (s.tabIndex = -1));
+  const i = S.selected !== null && S.selected < spans.length ? S.selected : spans.length - 1;
+  if (spans[i]) spans[i].tabIndex = 0;
+}
+
+function markSelected(i) {
+  S.selected = i;
+  $("output").querySelectorAll(".otok").forEach((s, j) => s.classList.toggle("selected", j === i));
+  rovingFocus();
+}
+
+// ---------- distributions ----------
+/** The position of a round worth showing: its residual draw if it had one, else the first. */
+const keyPosition = (trace) => Math.max(0, trace.sources.indexOf("resampled"));
+
+/** Shows the round that just went on the stage, unless the student picked a character. */
+export function followRound(roundIndex, trace) {
+  if (S.picked) return;
+  S.distRound = roundIndex;
+  renderDistributions(trace, roundIndex, keyPosition(trace), false);
+}
+
+/** The student picked output character i: its round goes on the stage, its bars here. */
+export function selectToken(i) {
+  if (i < 0 || i >= S.tokens.length) return;
+  const entry = S.tokens[i];
+  S.picked = true;
+  S.distRound = entry.round;
+  markSelected(i);
+  showRoundStatic(entry.round);
+  const trace = S.run?.rounds[entry.round]?.trace ?? hook.shownRounds[entry.round];
+  if (trace) renderDistributions(trace, entry.round, entry.index, true);
+}
+
+/** Back to following the animation: the round on the stage. */
+export function follow() {
+  S.picked = false;
+  $("dist-follow").hidden = true;
+  if (S.stageRound) {
+    followRound(S.stageRound.index, S.stageRound.trace);
+    if (S.stageRound.index < hook.shownRounds.length) {
+      const first = S.tokens.findIndex((t) => t.round === S.stageRound.index);
+      if (first >= 0) markSelected(first + keyPosition(S.stageRound.trace));
+    }
+  }
+}
+
+function renderDistributions(trace, roundIndex, index, picked) {
+  $("dist-follow").hidden = !picked;
+  const chName = (t) => showChar(S.alphabet[t] ?? "?");
+  const token = trace.emitted[index];
+  const source = trace.sources[index];
+  let target = null;
+  let draft = null;
+  let residual = null;
+  let draftToken = null;
+  const step = trace.steps[index];
+  if (step) {
+    target = step.targetProbs ?? null;
+    draft = step.draftProbs ?? null;
+    residual = residualOf(step);
+    draftToken = step.outcome.tests[0]?.token ?? null;
+  } else if (trace.bonus && index === trace.steps.length) {
+    target = trace.bonus.targetProbs ?? null;
+  }
+  const label = $("dist-label");
+  label.textContent = `· round ${roundIndex + 1}, position ${index + 1}: '${chName(token)}' (${source})${picked ? " — picked" : " — following the stage"}`;
+  label.dataset.round = String(roundIndex + 1);
+  label.dataset.position = String(index + 1);
+  const box = $("dist");
+  if (!target) {
+    box.textContent = "No distributions recorded for this character.";
+    return;
+  }
+  const withResidual = source === "resampled" && residual;
+  const vectors = [target, draft, withResidual ? residual : null];
+  const idx = topIndices(vectors, 8, [token, draftToken ?? -1]);
+  const series = [{ name: "target", cls: "s-target" }];
+  if (draft) series.push({ name: "draft", cls: "s-draft" });
+  if (withResidual) series.push({ name: "residual", cls: "s-residual" });
+  const rows = idx.map((t) => ({
+    label: chName(t),
+    values: [target[t], ...(draft ? [draft[t]] : []), ...(withResidual ? [residual[t]] : [])],
+    mark: t === token ? "▶" : t === draftToken ? "✗" : "",
+  }));
+  groupedBars(box, { rows, series, label: `target, draft and residual probabilities at position ${index + 1} of round ${roundIndex + 1}` });
+  const extra = h("p", "muted");
+  if (draft) {
+    const overlap = target.reduce((s, x, i) => s + Math.min(x, draft[i]), 0);
+    extra.append(`▶ emitted, ✗ rejected draft. `, term("sigmaMin"), ` = ${fmt(overlap, 3)} = 1 − `, term("tv"),
+      `: the chance a single draft character is accepted here.`);
+    if (step?.otm) {
+      const k = step.otm.k;
+      extra.append(rich(` With ${k} draft${k > 1 ? "s" : ""} the ratio race {race} accepts with Σ min(target, {r}) = ${fmt(step.otm.acceptance, 3)}; the best possible ({otm}) is ${fmt(step.otm.optimum, 3)}.`));
+    }
+  } else {
+    extra.textContent = "▶ emitted. This character came straight from the target (no draft to test).";
+  }
+  box.append(extra);
+}
+
+export function onOutputKey(event) {
+  const spans = [...$("output").querySelectorAll(".otok")];
+  const i = spans.indexOf(document.activeElement);
+  if (i < 0) return;
+  let j = null;
+  if (event.key === "ArrowRight" || event.key === "ArrowDown") j = Math.min(spans.length - 1, i + 1);
+  else if (event.key === "ArrowLeft" || event.key === "ArrowUp") j = Math.max(0, i - 1);
+  else if (event.key === "Home") j = 0;
+  else if (event.key === "End") j = spans.length - 1;
+  else if (event.key === "Enter" || event.key === " ") j = i;
+  if (j === null) return;
+  event.preventDefault();
+  selectToken(j);
+  spans[j].focus();
+}
+
+// ---------- metrics ----------
+export function renderMetrics() {
+  const m = S.metrics;
+  const sum = summarize(m);
+  const wall = S.run?.source === "live" && S.run.arrivals.length && S.shown > 0 ? S.run.arrivals[S.shown - 1] : null;
+  const method = S.run?.options?.method;
+  const multi = ["spectr", "multiround", "otm"].includes(method) || MULTI_DRAFT.includes(method);
+  const perRound = m.rounds > 0 ? m.emittedTokens / m.rounds : null;
+  const items = [
+    ["tokens-per-round", "characters per round", fmt(perRound, 2), "accepted + resampled + bonus, per target pass"],
+    ["position-1", "position 1 accepted", fmt(sum.perPositionAcceptance[0] ?? null, 3), "share of rounds whose first position kept a draft"],
+    ["acceptance-rate", term("vllm"), fmt(sum.acceptanceRate, 3), ""],
+    ["mean-acceptance-length", "mean acceptance length", fmt(sum.meanAcceptanceLength, 2), "1 + accepted per round"],
+    ["emitted", "characters", String(m.emittedTokens), "accepted + resampled + bonus"],
+    ["rounds", "rounds", String(m.rounds), ""],
+    ["target-calls", "target calls", String(m.targetCalls), "forward passes of the target"],
+    ["draft-calls", "draft calls", String(m.draftCalls), ""],
+    ["block-efficiency", "tokens per target call", fmt(sum.blockEfficiency, 2), ""],
+    ["tokens-per-second", "tokens/s (model time)", fmt(sum.tokensPerSecond, 1), "from the engine's timing"],
+    ["wall", "wall-clock", wall !== null ? `${(wall / 1000).toFixed(2)} s` : "–", "real time in this browser, live runs"],
+    ["cost-ratio", term("c", "c = draft / target cost"), fmt(sum.costRatio, 3), "per call, measured"],
+  ];
+  const dl = $("metrics");
+  dl.replaceChildren();
+  for (const [key, name, value, help] of items) {
+    const div = h("div", "metric");
+    const dt = h("dt");
+    dt.append(name);
+    if (help) {
+      dt.append(h("br"), h("small", "help", help));
+    }
+    const dd = h("dd", "", value);
+    dd.dataset.metric = key;
+    div.append(dt, dd);
+    dl.append(div);
+  }
+  const note = $("metrics-note");
+  note.replaceChildren(rich(multi
+    ? `With several drafts per position the {vllm} (accepted ÷ drafted) counts every draft of every row as drafted, though at most one per position can be kept — so it looks low (${fmt(sum.acceptanceRate, 3)}) while each round emits ${fmt(perRound, 2)} characters. Read characters per round and the per-position acceptance (the share of rounds in which position i kept one of its drafts) instead.`
+    : `The {vllm} is vLLM's: accepted draft characters ÷ drafted characters (${m.acceptedTokens} ÷ ${m.draftedTokens}). Characters per round also counts the replacement or bonus each round adds.`));
+  note.dataset.multi = String(multi);
+  columns($("chart-position"), { values: sum.perPositionAcceptance, start: 1, max: 1, label: "per-position acceptance", integerX: true });
+  columns($("chart-hist"), { values: m.acceptedLengthHistogram, start: 0, label: "histogram of accepted drafts per round", fmtValue: (v) => String(v), integerX: true });
+  hook.liveMetrics = { ...m, summary: sum };
+}
