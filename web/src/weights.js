@@ -5,9 +5,15 @@
  * @param {string} file name used in progress reports
  * @param {number | undefined} expected size from the manifest, if known
  * @param {(p: {file: string, loaded: number, total: number | null}) => void} report
+ * @param {number} [limit] the most bytes accepted: a larger file is refused (code
+ *   "bad_weights") before it is read whole
  * @returns {Promise<Uint8Array>}
  */
-export async function fetchWithProgress(url, file, expected, report) {
+export async function fetchWithProgress(url, file, expected, report, limit = Infinity) {
+  const tooLarge = (bytes) =>
+    Object.assign(new Error(`${file} from ${url} is ${bytes} bytes or more, above the limit of ${limit} bytes`), {
+      code: "bad_weights",
+    });
   let response;
   try {
     response = await fetch(url);
@@ -23,11 +29,16 @@ export async function fetchWithProgress(url, file, expected, report) {
     );
   }
   const header = Number(response.headers.get("content-length"));
+  if (Number.isFinite(header) && header > limit) {
+    await response.body?.cancel();
+    throw tooLarge(header);
+  }
   // A compressed response reports the compressed length; the manifest knows the real one.
   const total = expected ?? (Number.isFinite(header) && header > 0 ? header : null);
   report({ file, loaded: 0, total });
   if (!response.body) {
     const bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes.length > limit) throw tooLarge(bytes.length);
     report({ file, loaded: bytes.length, total: total ?? bytes.length });
     return bytes;
   }
@@ -39,6 +50,10 @@ export async function fetchWithProgress(url, file, expected, report) {
     if (done) break;
     chunks.push(value);
     loaded += value.length;
+    if (loaded > limit) {
+      await reader.cancel();
+      throw tooLarge(loaded);
+    }
     report({ file, loaded, total });
   }
   const bytes = new Uint8Array(loaded);

@@ -86,7 +86,11 @@ async function load(id, { backend, draftBackend, urls: given }) {
       // Sizes only improve progress reports; Content-Length is the fallback.
     }
     const report = (p) => post({ type: "progress", id, ...p });
-    const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report);
+    // The most bytes a description or a weight file may have: specula-model's
+    // MAX_META_BYTES, and two bytes per parameter of its MAX_PARAMS plus
+    // WEIGHTS_SLACK_BYTES (docs/limits.md); the wasm module checks the exact sizes.
+    const limit = (name) => (name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20));
+    const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, limit(name));
     const [draftMeta, draftWeights, targetMeta, targetWeights] = await Promise.all([
       get("draftMeta", "draft.json"),
       get("draftWeights", "draft.bpk"),
