@@ -471,6 +471,88 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             "target.json: cannot load weights: the file is larger",
         ),
         models(&no_target, 2, "target.bpk"),
+        // More edges: empty and binary list files, odd numbers, huge prompts.
+        row(
+            &[
+                "plan",
+                "--method",
+                "greedy",
+                "--target",
+                "@/dev/null",
+                "--draft",
+                "1",
+            ],
+            2,
+            "--target is empty",
+        ),
+        row(
+            &[
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                "0x10,1",
+                "--draft",
+                "0.5,0.5",
+            ],
+            2,
+            "entry 0 (\"0x10\") is not a number",
+        ),
+        row(
+            &[
+                "plan", "--method", "kseq", "--drafts", "1e6", "--target", "0.5,0.5", "--draft",
+                "0.5,0.5",
+            ],
+            2,
+            "--drafts must be a whole number",
+        ),
+        row(
+            &[
+                "plan", "--method", "mentored", "--kl", "inf", "--target", "0.5,0.5", "--draft",
+                "0.5,0.5",
+            ],
+            2,
+            "--kl must be a finite number",
+        ),
+        row(
+            &[
+                "plan", "--method", "otm", "--drafts", "40", "--target", "0.5,0.5", "--draft",
+                "0.5,0.5",
+            ],
+            2,
+            "OTM is too large",
+        ),
+        generate(&["--threads", "0"], 2, "--threads"),
+        generate(&["--seed", "18446744073709551616"], 2, "--seed"),
+        generate(&["--temperature", "1e7"], 2, "--temperature"),
+        row(
+            &["generate", "--prompt", "A", "--max-tokens", "65537"],
+            2,
+            "--max-tokens must be a whole number in 1..=65536",
+        ),
+        Row {
+            args: [
+                "generate",
+                "--prompt",
+                &"Hello there, ".repeat(8_000),
+                "--max-tokens",
+                "3",
+                "--temperature",
+                "0",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            stdin: None,
+            code: 0,
+            fragment: "--- speculative".into(),
+        },
+        row(
+            &["generate", "--prompt", "tab\there"],
+            2,
+            "is not in the vocabulary",
+        ),
+        row(&["generate", "--prompt", "caf\u{e9}"], 2, "U+00E9"),
+        models("/dev/null", 2, "--models"),
         // train: flag values first, whatever the corpus.
         row(
             &[
