@@ -41,14 +41,17 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       const playing = await page.textContent("#run-state");
       check(played && h.options.prompt === "ROMEO:\n" && /^playing/.test(playing) && (await page.$eval("#error", (e) => e.hidden)),
         `after the error, one click on Play plays the fixed prompt (status "${playing}", ${h.shownRounds.length} rounds)`);
-      // Pause, then Reset and Play at once, while the generation is still being stopped.
+      // Pause, then Reset and Play at once, while the run is still being stopped (as slowly
+      // as a round on a software WebGPU adapter: 1.5 s).
       await page.click("#pause");
       const id = (await hook(page)).runId;
+      await page.evaluate(() => (window.__speculaPage.stopDelayMs = 1500));
       await page.click("#reset");
       await page.click("#play");
       const again = await within(page, (id) => window.__speculaPage.runId > id && window.__speculaPage.shownRounds.length >= 1, id, 60_000);
       const after = await page.textContent("#run-state");
       check(again && /^playing/.test(after), `Reset then Play at once plays the new run (status "${after}")`);
+      await page.evaluate(() => (window.__speculaPage.stopDelayMs = 0));
       // Play while a round is being computed (or animated) is never dropped either.
       await page.click("#pause");
       await page.click("#play");
@@ -297,6 +300,26 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
             `mentored: the D axis starts at 0 past a break, then decades (${kx.join(" ")})`);
         }
       }
+    } finally {
+      await b.close();
+    }
+  };
+
+  // Quarter steps print as quarters (0.25, not 0.3): the page's chart module on a 0–1.25 axis.
+  tests.chartTicks = async () => {
+    const b = await browser();
+    try {
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0");
+      const ticks = await page.evaluate(async () => {
+        const { lines } = await import("./js/charts.js");
+        const div = document.createElement("div");
+        document.body.append(div);
+        lines(div, { curves: [{ points: [[1, 0.1], [16, 1.25]], cls: "c-theory", name: "test" }], yMax: 1.25, xInteger: true, label: "test" });
+        const texts = [...div.querySelectorAll("text")].map((t) => [t.textContent, t.dataset.x ?? null]);
+        div.remove();
+        return { y: texts.filter(([t, x]) => x === null && /^[\d.]+$/.test(t)).map(([t]) => t), x: texts.filter(([, x]) => x !== null).map(([t]) => t) };
+      });
+      check(ticks.y.join(" ") === "0.00 0.25 0.50 0.75 1.00 1.25" && ticks.x.join(" ") === "1 5 10 15", `a 0–1.25 axis prints ${ticks.y.join(" ")}; γ from 1 to 16 prints ${ticks.x.join(" ")}`);
     } finally {
       await b.close();
     }

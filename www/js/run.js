@@ -55,6 +55,8 @@ export async function stopRun() {
     setRunState("stopping the running generation…");
     await run.finished;
   }
+  // Tests set this to stand for a slow round (software WebGPU) finishing after the abort.
+  if (hook.stopDelayMs) await new Promise((r) => setTimeout(r, hook.stopDelayMs));
   while (S.animating || S.looping) await new Promise((r) => setTimeout(r, 10));
 }
 
