@@ -118,7 +118,6 @@ async function main() {
   wire();
   $("race").disabled = true;
   renderMetrics();
-  hook.ready = true;
   const context = readContext();
   const loading = loadModels();
   try {
@@ -131,6 +130,8 @@ async function main() {
     await enqueue(() => newRun({ live: false }));
     play();
   }
+  // Ready once the first paint is decided (the recorded run started, or none).
+  hook.ready = true;
   await context;
   await loading;
   await enqueue(async () => {

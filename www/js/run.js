@@ -225,7 +225,8 @@ async function playLoop() {
     S.looping = false;
   }
   if (over()) finished();
-  else if (S.run && !S.playing && !S.pacer?.cancelled && S.shown > 0) setRunState(`paused after round ${S.shown}`);
+  else if (S.stepStop && S.run && !S.pacer?.cancelled) setRunState(`paused after round ${S.shown}`);
+  S.stepStop = false;
 }
 
 function finished() {
@@ -273,6 +274,7 @@ export function play() {
 export function step() {
   if (S.animating) {
     // Finish the round on screen at once; playback stops after it.
+    S.stepStop = S.playing;
     S.playing = false;
     S.pacer.paused = false;
     S.pacer.skip = true;
