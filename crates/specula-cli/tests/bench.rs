@@ -1,6 +1,11 @@
 //! `specula bench` with the bundled models, run small: a row per method and setting, the
 //! figures consistent with one another and with the theory they are quoted against, and
 //! every acceptance figure reproducible from the fixed seeds (only times may differ).
+//!
+//! No check here depends on how fast anything ran: measured times only enter through the
+//! relations that define the derived figures. How fast the draft is next to the target
+//! (the cost ratio c) is what `specula bench` itself reports, not something a test can
+//! hold a machine to.
 
 use std::process::{Command, Output};
 
@@ -90,12 +95,11 @@ fn bench_reports_every_method_with_consistent_figures() {
         let be = num(row, "block_efficiency");
         let c = num(row, "c");
         assert!((1.0..=4.0).contains(&be), "{row}");
-        assert!((0.0..1.0).contains(&c), "{row}");
+        assert!(c >= 0.0 && c.is_finite(), "{row}");
         assert!(theory <= be && theory >= be / (1.0 + 3.0 * c) * (1.0 - 1e-12));
         let acceptance = num(row, "acceptance_rate");
         assert!(acceptance > 0.0 && acceptance <= 1.0, "{row}");
         let verify = num(row, "verify");
-        assert!(verify > 0.0);
         // The costed factor swaps the theory's one step per verification for the
         // measured cost: be / (verify + calls × c), where 1 + calls × c = be / theory.
         assert!(close(costed, be / (be / theory - 1.0 + verify)), "{row}");
@@ -110,16 +114,28 @@ fn bench_reports_every_method_with_consistent_figures() {
             "{row}"
         );
     }
+    // The cost table: the target at 1, 2, 3, 4, 5 and 8 new positions, the draft at one
+    // row and at each K, and the cost ratio as defined (draft row / target position, both
+    // at one), whatever the times were.
     let costs = &report["costs"];
-    let positions: Vec<u64> = costs["target_positions_ms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|pair| pair[0].as_u64().unwrap())
-        .collect();
-    assert!(positions.contains(&1) && positions.contains(&8), "{costs}");
-    let ratio = num(costs, "cost_ratio");
-    assert!(ratio > 0.0 && ratio < 0.5, "{costs}");
+    let pairs = |key: &str| -> Vec<(u64, f64)> {
+        costs[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key} missing in {costs}"))
+            .iter()
+            .map(|pair| (pair[0].as_u64().unwrap(), pair[1].as_f64().unwrap()))
+            .collect()
+    };
+    let target = pairs("target_positions_ms");
+    let draft = pairs("draft_rows_ms");
+    let counts = |v: &[(u64, f64)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
+    assert_eq!(counts(&target), [1, 2, 3, 4, 5, 8], "{costs}");
+    assert_eq!(counts(&draft)[0], 1, "{costs}");
+    assert!(counts(&draft).contains(&2), "{costs}");
+    assert!(
+        close(num(costs, "cost_ratio"), draft[0].1 / target[0].1),
+        "{costs}"
+    );
 }
 
 #[test]

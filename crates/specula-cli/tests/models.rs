@@ -34,6 +34,35 @@ fn assert_error(args: &[&str], needle: &str) {
     assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
 }
 
+/// The run `specula generate --prompt PROMPT --temperature 0 --max-tokens N` makes, done
+/// here in-process through the engine with the bundled pair on the CPU, for its trace.
+fn engine_run(prompt: &str, max_new_tokens: usize) -> specula_engine::Generation {
+    use specula_engine::{DecodeConfig, Decoder, GammaPolicy, Method, SamplingConfig, generate};
+    use specula_model::{Backend, ModelRole, bundled};
+    let _ = specula_model::set_cpu_threads(1);
+    let device = Backend::Cpu.device().unwrap();
+    let build = |role| {
+        let bundle = bundled::bundle(role).unwrap();
+        let mut lm = bundle.build(&device).unwrap();
+        lm.set_host_threads(1).unwrap();
+        (bundle, lm)
+    };
+    let (_, mut draft) = build(ModelRole::Draft);
+    let (bundle, mut target) = build(ModelRole::Target);
+    let prompt = bundle.meta.tokenizer.encode(prompt).unwrap();
+    let config = DecodeConfig {
+        sampling: SamplingConfig::greedy(),
+        max_new_tokens,
+        seed: 0,
+        ..DecodeConfig::new(Method::Speculative {
+            gamma: 4,
+            policy: GammaPolicy::Fixed,
+        })
+    };
+    let mut decoder = Decoder::new(config, prompt).unwrap();
+    generate(&mut decoder, &mut draft, &mut target).unwrap()
+}
+
 fn generate<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["generate", "--prompt", "ROMEO:"];
     args.extend_from_slice(extra);
@@ -73,7 +102,7 @@ fn bad_generate_flags_are_refused_with_one_line() {
         (&["--top-p", "1.5"], "--top-p"),
         (&["--seed", "-3"], "--seed"),
         (&["--max-tokens", "0"], "--max-tokens"),
-        (&["--max-tokens", "65537"], "--max-tokens"),
+        (&["--max-tokens", "400"], "positions"),
         (&["--backend", "tpu"], "--backend"),
         (&["--backend", "wgpu"], "--features wgpu"),
         (&["--models", "/nonexistent"], "--models"),
@@ -153,19 +182,84 @@ fn generate_json_reports_text_tokens_and_vllm_metrics() {
     let tokens = json["tokens"].as_array().unwrap();
     assert_eq!(tokens.len(), 24);
     assert_eq!(json["text"].as_str().unwrap().chars().count(), 24);
-    let m = &json["metrics"];
-    for key in [
-        "num_drafts",
-        "num_draft_tokens",
-        "num_accepted_tokens",
-        "num_accepted_tokens_per_pos",
-        "draft_acceptance_rate",
-        "mean_acceptance_length",
-        "block_efficiency",
-    ] {
-        assert!(m.get(key).is_some(), "missing {key}");
+    // Every figure against the engine's own trace of the same run (the bundled pair,
+    // greedy speculative decoding with the CLI's defaults: gamma 4, seed 0), with the
+    // figures derived here from the rounds.
+    let run = engine_run("ROMEO:", 24);
+    let tokens: Vec<u64> = tokens.iter().map(|t| t.as_u64().unwrap()).collect();
+    let traced: Vec<u64> = run.tokens.iter().map(|&t| u64::from(t)).collect();
+    assert_eq!(tokens, traced, "the CLI's tokens are the engine's");
+    let rounds = run.rounds.len() as u64;
+    let drafted: u64 = run.rounds.iter().map(|r| r.drafts.len() as u64).sum();
+    let accepted: u64 = run.rounds.iter().map(|r| r.counts.accepted as u64).sum();
+    let draft_calls: u64 = run.rounds.iter().map(|r| r.draft_calls as u64).sum();
+    let positions = run.rounds.iter().map(|r| r.branching.len()).max().unwrap();
+    let at = |i: usize, f: &dyn Fn(&specula_engine::RoundTrace) -> usize| {
+        run.rounds.iter().filter(|r| f(r) > i).count() as u64
+    };
+    let accepted_per_pos: Vec<u64> = (0..positions)
+        .map(|i| at(i, &|r| r.counts.accepted))
+        .collect();
+    let drafted_per_pos: Vec<u64> = (0..positions)
+        .map(|i| at(i, &|r| r.branching.len()))
+        .collect();
+    let mut histogram = vec![0_u64; positions + 1];
+    for r in &run.rounds {
+        histogram[r.counts.accepted] += 1;
     }
+    while histogram.last() == Some(&0) {
+        histogram.pop();
+    }
+    let m = &json["metrics"];
+    let num = |key: &str| {
+        m[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} missing in {m}"))
+    };
+    let list = |key: &str| -> Vec<Value> { m[key].as_array().unwrap().clone() };
     assert_eq!(m["num_generated_tokens"], 24);
+    assert_eq!(m["num_drafts"], rounds);
+    assert_eq!(m["num_target_calls"], rounds);
+    assert_eq!(m["num_draft_calls"], draft_calls);
+    assert_eq!(m["num_draft_tokens"], drafted);
+    assert_eq!(m["num_accepted_tokens"], accepted);
+    assert_eq!(
+        list("num_accepted_tokens_per_pos"),
+        accepted_per_pos
+            .iter()
+            .map(|&n| Value::from(n))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        list("accepted_length_histogram"),
+        histogram
+            .iter()
+            .map(|&n| Value::from(n))
+            .collect::<Vec<_>>()
+    );
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12;
+    assert!(close(
+        num("draft_acceptance_rate"),
+        accepted as f64 / drafted as f64
+    ));
+    assert!(close(
+        num("mean_acceptance_length"),
+        1.0 + accepted as f64 / rounds as f64
+    ));
+    assert!(close(num("block_efficiency"), 24.0 / rounds as f64));
+    let per_position: Vec<f64> = list("per_position_acceptance_rate")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(per_position.len(), positions);
+    for (i, rate) in per_position.iter().enumerate() {
+        let expected = accepted_per_pos[i] as f64 / drafted_per_pos[i] as f64;
+        assert!(
+            close(*rate, expected),
+            "position {}: {rate} vs {expected}",
+            i + 1
+        );
+    }
     // Greedy speculative decoding reproduces greedy autoregressive decoding.
     let ar = specula(&generate(&[
         "--method",
