@@ -102,7 +102,7 @@ fn bad_generate_flags_are_refused_with_one_line() {
         (&["--top-p", "1.5"], "--top-p"),
         (&["--seed", "-3"], "--seed"),
         (&["--max-tokens", "0"], "--max-tokens"),
-        (&["--max-tokens", "400"], "positions"),
+        (&["--max-tokens", "65537"], "--max-tokens"),
         (&["--backend", "tpu"], "--backend"),
         (&["--backend", "wgpu"], "--features wgpu"),
         (&["--models", "/nonexistent"], "--models"),
