@@ -407,6 +407,7 @@ tests.cpuFallback = async () => {
     await page.click("#race-replay");
     await page.waitForFunction((n) => document.getElementById("race-spec").textContent.length === n && /faster|slower/.test(document.getElementById("race-spec-time").textContent) && /chars\/s/.test(document.getElementById("race-ar-time").textContent), race.spec.chars, { timeout: 30_000 });
     check(true, "race: replay side by side at the recorded times");
+    await page.evaluate(() => window.scrollTo(0, 0)); // the sticky transport bar in its place
     await page.screenshot({ path: join(artifacts, "race.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await playToEnd(page);
@@ -443,6 +444,7 @@ tests.screenshots = async () => {
       // The theory charts are debounced and call plan() many times: wait until drawn.
       await page.waitForTimeout(200);
       await page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 60_000 });
+      await page.evaluate(() => window.scrollTo(0, 0)); // the sticky transport bar in its place
       await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
     }
     check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));

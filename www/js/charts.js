@@ -138,9 +138,9 @@ export function lines(container, { curves, marks = [], label, xLabel, yLabel, xL
   const y1 = yMax ?? Math.ceil(yRaw1 / yStep - 1e-9) * yStep;
   const y0 = yMin;
   const bottom = pad.t + plotH;
-  const zeroGap = hasZero ? 30 : 0;
+  const zeroGap = hasZero ? 46 : 0;
   const left = pad.l + zeroGap;
-  const X = (x) => (hasZero && x === 0 ? pad.l + 8 : left + ((tx(x) - x0) / (x1 - x0)) * (W - left - pad.r));
+  const X = (x) => (hasZero && x === 0 ? pad.l + 10 : left + ((tx(x) - x0) / (x1 - x0)) * (W - left - pad.r));
   const Y = (y) => bottom - ((y - y0) / (y1 - y0 || 1)) * plotH;
   s.append(el("line", { x1: pad.l, y1: bottom, x2: W - pad.r, y2: bottom, class: "axis" }));
   s.append(el("line", { x1: pad.l, y1: pad.t, x2: pad.l, y2: bottom, class: "axis" }));
@@ -159,7 +159,7 @@ export function lines(container, { curves, marks = [], label, xLabel, yLabel, xL
     if (hasZero) {
       xt.unshift(0);
       // The axis break between 0 and the log scale.
-      s.append(el("text", { x: pad.l + 20, y: bottom + 1, class: "tick break", "text-anchor": "middle" }, "//"));
+      s.append(el("text", { x: pad.l + 26, y: bottom + 1, class: "tick break", "text-anchor": "middle" }, "//"));
     }
   } else {
     const span = x1 - x0;

@@ -107,8 +107,13 @@ function wire() {
     if (span) selectToken(Number(span.dataset.i));
   });
   $("output").addEventListener("keydown", onOutputKey);
-  // Phones: the settings start folded (their summary line stays), so the stage is in view.
-  if (window.matchMedia("(max-width: 700px)").matches && !params.has("settings")) $("settings-box").open = false;
+  // Phones: the settings start folded (their summary line stays), so the stage is in view;
+  // they fold too when the window narrows to a phone's width.
+  const phone = window.matchMedia("(max-width: 700px)");
+  if (phone.matches && !params.has("settings")) $("settings-box").open = false;
+  phone.addEventListener("change", (e) => {
+    if (e.matches) $("settings-box").open = false;
+  });
 }
 
 async function main() {

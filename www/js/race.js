@@ -6,12 +6,14 @@ import { settings, problem, showError } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
 import { scheduleTheory } from "./theory.js";
 
-/** The second copy of the models, for the second lane (loaded at the first race). */
-async function secondWorker() {
-  if (S.raceWorker) return S.raceWorker;
+/**
+ * A fresh copy of the models in its own worker, for one lane of one race. Fresh each time:
+ * a worker that already generated the same text reuses its earlier work (an identical
+ * autoregressive run takes almost no time the second time), which would flatter that lane.
+ */
+function freshWorker() {
   const b = S.specula.backend;
-  S.raceWorker = await S.pkg.Specula.load({ backend: b.backend, draftBackend: b.backend === "webgpu" && b.draftBackend === "cpu" ? "cpu" : "same" });
-  return S.raceWorker;
+  return S.pkg.Specula.load({ backend: b.backend, draftBackend: b.backend === "webgpu" && b.draftBackend === "cpu" ? "cpu" : "same" });
 }
 
 function raceRepeats() {
@@ -80,20 +82,25 @@ async function runRace() {
   const gamma = s.gamma;
   $("race-spec-label").textContent = `(γ = ${gamma})`;
   try {
-    if (!S.raceWorker) $("race-verdict").textContent = "Loading a second copy of the models for the second lane…";
-    const second = await secondWorker();
     const key = JSON.stringify({ ...base, gamma });
     const stats = S.raceStats?.key === key ? S.raceStats : { key, speedups: [] };
     S.raceStats = stats;
     let ar;
     let spec;
     for (let r = 1; r <= repeats; r++) {
-      $("race-verdict").textContent = `Race ${r} of ${repeats}: both lanes run at the same time, each in its own worker.`;
-      [ar, spec] = await Promise.all([
-        lane(second, "ar", { ...base, method: "autoregressive" }),
-        lane(S.specula, "spec", { ...base, method: "speculative", gamma }),
-      ]);
-      stats.speedups.push(ar.seconds / spec.seconds);
+      $("race-verdict").textContent = `Race ${r} of ${repeats}: loading two fresh copies of the models, one per lane…`;
+      const workers = await Promise.all([freshWorker(), freshWorker()]);
+      try {
+        $("race-verdict").textContent = `Race ${r} of ${repeats}: both lanes run at the same time, each in its own worker.`;
+        const [a, b] = await Promise.all([
+          lane(workers[0], "ar", { ...base, method: "autoregressive" }),
+          lane(workers[1], "spec", { ...base, method: "speculative", gamma }),
+        ]);
+        [ar, spec] = [a, b];
+        stats.speedups.push(a.seconds / b.seconds);
+      } finally {
+        for (const w of workers) w.terminate();
+      }
     }
     const speedup = ar.seconds / spec.seconds;
     const n = stats.speedups.length;

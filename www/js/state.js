@@ -9,7 +9,6 @@ export const fmt = (x, d = 2) => (x === null || x === undefined || !Number.isFin
 export const S = {
   pkg: null, // the imported `specula` module
   specula: null, // a loaded Specula
-  raceWorker: null, // a second loaded Specula for the race's second lane
   alphabet: null,
   backend: null,
   context: 256, // the models' context (characters); read from the weights' metadata
