@@ -67,13 +67,23 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
   const leaves = new Set(trace.drafts.map((d) => d.id));
   for (const d of trace.drafts) leaves.delete(d.parent);
 
+  // Under the tree: the current position's scheme (k-Seq, the race, mentored thresholds)
+  // and the current step's sentence; the residual beside them when one is drawn.
+  const sentences = h("div", "sentences");
+  const scheme = h("p", "now scheme");
   const now = h("p", "now");
   now.setAttribute("aria-live", "polite");
-  focus.append(now);
-  /** The current step's sentence (under the tree) and the same line in the round's log. */
+  sentences.append(scheme, now);
+  focus.append(sentences);
+  /** Shows a sentence under the tree and adds it to the round's log. */
   const say = (template, cls) => {
-    now.replaceChildren(rich(template));
-    now.className = `now ${cls ?? ""}`;
+    if (cls === "kseq" || cls === "mentored") {
+      scheme.replaceChildren(rich(template));
+      scheme.className = `now scheme ${cls}`;
+    } else {
+      now.replaceChildren(rich(template));
+      now.className = `now ${cls ?? ""}`;
+    }
     const li = h("li", cls);
     li.append(rich(template));
     notes.append(li);
