@@ -148,7 +148,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
       }
       if (step.otm && !stepGreedy) {
         const o = step.otm;
-        say(`pos ${step.depth}: optimal selection over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}: the ratio race picks the draft with the largest {race}; P(accept) = ${fmt(o.acceptance, 3)} of the best possible ({otm}) ${fmt(o.optimum, 3)}`, "kseq");
+        say(`pos ${step.depth}: ratio race over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""} (the largest {race} wins): P(accept) = ${fmt(o.acceptance, 3)}, best possible ({otm}) ${fmt(o.optimum, 3)}`, "kseq");
       }
       if (step.mentored && !stepGreedy) {
         const m = step.mentored;

@@ -28,7 +28,7 @@ export function residualParts(step) {
     case "k_seq": {
       if (!draft) return null;
       const f = r.acceptance / r.overlap;
-      return { base: target, baseName: "target", sub: target.map((t, i) => Math.min(draft[i], t / r.rho) * f), subName: "the drafts' accepted share", residual };
+      return { base: target, baseName: "target", sub: target.map((t, i) => Math.min(draft[i], t / r.rho) * f), subName: "accepted share", residual };
     }
     case "multi_round": {
       if (!draft) return null;
@@ -38,7 +38,7 @@ export function residualParts(step) {
     }
     case "race": {
       const sel = step.otm?.selection;
-      return sel ? { base: target, baseName: "target", sub: sel, subName: "r (the race)", residual } : null;
+      return sel ? { base: target, baseName: "target", sub: sel, subName: "r", residual } : null;
     }
     case "mentored":
       return draft ? { base: target.map((t) => t / r.beta), baseName: "target/β", sub: draft, subName: "draft", residual } : null;
@@ -50,20 +50,21 @@ export function residualParts(step) {
 }
 
 /** The residual chart for a step whose replacement `drawn` was sampled from it. */
-export function residualChart(step, drawn, ch, n = 4) {
+export function residualChart(step, drawn, ch, n = 3) {
   const parts = residualParts(step);
   if (!parts) return null;
   const { base, baseName, sub, subName, residual } = parts;
   const order = [...base.keys()].sort((a, b) => Math.max(residual[b], base[b]) - Math.max(residual[a], base[a])).slice(0, n);
   if (!order.includes(drawn)) order.push(drawn);
-  const rejected = step.outcome.tests.map((t) => t.token).filter((t) => !order.includes(t));
-  order.push(...new Set(rejected));
+  // The rejected drafts too, up to five rows in all.
+  for (const t of new Set(step.outcome.tests.map((x) => x.token))) if (!order.includes(t) && order.length < 5) order.push(t);
   const top = Math.max(1e-9, ...order.map((i) => Math.max(base[i], sub[i])));
   const box = h("div", "resview");
   box.setAttribute("role", "img");
   box.setAttribute("aria-label", `residual = ${baseName} minus ${subName}: ${order.map((i) => `${ch(i)} ${fmt(residual[i], 2)}`).join(", ")}`);
   const key = h("p", "reskey");
-  key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " ", rich("{residual}"), ` (${baseName} − ${subName}, rescaled)`);
+  key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " ", rich("{residual}"));
+  key.title = `residual = (${baseName} − ${subName})⁺, rescaled to sum to 1; the numbers on the right`;
   box.append(key);
   const bars = h("div", "resbars");
   for (const i of order) {
