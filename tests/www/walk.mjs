@@ -419,13 +419,17 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
         });
         check(fit.every(([, w, room]) => w <= room), `${width} px: the Method menu shows every option whole (${fit.map(([t, w, r]) => `${w}/${r}`).join(", ")})`, JSON.stringify(fit));
       }
-      // Phone width: the coin labels under the cells keep apart.
-      await page.setViewportSize({ width: 390, height: 844 });
-      await setControl(page, "gamma", 6);
-      await page.click("#step");
-      await page.waitForFunction(() => window.__speculaPage.shownRounds.length === 1, null, { timeout: 60_000 });
-      const coins = await page.$$eval("#stage .coin", (cs) => cs.filter((c) => c.textContent).map((c) => { const r = c.getBoundingClientRect(); return { text: c.textContent, box: [r.left, r.top, r.right, r.bottom] }; }));
-      check(coins.length >= 1 && overlaps(coins).length === 0, `390 px: ${coins.length} coin labels, none overlapping (${coins.map((c) => c.text).join(" | ")})`);
+      // The coin labels and tokens keep apart: under the cells on a phone (γ = 6), beside
+      // them on a laptop (γ = 16).
+      for (const [width, height, gamma] of [[390, 844, 6], [1280, 800, 16]]) {
+        await page.setViewportSize({ width, height });
+        await setControl(page, "gamma", gamma);
+        await page.click("#step");
+        await page.waitForFunction(() => window.__speculaPage.shownRounds.length === 1, null, { timeout: 60_000 });
+        const labels = await page.$$eval("#stage .coin, #stage .cell[data-node] .tok", (cs) => cs.filter((c) => c.textContent).map((c) => { const r = c.getBoundingClientRect(); return { text: c.textContent, box: [r.left, r.top, r.right, r.bottom] }; }));
+        const coins = labels.filter((l) => /u |argmax/.test(l.text));
+        check(coins.length >= 1 && overlaps(labels).length === 0, `${width} px, γ = ${gamma}: ${coins.length} coin labels and ${labels.length - coins.length} tokens, none overlapping (${coins.map((c) => c.text).join(" | ")})`, overlaps(labels).join("; "));
+      }
     } finally {
       await b.close();
     }
