@@ -9,6 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# SPECULA_BLESS makes crates/specula-wasm/tests/native_greedy.rs rewrite its fixture
+# instead of checking it, so a run with it set cannot fail there: the test command refuses
+# it (bless with `SPECULA_BLESS=1 cargo test -p specula-wasm --test native_greedy`, on its
+# own, and review the diff).
+if [ -n "${SPECULA_BLESS+set}" ]; then
+  echo "error: SPECULA_BLESS is set; the test command never rewrites fixtures (unset it)" >&2
+  exit 2
+fi
+
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/specula/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 

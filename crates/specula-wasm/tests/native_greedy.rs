@@ -1,6 +1,13 @@
 //! Native reference: the greedy continuation of the seeded test models on burn's CPU
 //! backend, for every method, must equal `tests/fixtures/greedy.json`, which the wasm tests
-//! (CPU in wasm, WebGPU in Chromium) compare against too. `SPECULA_BLESS=1` rewrites it.
+//! (CPU in wasm, WebGPU in Chromium) compare against too.
+//!
+//! `SPECULA_BLESS=1` rewrites the fixture instead of checking it, so with it set the
+//! comparison with the fixture cannot fail. It is for a deliberate update on a developer's
+//! machine only (`SPECULA_BLESS=1 cargo test -p specula-wasm --test native_greedy`, then
+//! review the diff): `scripts/test.sh` and `.ci/run` refuse to run with it set, and this
+//! test refuses it when `CI` is set. The methods are compared with autoregressive decoding
+//! either way.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -26,7 +33,12 @@ fn native_greedy(method: &str) -> String {
 fn every_method_reproduces_the_recorded_greedy_text() {
     let reference = native_greedy("autoregressive");
     assert_eq!(reference.chars().count(), common::MAX_TOKENS);
-    if std::env::var_os("SPECULA_BLESS").is_some() {
+    let bless = std::env::var_os("SPECULA_BLESS").is_some();
+    assert!(
+        !(bless && std::env::var_os("CI").is_some()),
+        "SPECULA_BLESS is set in CI: a blessed run rewrites the fixture instead of checking it"
+    );
+    if bless {
         let json = serde_json::json!({
             "seed": common::SEED,
             "size": "test",
