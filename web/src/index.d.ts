@@ -108,7 +108,7 @@ export interface GenerateOptions {
   topP?: number;
   /** Seed of the random generator, 0 to 2^53 − 1; default 0. */
   seed?: number;
-  /** Tokens (characters) to generate: 1–4096, default 64; prompt + maxTokens must fit the context. */
+  /** Tokens (characters) to generate: 1–4096, default 64; past the models' context the window slides (both models go on from the last half of it). */
   maxTokens?: number;
   /** Stop once the generated text contains any of these. */
   stop?: string[];

@@ -108,7 +108,7 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
             ..config.clone()
         };
         let part = run_stretch(draft, target, stretch_config, &context, &mut on_tokens)?;
-        merge(&mut metrics, &part.metrics);
+        metrics.add(&part.metrics);
         context.extend_from_slice(&part.tokens);
         tokens.extend_from_slice(&part.tokens);
         let done = part.stopped
@@ -176,32 +176,6 @@ fn run_stretch<D: LanguageModel, T: LanguageModel>(
         wall: started.elapsed(),
         stopped,
     })
-}
-
-/// Adds `m` into `total`.
-fn merge(total: &mut Metrics, m: &Metrics) {
-    total.rounds += m.rounds;
-    total.drafted_tokens += m.drafted_tokens;
-    total.accepted_tokens += m.accepted_tokens;
-    total.resampled_tokens += m.resampled_tokens;
-    total.bonus_tokens += m.bonus_tokens;
-    total.emitted_tokens += m.emitted_tokens;
-    total.draft_calls += m.draft_calls;
-    total.target_calls += m.target_calls;
-    for (sum, part) in [
-        (&mut total.drafted_per_position, &m.drafted_per_position),
-        (&mut total.accepted_per_position, &m.accepted_per_position),
-        (
-            &mut total.accepted_length_histogram,
-            &m.accepted_length_histogram,
-        ),
-    ] {
-        if sum.len() < part.len() {
-            sum.resize(part.len(), 0);
-        }
-        sum.iter_mut().zip(part).for_each(|(s, p)| *s += p);
-    }
-    total.timing.add(&m.timing);
 }
 
 #[cfg(test)]

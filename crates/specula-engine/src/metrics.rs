@@ -64,6 +64,36 @@ pub struct MetricsSummary {
 }
 
 impl Metrics {
+    /// Adds `other`'s totals to these (counts, per-position counts and the histogram
+    /// entry by entry, timings): the metrics of one generation run as several decodes.
+    pub fn add(&mut self, other: &Self) {
+        self.rounds += other.rounds;
+        self.drafted_tokens += other.drafted_tokens;
+        self.accepted_tokens += other.accepted_tokens;
+        self.resampled_tokens += other.resampled_tokens;
+        self.bonus_tokens += other.bonus_tokens;
+        self.emitted_tokens += other.emitted_tokens;
+        self.draft_calls += other.draft_calls;
+        self.target_calls += other.target_calls;
+        for (sum, part) in [
+            (&mut self.drafted_per_position, &other.drafted_per_position),
+            (
+                &mut self.accepted_per_position,
+                &other.accepted_per_position,
+            ),
+            (
+                &mut self.accepted_length_histogram,
+                &other.accepted_length_histogram,
+            ),
+        ] {
+            if sum.len() < part.len() {
+                sum.resize(part.len(), 0);
+            }
+            sum.iter_mut().zip(part).for_each(|(s, p)| *s += p);
+        }
+        self.timing.add(&other.timing);
+    }
+
     /// Adds one round.
     pub fn record(&mut self, trace: &RoundTrace) {
         self.rounds += 1;

@@ -1,11 +1,16 @@
 //! One generation: the engine's [`Decoder`] driven round by round over the [`Models`],
 //! awaiting each model call so a page (or worker) keeps running while the GPU works.
+//!
+//! Past the models' context the window slides, as in the CLI and for every method: the
+//! models read at most `W` positions (the smaller `max_seq`); when the context fills,
+//! both forget their caches and go on from its last `W / 2` tokens (a prompt of `W`
+//! tokens or more is cropped the same way). Each stretch is one exact decode.
 
 use std::cell::Cell;
 
 use serde::Serialize;
 use specula_engine::{
-    Decoder, FinishReason, Metrics, MetricsSummary, RoundTrace, Step, TokenCounts,
+    DecodeConfig, Decoder, FinishReason, Metrics, MetricsSummary, RoundTrace, Step, TokenCounts,
 };
 
 use crate::backend::BackendInfo;
@@ -62,14 +67,53 @@ pub struct Generation {
     prompt: String,
     text: String,
     aborted: bool,
+    /// The positions the models read.
+    window: usize,
+    /// The tokens the current decoder started from.
+    context: Vec<u32>,
+    /// Tokens still to generate after the current decoder's.
+    remaining: usize,
+    /// The settings every stretch starts from.
+    config: DecodeConfig,
+    /// Stretches finished before the current one.
+    stretch: u64,
+    /// Their metrics, tokens and rounds.
+    earlier: Metrics,
+    earlier_tokens: usize,
+    earlier_rounds: usize,
+}
+
+/// A decoder for one stretch of `max_new_tokens` after `context`.
+fn stretch_decoder(
+    config: &DecodeConfig,
+    context: &[u32],
+    max_new_tokens: usize,
+    stretch: u64,
+    vocab: usize,
+) -> Result<Decoder> {
+    let config = DecodeConfig {
+        max_new_tokens,
+        // The first stretch keeps the seed (a run that never slides is unchanged).
+        seed: config
+            .seed
+            .wrapping_add(stretch.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        ..config.clone()
+    };
+    #[allow(unused_mut)]
+    let mut decoder = Decoder::new(config, context.to_vec())?;
+    #[cfg(target_arch = "wasm32")]
+    {
+        decoder = decoder.with_clock(crate::clock::PerformanceClock);
+    }
+    decoder.set_vocab_size(vocab)?;
+    Ok(decoder)
 }
 
 impl Generation {
     /// Encodes the prompt and sets up the decoder.
     ///
     /// # Errors
-    /// [`WasmError::Prompt`] for characters outside the alphabet or a prompt plus
-    /// `maxTokens` longer than the models' context; engine errors.
+    /// [`WasmError::Prompt`] for characters outside the alphabet; engine errors.
     pub fn start(models: &Models, options: Generate) -> Result<Self> {
         let tokenizer = models.tokenizer();
         let prompt_tokens = tokenizer.encode(&options.prompt).map_err(|e| {
@@ -78,29 +122,53 @@ impl Generation {
                 "prompt: {e}; the models know only these characters: {alphabet:?}"
             ))
         })?;
-        let context = models.context();
-        let needed = prompt_tokens.len() + options.config.max_new_tokens;
-        if needed > context {
-            return Err(WasmError::Prompt(format!(
-                "the prompt ({} characters) plus maxTokens ({}) is {needed} characters, more than the models' context of {context}; shorten the prompt or lower maxTokens",
-                prompt_tokens.len(),
-                options.config.max_new_tokens
-            )));
-        }
+        let window = models.context().max(2);
+        let context = if prompt_tokens.len() < window {
+            prompt_tokens
+        } else {
+            prompt_tokens[prompt_tokens.len() - window / 2..].to_vec()
+        };
         let mut config = options.config;
         config.token_text = Some(tokenizer.token_texts());
-        let mut decoder = Decoder::new(config, prompt_tokens)?;
-        #[cfg(target_arch = "wasm32")]
-        {
-            decoder = decoder.with_clock(crate::clock::PerformanceClock);
-        }
-        decoder.set_vocab_size(models.vocab())?;
+        let total = config.max_new_tokens;
+        let first = total.min(window - context.len());
+        let decoder = stretch_decoder(&config, &context, first, 0, models.vocab())?;
         Ok(Self {
             decoder,
             prompt: options.prompt,
             text: String::new(),
             aborted: false,
+            window,
+            context,
+            remaining: total - first,
+            config,
+            stretch: 0,
+            earlier: Metrics::default(),
+            earlier_tokens: 0,
+            earlier_rounds: 0,
         })
+    }
+
+    /// Starts the next stretch: the context's last `window / 2` tokens, read afresh.
+    fn slide(&mut self, models: &mut Models) -> Result<()> {
+        self.context.extend_from_slice(self.decoder.generated());
+        let keep = self.window / 2;
+        self.context.drain(..self.context.len() - keep);
+        self.earlier.add(self.decoder.metrics());
+        self.earlier_tokens += self.decoder.generated().len();
+        self.earlier_rounds += self.decoder.metrics().rounds as usize;
+        self.stretch += 1;
+        let next = self.remaining.min(self.window - keep);
+        self.remaining -= next;
+        models.reset();
+        self.decoder = stretch_decoder(
+            &self.config,
+            &self.context,
+            next,
+            self.stretch,
+            models.vocab(),
+        )?;
+        Ok(())
     }
 
     /// Runs model calls until the next round completes. `None` when generation is over
@@ -130,19 +198,31 @@ impl Generation {
                 return Ok(None);
             }
             if let Some(trace) = self.decoder.supply(response)? {
+                // Round numbers run on over the stretches (each decoder counts from 0).
+                let round = self.earlier_rounds + trace.round;
+                let mut finish = trace.finish.clone();
+                match finish {
+                    Some(FinishReason::MaxNewTokens) if self.remaining > 0 => {
+                        self.slide(models)?;
+                        finish = None;
+                    }
+                    // A stop token or string ends the whole generation.
+                    Some(_) => self.remaining = 0,
+                    None => {}
+                }
                 let text = models
                     .tokenizer()
                     .decode(&trace.emitted)
                     .map_err(|e| WasmError::Engine(format!("internal: {e}")))?;
                 self.text.push_str(&text);
                 return Ok(Some(RoundReport {
-                    round: trace.round,
+                    round,
                     text,
                     tokens: trace.emitted.clone(),
                     counts: trace.counts,
                     backend: models.info().backend,
                     fallback: models.take_fallback(),
-                    finish: trace.finish.clone(),
+                    finish,
                     trace,
                 }));
             }
@@ -158,22 +238,106 @@ impl Generation {
     /// Whether generation is over (finished or aborted).
     #[must_use]
     pub fn is_over(&self) -> bool {
-        self.aborted || self.decoder.is_done()
+        self.aborted || (self.decoder.is_done() && self.remaining == 0)
     }
 
     /// Everything about the generation so far.
     #[must_use]
     pub fn summary(&self, models: &Models) -> Summary {
-        let metrics = self.decoder.metrics().clone();
+        let mut metrics = self.earlier.clone();
+        metrics.add(self.decoder.metrics());
         Summary {
             prompt: self.prompt.clone(),
             text: self.text.clone(),
-            tokens: self.decoder.generated().len(),
+            tokens: self.earlier_tokens + self.decoder.generated().len(),
             finish: self.decoder.finish_reason().cloned(),
             aborted: self.aborted,
             summary: metrics.summary(),
             metrics,
             backend: models.info().clone(),
         }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use burn::tensor::Device;
+
+    use super::*;
+    use crate::backend::{BackendChoice, BackendInfo, DraftBackend};
+    use crate::options::GenerateOptions;
+    use crate::untrained::{Size, untrained_bundles};
+
+    /// Runs a future that never waits (the CPU models answer at once).
+    fn block_on<F: Future>(future: F) -> F::Output {
+        let mut future = pin!(future);
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                return out;
+            }
+        }
+    }
+
+    /// The greedy text of `method` after `prompt`, and the rounds' finish reasons.
+    fn greedy(method: &str, prompt: &str, max_tokens: usize) -> (String, Summary) {
+        let bundles = untrained_bundles(7, Size::Test).expect("bundles");
+        let info = BackendInfo::cpu(BackendChoice::Cpu, None);
+        let mut models =
+            Models::build(bundles, &Device::flex(), info, DraftBackend::Same).expect("models");
+        let options = GenerateOptions {
+            prompt: Some(prompt.into()),
+            method: Some(method.into()),
+            gamma: Some(3.0),
+            drafts: Some(2.0),
+            kl: Some(0.0),
+            temperature: Some(0.0),
+            max_tokens: Some(max_tokens as f64),
+            ..GenerateOptions::default()
+        }
+        .validate()
+        .expect("options");
+        let mut generation = Generation::start(&models, options).expect("starts");
+        let abort = Cell::new(false);
+        let mut rounds = Vec::new();
+        while let Some(round) = block_on(generation.next_round(&mut models, &abort)).expect("round")
+        {
+            rounds.push(round);
+        }
+        assert!(generation.is_over());
+        let finishes = rounds.iter().filter(|r| r.finish.is_some()).count();
+        assert_eq!(finishes, 1, "{method}: one round says why it ended");
+        let numbers: Vec<usize> = rounds.iter().map(|r| r.round).collect();
+        assert_eq!(numbers, (0..rounds.len()).collect::<Vec<_>>(), "{method}");
+        let summary = generation.summary(&models);
+        assert_eq!(summary.metrics.rounds as usize, rounds.len(), "{method}");
+        (generation.text().to_owned(), summary)
+    }
+
+    #[test]
+    fn the_window_slides_alike_for_every_method() {
+        // The test models read 128 positions: 300 characters slide the window twice.
+        let prompt = "ROMEO:";
+        let (reference, summary) = greedy("autoregressive", prompt, 300);
+        assert_eq!(reference.chars().count(), 300);
+        assert_eq!(summary.tokens, 300);
+        assert_eq!(summary.finish, Some(FinishReason::MaxNewTokens));
+        for method in ["speculative", "spectr", "multiround", "otm", "mentored"] {
+            assert_eq!(greedy(method, prompt, 300).0, reference, "{method}");
+        }
+        // The policy: after the first slide the models read the last 64 characters.
+        let first: String = prompt.chars().chain(reference.chars()).take(128).collect();
+        let cropped: String = first.chars().skip(64).collect();
+        let fresh = greedy("autoregressive", &cropped, 20).0;
+        let after: String = reference
+            .chars()
+            .skip(128 - prompt.len())
+            .take(20)
+            .collect();
+        assert_eq!(fresh, after);
     }
 }

@@ -69,6 +69,12 @@ pub struct Models {
 }
 
 impl Models {
+    /// Forgets both models' cached positions (when the context window slides).
+    pub fn reset(&mut self) {
+        self.draft.reset();
+        self.target.reset();
+    }
+
     /// Builds the target on `device` (described by `info`) and the draft there too or, for
     /// [`DraftBackend::Cpu`], on the CPU.
     ///

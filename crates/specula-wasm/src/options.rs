@@ -38,7 +38,8 @@ pub const METHODS: [&str; 6] = [
 pub const MAX_GAMMA: usize = 32;
 /// The most draft sequences K for SpecTr and multi-round decoding.
 pub const MAX_DRAFTS: usize = 16;
-/// The most tokens one call may generate.
+/// The most tokens one call may generate (past the models' context the window slides:
+/// see [`Generation`](crate::Generation)).
 pub const MAX_TOKENS: usize = 4096;
 /// Defaults.
 pub const DEFAULT_GAMMA: usize = 4;
