@@ -130,10 +130,12 @@ impl PlanOptions {
                 }
             },
         };
+        // `+ 0.0` reads -0 as 0, so no -0 reaches the report.
+        let unsigned = |v: Vec<f64>| v.into_iter().map(|x| x + 0.0).collect();
         Ok(PlanInput {
             method,
-            target,
-            draft,
+            target: unsigned(target),
+            draft: unsigned(draft),
             normalize: self.normalize.unwrap_or(false),
             params,
         })
@@ -231,6 +233,19 @@ mod tests {
         })
         .unwrap();
         assert_eq!(report.drafts, Some(3));
+    }
+
+    #[test]
+    fn negative_zero_is_read_as_zero() {
+        let options = PlanOptions {
+            method: Some("speculative".into()),
+            target: Some(vec![-0.0, 1.0]),
+            draft: Some(vec![0.5, 0.5]),
+            ..PlanOptions::default()
+        };
+        let report = run(&options).expect("plan");
+        assert!(report.target[0].is_sign_positive(), "{:?}", report.target);
+        assert!(report.output.iter().all(|x| x.is_sign_positive()));
     }
 
     #[test]
