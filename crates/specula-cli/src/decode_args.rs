@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use specula_core::Bug;
 use specula_engine::{
     DraftShape, Error as EngineError, GammaPolicy, MAX_DRAFT_NODES, Method, SamplingConfig,
 };
@@ -101,6 +102,12 @@ pub struct DecodeArgs {
         allow_hyphen_values = true
     )]
     pub threads: String,
+    /// Plant a deliberate mistake in the decoder, for teaching and for checking that
+    /// statistical tests catch it: resample-from-target, argmax-draft, shared-uniform,
+    /// unprocessed-target, filtered-draft or cache-reset. The output then no longer
+    /// follows the target. Only speculative, spectr, multiround and otm take one.
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    pub bug: Option<String>,
 }
 
 /// Checked decoding settings.
@@ -122,6 +129,8 @@ pub struct DecodeSettings {
     pub threads: usize,
     /// One line for each flag given that the method does not use (and that was ignored).
     pub notes: Vec<String>,
+    /// The deliberate mistake asked for with `--bug`, if any.
+    pub bug: Option<Bug>,
 }
 
 impl DecodeSettings {
@@ -235,6 +244,11 @@ impl DecodeArgs {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
         };
+        let bug = self
+            .bug
+            .as_deref()
+            .map(|raw| parse_bug(raw, name))
+            .transpose()?;
         Ok(DecodeSettings {
             prompt: self.prompt,
             method,
@@ -244,8 +258,24 @@ impl DecodeArgs {
             models: self.models,
             threads: parse::uint("--threads", &self.threads, 1, 256)?,
             notes,
+            bug,
         })
     }
+}
+
+/// `--bug NAME` for `--method method`: a bug of [`Bug::ALL`], for a lossless drafting
+/// method.
+fn parse_bug(raw: &str, method: &str) -> Result<Bug, CliError> {
+    let names = Bug::ALL.map(Bug::name);
+    let name = parse::choice("--bug", raw, &names)?;
+    let bug = Bug::from_name(name)
+        .ok_or_else(|| CliError::failure(format!("internal: no bug is called {name}")))?;
+    if matches!(method, "autoregressive" | "mentored") {
+        return Err(CliError::usage(format!(
+            "--bug applies to --method speculative, spectr, multiround or otm, not {method}"
+        )));
+    }
+    Ok(bug)
 }
 
 /// K i.i.d. drafts of length L, or a tree from `--tree` (whose depth is L).

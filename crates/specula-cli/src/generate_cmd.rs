@@ -66,6 +66,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         sampling: settings.sampling,
         max_new_tokens: max_tokens,
         seed: settings.seed,
+        bug: settings.bug,
         ..DecodeConfig::new(settings.method.clone())
     };
     let method = settings.method.name();

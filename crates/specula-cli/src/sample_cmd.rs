@@ -82,6 +82,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             sampling: settings.sampling,
             max_new_tokens: length,
             seed,
+            bug: settings.bug,
             ..DecodeConfig::new(settings.method.clone())
         };
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
