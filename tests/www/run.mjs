@@ -152,6 +152,48 @@ function sameMetrics(h, label) {
   );
 }
 
+/** The page's number format (www/js/anim.js): "–" for none, "∞" for infinities. */
+const pageFmt = (x, d = 2) => (x === null || x === undefined ? "–" : !Number.isFinite(x) ? "∞" : x.toFixed(d));
+
+/** Emitted characters of rounds (the package's round objects or bare traces), in order. */
+const emittedOf = (rounds) =>
+  rounds.flatMap((r) => {
+    const t = r.trace ?? r;
+    return t.emitted.map((token, i) => ({ token, source: t.sources[i] }));
+  });
+
+/** The target/draft pairs the page caches for its theory charts: the last 24 recorded steps. */
+const cachedPairsOf = (traces) =>
+  traces.flatMap((t) => t.steps.filter((s) => s.targetProbs && s.draftProbs).map((s) => ({ target: s.targetProbs, draft: s.draftProbs }))).slice(-24);
+
+/** plan() of the package (a fresh import in the page), averaged over `pairs` for each k. */
+const planMeans = (page, pairs, methods, ks) =>
+  page.evaluate(
+    async ({ pairs, methods, ks }) => {
+      const { plan } = await import("./specula/index.js");
+      const out = {};
+      for (const method of methods) {
+        out[method] = [];
+        for (const k of ks) {
+          let total = 0;
+          for (const { target, draft } of pairs) total += (await plan({ method, drafts: k, target, draft, normalize: true })).acceptance ?? 0;
+          out[method].push(total / pairs.length);
+        }
+      }
+      return out;
+    },
+    { pairs, methods, ks },
+  );
+
+/** A line chart's curves as drawn: title → [[x px, y px]] (www/js/charts.js `lines`). */
+const drawnCurves = (page, selector) =>
+  page.$$eval(`${selector} path.curve`, (paths) =>
+    paths.map((p) => ({
+      name: p.querySelector("title")?.textContent,
+      points: [...p.getAttribute("d").matchAll(/[ML](-?[\d.]+),(-?[\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]),
+    })),
+  );
+
 const tests = {};
 
 // First paint: the recorded run plays while the models load; nothing leaves the origin.
@@ -162,7 +204,15 @@ tests.firstPaint = async () => {
     const first = await hook(page);
     check(first.source === "recorded", "first paint plays the recorded run while the models load");
     await page.waitForFunction(() => document.querySelectorAll("#output .otok").length > 0, null, { timeout: 15_000 });
-    check(true, "recorded tokens appear in the output");
+    // What appears is the recorded engine run (www/recorded-trace.json, as served), in order:
+    // each character with its token and source.
+    const recorded = await (await fetch(`${server.url}recorded-trace.json`)).json();
+    const expected = emittedOf(recorded.rounds);
+    const spans = await page.$$eval("#output .otok", (ss) => ss.map((s) => ({ token: Number(s.dataset.token), source: s.dataset.source, text: s.textContent })));
+    const showsChar = (sp, e) => sp.text.replace("↵\n", "\n") === recorded.alphabet[e.token];
+    check(spans.length > 0 && spans.length <= expected.length && spans.every((sp, i) => sp.token === expected[i].token && sp.source === expected[i].source && showsChar(sp, expected[i])),
+      `the first characters shown are the recorded run's (${spans.length} of ${expected.length}: tokens, sources and text)`,
+      JSON.stringify({ shown: spans.slice(0, 12), recorded: expected.slice(0, 12) }));
     await loaded(page);
     const h = await hook(page);
     check(h.backend?.backend === "cpu", "backend=cpu loads the CPU backend", JSON.stringify(h.backend));
@@ -176,6 +226,9 @@ tests.firstPaint = async () => {
 tests.speculative = async () => {
   const b = await browser();
   try {
+    // The page's timers run on Playwright's clock (natural time until paused), so that the
+    // pause check below advances the page's time deterministically instead of waiting.
+    await b.context.clock.install();
     const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&method=speculative&gamma=4&tokens=48&seed=7&temperature=0.8");
     await loaded(page);
     // One step: one round on the stage, cells agree with the trace.
@@ -213,9 +266,15 @@ tests.speculative = async () => {
     await page.waitForFunction(() => window.__speculaPage.shownRounds.length >= 2, null, { timeout: 60_000 });
     await page.click("#pause");
     const paused = (await hook(page)).shownRounds.length;
-    await page.waitForTimeout(1500);
+    // Every round of the run available to the animation, then ten seconds of page time
+    // (every timer due fires): a paused page shows no further round.
+    await page.waitForFunction(() => window.__speculaPage.generating === false, null, { timeout: 60_000, polling: 100 });
+    await page.clock.pauseAt((await page.evaluate(() => Date.now())) + 1000);
+    await page.clock.runFor(10_000);
     const still = (await hook(page)).shownRounds.length;
-    check(still <= paused + 1, `pause holds the animation (${paused} → ${still} rounds in 1.5 s)`);
+    const runState = await page.textContent("#run-state");
+    check(still === paused && runState === "paused", `pause holds the animation (${paused} → ${still} rounds over 10 s of page time; state "${runState}")`);
+    await page.clock.resume();
     await setControl(page, "speed", 6); // instant
     // Play to the end.
     const h = await playToEnd(page);
@@ -246,8 +305,13 @@ tests.speculative = async () => {
     await page.keyboard.press("ArrowLeft");
     const after = await page.$eval("#output .otok.selected", (s) => s.dataset.i);
     check(Number(after) === Math.max(0, Number(before) - 1), "keyboard: ArrowLeft selects the previous character");
-    // Theory curves carry the measured point.
-    check((await page.$$("#chart-tokens circle.point")).length > 0, "theory chart: expected tokens per round with the measured point");
+    // Theory curves carry the measured point: the engine's block efficiency (emitted tokens
+    // per round, counted here from the trace) at the run's γ.
+    await page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 60_000, polling: 100 });
+    const points = await page.$$eval("#chart-tokens circle.point.m-measured", (cs) => cs.map((c) => c.querySelector("title")?.textContent));
+    const perRound = emitted.length / h.shownRounds.length;
+    check(points.length === 1 && points[0] === `measured: ${pageFmt(perRound, 3)} at ${pageFmt(h.options.gamma, 3)}` && close(perRound, h.summary.summary.blockEfficiency),
+      `theory chart: the measured point is the engine's block efficiency ${pageFmt(perRound, 3)} at γ = ${h.options.gamma}`, JSON.stringify({ points, perRound, engine: h.summary.summary.blockEfficiency }));
     // Reset replays exactly with the same seed (driven from the keyboard).
     await page.focus("#reset");
     await page.keyboard.press("Enter");
@@ -281,8 +345,22 @@ tests.sliders = async () => {
     check(h.options.method === "spectr" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && h.shownRounds[0].steps[0].kseq,
       "k = 4 SpecTr drafts: 4 rows of 3, k-Seq with ρ*", JSON.stringify({ o: h.options, n: h.shownRounds[0].drafts.length }));
     sameMetrics(h, "spectr");
-    await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 3, null, { timeout: 60_000 });
-    check(true, "acceptance vs k curves from the cached distributions (k-Seq, multi-round and the optimal selection)");
+    await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 3 && window.__speculaPage.theoryIdle === true, null, { timeout: 60_000, polling: 100 });
+    // The three curves as drawn (y from the chart's fixed 0–1 axis: 130 px high, bottom at
+    // 148 px) against plan() over the trace's last 24 recorded positions, and at k = 1 against
+    // Σ min(target, draft) summed here from the trace.
+    const curves = await drawnCurves(page, "#chart-k");
+    const ks = [1, 2, 3, 4, 5, 6, 7, 8];
+    const pairs = cachedPairsOf(h.shownRounds);
+    const means = await planMeans(page, pairs, ["kseq", "multiround", "race"], ks);
+    const overlap1 = pairs.reduce((a, { target, draft }) => a + target.reduce((x, t, i) => x + Math.min(t, draft[i]), 0), 0) / pairs.length;
+    const drawnValues = (c) => c.points.map(([, y]) => (148 - y) / 130);
+    const names = ["k-Seq (SpecTr)", "multi-round", "optimal selection (OTM)"];
+    const want = [means.kseq, means.multiround, means.race];
+    check(curves.length === 3 && curves.every((c, i) => c.name === names[i] && c.points.length === ks.length && drawnValues(c).every((v, j) => Math.abs(v - want[i][j]) < 1e-3)) &&
+        want.every((m) => Math.abs(m[0] - overlap1) < 1e-9),
+      `acceptance vs k: the k-Seq, multi-round and optimal-selection curves are plan() over the ${pairs.length} cached positions (all ${overlap1.toFixed(3)} at k = 1)`,
+      JSON.stringify({ drawn: curves.map((c) => [c.name, drawnValues(c).map((v) => v.toFixed(3))]), want: want.map((m) => m.map((v) => v.toFixed(3))), overlap1 }));
     await setControl(page, "method", "spectr-otm");
     h = await playToEnd(page);
     const otm = h.shownRounds[0].steps[0].otm;
@@ -294,8 +372,21 @@ tests.sliders = async () => {
     await setControl(page, "kl", 45); // slider position → D
     h = await playToEnd(page);
     const d1 = h.options.kl;
-    check(d1 > 0 && h.shownRounds[0].steps[0].mentored && close(h.shownRounds[0].steps[0].mentored.klBudget, d1, 1e-12),
-      `D = ${d1}: mentored steps carry α, β and the budget`, JSON.stringify(h.shownRounds[0].steps[0].mentored));
+    // α, β and the budget of every step of the last round, against plan() on the step's
+    // recorded distributions, and as the round's notes on the stage show them.
+    const last = h.shownRounds[h.shownRounds.length - 1];
+    const planned = await page.evaluate(async ({ steps, kl }) => {
+      const { plan } = await import("./specula/index.js");
+      return Promise.all(steps.map((s) => plan({ method: "mentored", kl, target: s.targetProbs, draft: s.draftProbs, normalize: true })));
+    }, { steps: last.steps, kl: d1 });
+    const notes = await page.$$eval("#round-notes li.mentored", (ls) => ls.map((l) => l.textContent));
+    const noteOf = (s) => `pos ${s.depth}: mentored α = ${pageFmt(s.mentored.alpha, 3)}, β = ${pageFmt(s.mentored.beta, 3)}, KL = ${pageFmt(s.mentored.kl, 3)} ≤ D = ${pageFmt(d1, 3)}; acceptance ${pageFmt(s.mentored.acceptance, 3)}`;
+    const finite = (x) => (x === null || x === undefined ? Infinity : x); // JSON writes ∞ as null
+    const sameParam = (a, b) => finite(a) === finite(b) || Math.abs(finite(a) - finite(b)) <= 1e-9 * Math.max(1, Math.abs(finite(b)));
+    check(d1 > 0 && last.steps.length > 0 && last.steps.every((s, i) => s.mentored && sameParam(s.mentored.alpha, planned[i].alpha) && sameParam(s.mentored.beta, planned[i].beta) && close(s.mentored.klBudget, d1, 1e-12)) &&
+        notes.length === last.steps.length && notes.every((n, i) => n.startsWith(noteOf(last.steps[i]))),
+      `D = ${d1}: each mentored step's α, β and budget are plan()'s for its distributions, and the stage's notes show them`,
+      JSON.stringify({ notes, planned: planned.map((p) => [p.alpha, p.beta, p.klTargetOutput]), trace: last.steps.map((s) => s.mentored) }));
     sameMetrics(h, "mentored");
     await page.waitForFunction(() => document.querySelectorAll("#chart-kl path.curve").length >= 1, null, { timeout: 60_000 });
     // Dragging D (input events only) recomputes from the cache without running the models.
@@ -400,13 +491,26 @@ tests.cpuFallback = async () => {
     await page.click("#race");
     await page.waitForFunction(() => window.__speculaPage.race, null, { timeout: 120_000 });
     const race = (await hook(page)).race;
-    const arClock = await page.textContent("#race-ar-time");
-    check(race.ar.chars === 32 && race.spec.chars === 32 && race.ar.seconds > 0 && race.spec.seconds > 0 && /s ·/.test(arClock),
-      `race: both lanes finish with real wall-clock times (AR ${race.ar.seconds.toFixed(2)} s, speculative ${race.spec.seconds.toFixed(2)} s)`);
-    check(race.spec.targetCalls < race.ar.targetCalls, `race: speculative needs fewer target calls (${race.spec.targetCalls} vs ${race.ar.targetCalls})`);
+    // The lanes against the engine: the speculative lane is the live run just played (same
+    // settings), the autoregressive one an independent run of the package with them.
+    const { gamma: _gamma, dynamicGamma: _dynamic, ...shared } = done.options;
+    const arRef = await reference(page, { ...shared, method: "autoregressive" });
+    check(race.ar.chars === 32 && race.spec.chars === 32 && race.ar.text === arRef.summary.text && race.spec.text === done.summary.text,
+      "race: both lanes write the engine's text (autoregressive and speculative runs with the same settings)", JSON.stringify({ race: [race.ar.text, race.spec.text], engine: [arRef.summary.text, done.summary.text] }));
+    check(race.ar.targetCalls === arRef.summary.metrics.targetCalls && race.ar.targetCalls === 32 && race.spec.targetCalls === done.summary.metrics.targetCalls && race.spec.targetCalls < race.ar.targetCalls,
+      `race: target calls are the engine's (speculative ${race.spec.targetCalls}, autoregressive ${race.ar.targetCalls})`);
+    // The clocks show the lanes' own recorded figures (how long they took is not checked).
+    const laneSummary = (lane) => `${lane.seconds.toFixed(2)} s · ${(lane.chars / lane.seconds).toFixed(1)} chars/s · ${lane.targetCalls} target calls`;
+    const speedup = race.ar.seconds / race.spec.seconds;
+    const specSummary = `${laneSummary(race.spec)} · ${speedup.toFixed(2)}× ${speedup >= 1 ? "faster" : "slower"}`;
+    const clocks = async () => [await page.textContent("#race-ar-time"), await page.textContent("#race-spec-time")];
+    const after = await clocks();
+    check(after[0] === laneSummary(race.ar) && after[1] === specSummary, "race: each clock shows its lane's recorded time, rate and target calls", JSON.stringify({ after, race: [laneSummary(race.ar), specSummary] }));
     await page.click("#race-replay");
     await page.waitForFunction((n) => document.getElementById("race-spec").textContent.length === n && /faster|slower/.test(document.getElementById("race-spec-time").textContent) && /chars\/s/.test(document.getElementById("race-ar-time").textContent), race.spec.chars, { timeout: 30_000 });
-    check(true, "race: replay side by side at the recorded times");
+    const replayed = [await page.textContent("#race-ar"), await page.textContent("#race-spec")];
+    check(replayed[0] === race.ar.text && replayed[1] === race.spec.text && JSON.stringify(await clocks()) === JSON.stringify(after),
+      "race: the replay ends with both lanes' texts and figures as recorded", JSON.stringify({ replayed, clocks: await clocks() }));
     await page.evaluate(() => window.scrollTo(0, 0)); // the sticky transport bar in its place
     await page.screenshot({ path: join(artifacts, "race.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
