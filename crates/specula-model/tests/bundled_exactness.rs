@@ -2,9 +2,25 @@
 //! models themselves (the engine's exactness tests use small synthetic models): the joint
 //! distribution of the first two characters after a prompt, enumerated exactly from the
 //! target's logits, against seeded runs under a chi-square test; the same counts must be
-//! far from the draft model's joint, or the test could not tell the two apart, and it
-//! must reject lossy mentored decoding.
+//! far from the draft model's joint, or the test could not tell the two apart.
+//!
+//! Power against near misses: the same test at the same number of runs must reject each
+//! method with deliberate bugs planted ([`Bug`], the engine's `DecodeConfig::bug`), and
+//! lossy mentored decoding at a small KL budget. The bugs' effects scale with how much the
+//! two models disagree, and the distilled pair agree closely on most text (at
+//! `ROMEO:\nWhat` their first characters are 0.04 apart in total variation, and
+//! resample-from-target moves the joint by a noncentrality of only λ ≈ 40 at 10k runs,
+//! below the critical value). The prompt is therefore the speaker-line opening where the
+//! near misses are largest among 2,000 scanned from the corpus: at `BRAKENBURY:\nHad ` the
+//! first characters are 0.29 apart. Each case's comment gives the noncentrality
+//! λ = N·Σ(p_bug − p)²/p of its near misses at N = 10k over the test's pooled bins,
+//! computed from the models' exact conditionals (closed form for speculative sampling,
+//! 400k token-level draws of the buggy selection for the others); the statistic is then
+//! about df + λ, against critical values at p = 1e-6 of 216 (126 degrees of freedom, the
+//! default sampling) and 99 (41, top-k 8). "Zero cells": the bug emits pairs of probability
+//! 0, which reject outright.
 
+use specula_core::Bug::{self, CacheReset, FilteredDraft, ResampleFromTarget, SharedUniform};
 use specula_engine::{
     DecodeConfig, Decoder, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Query,
     Role, SamplingConfig, generate,
@@ -12,8 +28,12 @@ use specula_engine::{
 use specula_model::{Backend, BurnLm, ModelRole, bundled};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
-const PROMPT: &str = "ROMEO:\nWhat";
+const PROMPT: &str = "BRAKENBURY:\nHad ";
 const RUNS: u64 = 10_000;
+/// A correct decoder must pass the chi-square test at this level.
+const EXACT_P: f64 = 1e-4;
+/// A decoder with a deliberate bug, or a lossy one, must fail it below this level.
+const BUG_P: f64 = 1e-6;
 /// Cells of the joint whose expected count is below this are pooled into one.
 const MIN_EXPECTED: f64 = 5.0;
 
@@ -58,17 +78,29 @@ fn exact_joint(model: &mut BurnLm, prompt: &[u32], sampling: &SamplingConfig) ->
 }
 
 /// Counts of the first two generated tokens over `RUNS` seeds.
-fn counts(method: &Method, prompt: &[u32], draft: &mut BurnLm, target: &mut BurnLm) -> Vec<u64> {
+fn counts(
+    method: &Method,
+    sampling: SamplingConfig,
+    bug: Option<Bug>,
+    setup: &mut Setup,
+) -> Vec<u64> {
+    let Setup {
+        prompt,
+        draft,
+        target,
+    } = setup;
     let vocab = target.vocab_size();
     let mut counts = vec![0_u64; vocab * vocab];
     for seed in 0..RUNS {
         let config = DecodeConfig {
+            sampling,
             max_new_tokens: 2,
             seed,
+            bug,
             ..DecodeConfig::new(method.clone())
         };
-        let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
-        let out = generate(&mut decoder, draft, target).unwrap();
+        let mut decoder = Decoder::new(config, prompt.clone()).unwrap();
+        let out = generate(&mut decoder, &mut *draft, &mut *target).unwrap();
         assert_eq!(out.tokens.len(), 2);
         counts[out.tokens[0] as usize * vocab + out.tokens[1] as usize] += 1;
     }
@@ -106,98 +138,122 @@ fn chi_square_p(counts: &[u64], probs: &[f64], bins_from: &[f64]) -> f64 {
     1.0 - ChiSquared::new(f64::from(cells - 1)).unwrap().cdf(stat)
 }
 
-/// The bundled pair, the encoded prompt, and the target's exact joint at T = 1.
+/// The bundled pair and the encoded prompt.
 struct Setup {
     prompt: Vec<u32>,
     draft: BurnLm,
     target: BurnLm,
-    truth: Vec<f64>,
 }
 
 fn setup() -> Setup {
-    let prompt = bundled::tokenizer().unwrap().encode(PROMPT).unwrap();
-    let mut target = bundled::load(ModelRole::Target, Backend::Cpu).unwrap();
-    let draft = bundled::load(ModelRole::Draft, Backend::Cpu).unwrap();
-    let truth = exact_joint(&mut target, &prompt, &SamplingConfig::default());
     Setup {
-        prompt,
-        draft,
-        target,
-        truth,
+        prompt: bundled::tokenizer().unwrap().encode(PROMPT).unwrap(),
+        target: bundled::load(ModelRole::Target, Backend::Cpu).unwrap(),
+        draft: bundled::load(ModelRole::Draft, Backend::Cpu).unwrap(),
     }
 }
 
-fn assert_samples_target(method: Method) {
-    let Setup {
-        prompt,
-        mut draft,
-        mut target,
-        truth,
-    } = setup();
-    let draft_joint = exact_joint(&mut draft, &prompt, &SamplingConfig::default());
-    let observed = counts(&method, &prompt, &mut draft, &mut target);
+/// `method` samples the target's joint under `sampling`, and with each of `bugs` planted
+/// it does not.
+fn assert_samples_target(method: Method, sampling: SamplingConfig, bugs: &[Bug]) {
+    let mut setup = setup();
+    let truth = exact_joint(&mut setup.target, &setup.prompt, &sampling);
+    let draft_joint = exact_joint(&mut setup.draft, &setup.prompt, &sampling);
+    let name = method.name();
+    let observed = counts(&method, sampling, None, &mut setup);
     let p_value = chi_square_p(&observed, &truth, &truth);
     assert!(
-        p_value > 1e-4,
-        "{}: chi-square p-value {p_value} against the target's joint",
-        method.name()
+        p_value > EXACT_P,
+        "{name}: chi-square p-value {p_value} against the target's joint"
     );
     let wrong = chi_square_p(&observed, &draft_joint, &truth);
     assert!(
-        wrong < 1e-6,
-        "{}: the test cannot tell the target from the draft (p-value {wrong})",
-        method.name()
+        wrong < BUG_P,
+        "{name}: the test cannot tell the target from the draft (p-value {wrong})"
+    );
+    for &bug in bugs {
+        let observed = counts(&method, sampling, Some(bug), &mut setup);
+        let p_value = chi_square_p(&observed, &truth, &truth);
+        assert!(
+            p_value < BUG_P,
+            "{name} with the bug {bug}: passed with p-value {p_value}"
+        );
+    }
+}
+
+/// Top-k 8, so that filtered-draft has something to filter. λ at 10k: resample-from-target
+/// 1,950, shared-uniform 1,710, filtered-draft 1,660; cache-reset: zero cells (24 % of the
+/// runs, λ 330k).
+#[test]
+fn speculative_sampling_with_the_bundled_pair_samples_the_target() {
+    let sampling = SamplingConfig {
+        top_k: Some(8),
+        ..SamplingConfig::default()
+    };
+    assert_samples_target(
+        Method::Speculative {
+            gamma: 3,
+            policy: GammaPolicy::Fixed,
+        },
+        sampling,
+        &[ResampleFromTarget, SharedUniform, FilteredDraft, CacheReset],
     );
 }
 
-#[test]
-fn speculative_sampling_with_the_bundled_pair_samples_the_target() {
-    assert_samples_target(Method::Speculative {
-        gamma: 3,
-        policy: GammaPolicy::Fixed,
-    });
-}
-
+/// λ at 10k: resample-from-target 660.
 #[test]
 fn spectr_with_the_bundled_pair_samples_the_target() {
-    assert_samples_target(Method::SpecTr {
-        drafts: DraftShape::Iid { k: 4, length: 2 },
-    });
+    assert_samples_target(
+        Method::SpecTr {
+            drafts: DraftShape::Iid { k: 4, length: 2 },
+        },
+        SamplingConfig::default(),
+        &[ResampleFromTarget],
+    );
 }
 
+/// λ at 10k: shared-uniform (the race's one test reuses the chosen draft's uniform) 340;
+/// with four drafts the race rarely rejects, so resample-from-target moves it less (200).
 #[test]
 fn otm_selection_with_the_bundled_pair_samples_the_target() {
-    assert_samples_target(Method::Otm {
-        drafts: DraftShape::Iid { k: 4, length: 2 },
-    });
+    assert_samples_target(
+        Method::Otm {
+            drafts: DraftShape::Iid { k: 4, length: 2 },
+        },
+        SamplingConfig::default(),
+        &[SharedUniform],
+    );
 }
 
+/// λ at 10k: resample-from-target 1,000, shared-uniform 2,480, cache-reset 10,300.
 #[test]
 fn multi_round_prefix_tree_with_the_bundled_pair_samples_the_target() {
-    assert_samples_target(Method::MultiRound {
-        drafts: DraftShape::Tree {
-            k: 4,
-            branching: vec![2, 2],
+    assert_samples_target(
+        Method::MultiRound {
+            drafts: DraftShape::Tree {
+                k: 4,
+                branching: vec![2, 2],
+            },
         },
-    });
+        SamplingConfig::default(),
+        &[ResampleFromTarget, SharedUniform, CacheReset],
+    );
 }
 
 /// Power against a small deviation: mentored decoding is lossy by design, with
-/// KL(target ‖ output) ≤ D per token; at D = 0.05 the same test rejects it.
+/// KL(target ‖ output) ≤ D per character; at D = 0.02 the first character alone moves the
+/// joint by λ = 385 at 10k runs, and the same test rejects it.
 #[test]
 fn lossy_mentored_decoding_is_told_apart_from_the_target() {
-    let Setup {
-        prompt,
-        mut draft,
-        mut target,
-        truth,
-    } = setup();
+    let mut setup = setup();
+    let sampling = SamplingConfig::default();
+    let truth = exact_joint(&mut setup.target, &setup.prompt, &sampling);
     let method = Method::Mentored {
         gamma: 3,
-        kl_budget: 0.05,
+        kl_budget: 0.02,
         policy: GammaPolicy::Fixed,
     };
-    let observed = counts(&method, &prompt, &mut draft, &mut target);
+    let observed = counts(&method, sampling, None, &mut setup);
     let p_value = chi_square_p(&observed, &truth, &truth);
-    assert!(p_value < 1e-6, "mentored D = 0.05: p-value {p_value}");
+    assert!(p_value < BUG_P, "mentored D = 0.02: p-value {p_value}");
 }
