@@ -95,6 +95,59 @@ async function abortMidRound(specula) {
   }
 }
 
+/**
+ * A sampled SpecTr run's summary (from `complete`) against the engine's trace of the same
+ * run (from `generate`, same seed): the text is the rounds' texts, and every figure is
+ * counted here from the traces.
+ */
+async function spectrAgainstTrace(specula, options, summary) {
+  const rounds = [];
+  const it = specula.generate(options);
+  let again;
+  for (;;) {
+    const { value, done } = await it.next();
+    if (done) {
+      again = value;
+      break;
+    }
+    rounds.push(value);
+  }
+  const traces = rounds.map((r) => r.trace);
+  const sum = (f) => traces.reduce((a, t) => a + f(t), 0);
+  const emitted = sum((t) => t.emitted.length);
+  const accepted = sum((t) => t.counts.accepted);
+  const drafted = sum((t) => t.drafts.length);
+  const positions = Math.max(...traces.map((t) => t.branching.length));
+  const perPos = Array.from({ length: positions }, (_, i) => traces.filter((t) => t.counts.accepted > i).length);
+  const m = summary.metrics;
+  const figures = {
+    text: [summary.text, rounds.map((r) => r.text).join("")],
+    tokens: [summary.tokens, emitted],
+    rounds: [m.rounds, traces.length],
+    targetCalls: [m.targetCalls, sum((t) => t.targetCalls)],
+    draftCalls: [m.draftCalls, sum((t) => t.draftCalls)],
+    draftedTokens: [m.draftedTokens, drafted],
+    acceptedTokens: [m.acceptedTokens, accepted],
+    resampledTokens: [m.resampledTokens, sum((t) => t.counts.resampled)],
+    bonusTokens: [m.bonusTokens, sum((t) => t.counts.bonus)],
+    acceptedPerPosition: [JSON.stringify(m.acceptedPerPosition), JSON.stringify(perPos)],
+    acceptanceRate: [summary.summary.acceptanceRate, accepted / drafted],
+    blockEfficiency: [summary.summary.blockEfficiency, emitted / traces.length],
+  };
+  const wrong = Object.entries(figures).filter(([, [a, b]]) => !(a === b || (typeof a === "number" && Math.abs(a - b) < 1e-12)));
+  check(
+    emitted === 16 && again.text === summary.text && wrong.length === 0,
+    `cpu: SpecTr sampling ${JSON.stringify(summary.text)}: text and metrics are the trace's` +
+      (wrong.length ? ` — differ: ${JSON.stringify(wrong)}` : ""),
+  );
+  // Each round drafts 2 sequences of 3, and each depth's k-Seq runs over the drafts still alive.
+  check(
+    traces.every((t) => t.method === "spectr_iid" && JSON.stringify(t.branching) === JSON.stringify([2, 1, 1].slice(0, t.branching.length)) &&
+      t.steps.every((s) => s.kseq && s.kseq.k === s.candidates.length)),
+    "cpu: SpecTr rounds have the asked shape and a k-Seq plan over the live candidates at every depth",
+  );
+}
+
 async function main() {
   const report = await plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(report.method === "kseq" && report.drafts === 3 && report.rhoStar >= 1 && report.klTargetOutput !== undefined, "plan: k-Seq report in camelCase");
@@ -109,8 +162,9 @@ async function main() {
   const cpuAr = await text(cpu, { ...greedy, method: "autoregressive" });
   const cpuSpec = await text(cpu, { ...greedy, method: "speculative", gamma: 3 });
   check(cpuAr.length === 8 && cpuSpec === cpuAr, `cpu: speculative greedy == autoregressive greedy (${JSON.stringify(cpuAr)})`);
-  const sampled = await cpu.complete({ prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 });
-  check(sampled.tokens === 16 && sampled.metrics.targetCalls > 0, `cpu: SpecTr sampling ${JSON.stringify(sampled.text)}`);
+  const spectr = { prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 };
+  const sampled = await cpu.complete(spectr);
+  await spectrAgainstTrace(cpu, spectr, sampled);
   const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });
