@@ -130,9 +130,17 @@ async fn overlapping_calls_and_abort_mid_round_leave_the_engine_usable() {
         .expect_err("busy");
     assert_eq!(err.code(), "busy");
     JsFuture::from(first).await.expect("first round completes");
-    // Abort while a round is waiting for the GPU: the round gives null.
+    // Abort while a round is waiting for the GPU: the round gives null. The round's first
+    // poll marks the engine busy and starts a model call that only a GPU readback (a later
+    // task) can finish, so yielding to microtasks alone finds it in flight, whatever the
+    // machine's speed; the abort then lands mid-round.
     let pending = engine.next_round();
-    wasm_support::sleep_ms(1).await;
+    let mut yields = 0;
+    while engine.summary().is_ok() {
+        assert!(yields < 100, "the round never started");
+        wasm_support::microtask().await;
+        yields += 1;
+    }
     engine.abort();
     let result = JsFuture::from(pending).await.expect("resolves");
     assert!(result.is_null(), "an aborted round resolves to null");

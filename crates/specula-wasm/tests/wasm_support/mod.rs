@@ -64,19 +64,13 @@ pub async fn run_to_end(engine: &Engine) -> String {
     text
 }
 
-/// Waits `ms` milliseconds on the event loop (a macrotask, so pending microtasks run first).
-pub async fn sleep_ms(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        let set_timeout = js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into())
-            .expect("setTimeout exists");
-        let set_timeout: js_sys::Function = set_timeout.into();
-        set_timeout
-            .call2(&JsValue::NULL, &resolve, &JsValue::from(ms))
-            .expect("setTimeout runs");
-    });
-    wasm_bindgen_futures::JsFuture::from(promise)
+/// Yields to the microtask queue only: no timer, no macrotask, so what this waits for does
+/// not depend on how fast the machine is. Futures spawned before the call (their first
+/// poll is a microtask) run first.
+pub async fn microtask() {
+    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::UNDEFINED))
         .await
-        .expect("timer fires");
+        .expect("a resolved promise resolves");
 }
 
 /// JSON values equal up to 1e-12 (relative) in every number.
