@@ -4,16 +4,16 @@
 //! rejects every method with a deliberate bug planted (`--bug`), and lossy mentored
 //! decoding.
 //!
-//! Power: with n = 5,000 samples on each side the homogeneity test's noncentrality is
-//! λ ≈ (n/2)·Σ(p_bug − p)²/p, a quarter of that of the bundled-pair test at 10k runs
-//! (specula-model's `bundled_exactness.rs`, whose prompt this is and whose comments derive
-//! it), and the statistic is about df + λ against a critical value near 95 at p = 1e-6
-//! (about 36 cells). The near misses' effects scale with how much the two models
-//! disagree, so the prompt is where they disagree most among 2,000 speaker-line openings
-//! scanned from the corpus: at `BRAKENBURY:\nHad ` the first characters are 0.51 apart
-//! in total variation under top-k 8 (at `ROMEO:\nWhat` they came within 0.04, and
-//! mentored decoding once passed there with p = 3e-5; at `ROMEO:\nHow`, 0.21 apart, the
-//! residual bugs of SpecTr and OTM stayed out of reach).
+//! Power: with n = 5,000 samples on each side the homogeneity test's noncentrality
+//! is λ ≈ (n/2)·Σ(p_bug − p)²/p, a quarter of that of the bundled-pair test at 10k runs
+//! (specula-model's `bundled_exactness.rs`, whose prompt this is and whose comments
+//! derive it), and the statistic is about df + λ against a critical value near 95 at
+//! p = 1e-6 (about 36 cells). The near misses' effects scale with how much the two
+//! models disagree, so the prompt is the one chosen there for the strongest near
+//! misses: at `BRAKENBURY:\nHad ` the first characters are 0.51 apart in total
+//! variation under top-k 8 (at `ROMEO:\nWhat` they came within 0.04, and mentored
+//! decoding once passed there with p = 3e-5; at `ROMEO:\nHow`, 0.21 apart, the residual
+//! bugs of SpecTr and OTM stayed out of reach).
 
 use std::collections::HashMap;
 use std::process::Command;

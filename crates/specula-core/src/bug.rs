@@ -17,7 +17,9 @@
 //! sampling with a token-level bug, so the size of each mistake can be computed.
 //!
 //! ```
-//! use specula_core::{Bug, BugPair, Distribution, bug_analysis, speculative_analysis, total_variation};
+//! use specula_core::{
+//!     Bug, BugPair, Distribution, bug_analysis, speculative_analysis, total_variation,
+//! };
 //!
 //! let target = Distribution::from_probs(vec![0.1, 0.2, 0.3, 0.4])?;
 //! let draft = Distribution::from_probs(vec![0.5, 0.3, 0.15, 0.05])?;

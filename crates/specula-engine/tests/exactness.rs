@@ -2,15 +2,15 @@
 //! three generated tokens equals the target model's, checked against exact enumeration
 //! with a chi-square over seeded runs; greedy output equals plain greedy decoding.
 //!
-//! Power: the same test, at the same number of runs, must reject decoders that are wrong
-//! in small ways: each lossless method is run again with deliberate bugs planted in it
-//! ([`Bug`], the engine's `DecodeConfig::bug`) and must then fail with p < [`BUG_P`].
-//! Each case's comment gives the noncentrality λ = N·Σ(p_bug − p)²/p of every such near
-//! miss at N = 100k runs, estimated from 10⁶ further runs (the statistic is then about
-//! df + λ); the critical values at p = 1e-6 are 131 for 63 degrees of freedom (vocabulary 4),
-//! 76 for 26 (4 with top-k 3) and 57 for 15 (3 with top-p): every λ below is several times
-//! that. Bugs whose output puts mass on sequences of probability 0 (noted "zero cells") are
-//! rejected outright.
+//! Power: the same test, at the same number of runs, must reject decoders that are
+//! wrong in small ways: each lossless method is run again with deliberate bugs planted
+//! in it ([`Bug`], the engine's `DecodeConfig::bug`) and must then fail with
+//! p < [`BUG_P`]. Each case's comment gives the noncentrality λ = N·Σ(p_bug − p)²/p of
+//! every such near miss at N = 100k runs, estimated from 10⁶ further runs (the
+//! statistic is then about df + λ); the critical values at p = 1e-6 are 131 for 63
+//! degrees of freedom (vocabulary 4), 76 for 26 (4 with top-k 3) and 57 for 15 (3 with
+//! top-p): every λ below is several times that. Bugs whose output puts mass on
+//! sequences of probability 0 (noted "zero cells") are rejected outright.
 
 mod common;
 

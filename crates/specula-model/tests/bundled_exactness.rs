@@ -6,19 +6,21 @@
 //!
 //! Power against near misses: the same test at the same number of runs must reject each
 //! method with deliberate bugs planted ([`Bug`], the engine's `DecodeConfig::bug`), and
-//! lossy mentored decoding at a small KL budget. The bugs' effects scale with how much the
-//! two models disagree, and the distilled pair agree closely on most text (at
+//! lossy mentored decoding at a small KL budget. The bugs' effects scale with how much
+//! the two models disagree, and the distilled pair agree closely on most text (at
 //! `ROMEO:\nWhat` their first characters are 0.04 apart in total variation, and
 //! resample-from-target moves the joint by a noncentrality of only λ ≈ 40 at 10k runs,
-//! below the critical value). The prompt is therefore the speaker-line opening where the
-//! near misses are largest among 2,000 scanned from the corpus: at `BRAKENBURY:\nHad ` the
-//! first characters are 0.29 apart. Each case's comment gives the noncentrality
-//! λ = N·Σ(p_bug − p)²/p of its near misses at N = 10k over the test's pooled bins,
-//! computed from the models' exact conditionals (closed form for speculative sampling,
-//! 400k token-level draws of the buggy selection for the others); the statistic is then
-//! about df + λ, against critical values at p = 1e-6 of 216 (126 degrees of freedom, the
-//! default sampling) and 99 (41, top-k 8). "Zero cells": the bug emits pairs of probability
-//! 0, which reject outright.
+//! below the critical value). The prompt is therefore the one where the weakest of
+//! speculative sampling's near misses is strongest among about 2,000 speaker-line
+//! openings scanned from the corpus (a name line and the first 0 to 4 characters of the
+//! speech): at `BRAKENBURY:\nHad ` the first characters are 0.29 apart (0.51 under
+//! top-k 8). Each case's comment gives the noncentrality λ = N·Σ(p_bug − p)²/p of its
+//! near misses at N = 10k over the test's pooled bins, computed from the models' exact
+//! conditionals (closed form for speculative sampling, 400k token-level draws of the
+//! buggy selection for the others); the statistic is then about df + λ, against
+//! critical values at p = 1e-6 of 216 (126 degrees of freedom, the default sampling)
+//! and 99 (41, top-k 8). "Zero cells": the bug emits pairs of probability 0, which
+//! reject outright.
 
 use specula_core::Bug::{self, CacheReset, FilteredDraft, ResampleFromTarget, SharedUniform};
 use specula_engine::{
