@@ -3,11 +3,27 @@
 // checks what a student sees against the engine's own trace and summary.
 // Usage: node tests/www/run.mjs DIST_DIR [--artifacts DIR] [--no-webgpu] [--only NAME,...]
 // Exit status 1 when any check fails. Screenshots of each method go to --artifacts.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium } from "./deps.mjs";
 import { serve } from "./serve.mjs";
+import {
+  cachedPairsOf,
+  close,
+  drawnCurves,
+  emittedOf,
+  finishedLive,
+  hook,
+  loaded,
+  makeBrowser,
+  makeOpen,
+  pageFmt,
+  planMeans,
+  playToEnd,
+  reference,
+  setControl,
+  shown,
+} from "./page-helpers.mjs";
 import { addWalkTests } from "./walk.mjs";
 
 const args = process.argv.slice(2);
@@ -25,7 +41,6 @@ const only = opt("--only")?.split(",");
 const webgpu = !args.includes("--no-webgpu");
 mkdirSync(artifacts, { recursive: true });
 
-const BASE_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 const failures = [];
 let checks = 0;
 function check(ok, what, detail = "") {
@@ -36,102 +51,13 @@ function check(ok, what, detail = "") {
     console.log(`FAIL ${what}${detail ? `\n     ${detail}` : ""}`);
   }
 }
-const close = (a, b, eps = 1e-9) => (a === null && b === null) || (typeof a === "number" && typeof b === "number" && Math.abs(a - b) <= eps);
 
 const server = await serve(dist);
 const origin = new URL(server.url).origin;
 console.log(`serving ${dist} on ${server.url}`);
 
-async function browser({ gpu = false } = {}) {
-  const profile = mkdtempSync(join(tmpdir(), "specula-www-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    headless: true,
-    args: gpu ? [...BASE_FLAGS, "--enable-unsafe-webgpu"] : BASE_FLAGS,
-    viewport: { width: 1280, height: 900 },
-  });
-  const problems = [];
-  context.on("request", (r) => {
-    const u = new URL(r.url());
-    if (!["data:", "blob:"].includes(u.protocol) && u.origin !== origin) problems.push(`off-origin request ${r.url()}`);
-  });
-  context.on("page", (p) => watch(p, problems));
-  for (const p of context.pages()) watch(p, problems);
-  return {
-    context,
-    problems,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
-}
-
-function watch(page, problems) {
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    const text = m.text();
-    if (/Content Security Policy|Refused to/.test(text)) problems.push(`CSP: ${text}`);
-    if (m.type() === "error" && !/favicon|404 \(Not Found\)/.test(text)) console.log(`     [page error] ${text}`);
-  });
-}
-
-async function open(context, query) {
-  const page = context.pages()[0] ?? (await context.newPage());
-  await page.goto(`${server.url}?${query}`);
-  await page.waitForFunction(() => window.__speculaPage?.ready === true, null, { timeout: 30_000 });
-  return page;
-}
-
-const loaded = (page, timeout = 120_000) => page.waitForFunction(() => window.__speculaPage?.loaded === true, null, { timeout, polling: 100 });
-const finishedLive = (page, timeout = 120_000) =>
-  page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live" && !window.__speculaPage.error, null, { timeout, polling: 100 });
-const hook = (page) => page.evaluate(() => window.__speculaPage);
-
-/** Sets a control's value as a user would, firing input and change. */
-async function setControl(page, id, value) {
-  await page.evaluate(
-    ({ id, value }) => {
-      const el = document.getElementById(id);
-      if (el.type === "checkbox") el.checked = value;
-      else el.value = String(value);
-      el.dispatchEvent(new Event("input", { bubbles: true }));
-      el.dispatchEvent(new Event("change", { bubbles: true }));
-    },
-    { id, value },
-  );
-}
-
-/** Presses Play and waits for the live run to finish; returns the hook. */
-async function playToEnd(page) {
-  await page.click("#play");
-  await finishedLive(page);
-  return hook(page);
-}
-
-/** What the page shows: output characters with their sources and tokens. */
-const shown = (page) =>
-  page.$$eval("#output .otok", (spans) => spans.map((s) => ({ token: Number(s.dataset.token), source: s.dataset.source })));
-
-/** Runs `options` straight through the package in the page (a second worker): the reference. */
-const reference = (page, options) =>
-  page.evaluate(async (options) => {
-    const { Specula } = await import("./specula/index.js");
-    const s = await Specula.load({ backend: "cpu" });
-    const rounds = [];
-    const it = s.generate(options);
-    let summary;
-    for (;;) {
-      const { value, done } = await it.next();
-      if (done) {
-        summary = value;
-        break;
-      }
-      rounds.push(value.trace);
-    }
-    s.terminate();
-    return { rounds, summary };
-  }, options);
+const browser = makeBrowser(origin);
+const open = makeOpen(server.url);
 
 /** Page metrics (its port of the engine's bookkeeping) == the engine's summary. */
 function sameMetrics(h, label) {
@@ -151,48 +77,6 @@ function sameMetrics(h, label) {
     JSON.stringify({ page: p?.summary, engine: e?.summary }),
   );
 }
-
-/** The page's number format (www/js/anim.js): "–" for none, "∞" for infinities. */
-const pageFmt = (x, d = 2) => (x === null || x === undefined ? "–" : !Number.isFinite(x) ? "∞" : x.toFixed(d));
-
-/** Emitted characters of rounds (the package's round objects or bare traces), in order. */
-const emittedOf = (rounds) =>
-  rounds.flatMap((r) => {
-    const t = r.trace ?? r;
-    return t.emitted.map((token, i) => ({ token, source: t.sources[i] }));
-  });
-
-/** The target/draft pairs the page caches for its theory charts: the last 24 recorded steps. */
-const cachedPairsOf = (traces) =>
-  traces.flatMap((t) => t.steps.filter((s) => s.targetProbs && s.draftProbs).map((s) => ({ target: s.targetProbs, draft: s.draftProbs }))).slice(-24);
-
-/** plan() of the package (a fresh import in the page), averaged over `pairs` for each k. */
-const planMeans = (page, pairs, methods, ks) =>
-  page.evaluate(
-    async ({ pairs, methods, ks }) => {
-      const { plan } = await import("./specula/index.js");
-      const out = {};
-      for (const method of methods) {
-        out[method] = [];
-        for (const k of ks) {
-          let total = 0;
-          for (const { target, draft } of pairs) total += (await plan({ method, drafts: k, target, draft, normalize: true })).acceptance ?? 0;
-          out[method].push(total / pairs.length);
-        }
-      }
-      return out;
-    },
-    { pairs, methods, ks },
-  );
-
-/** A line chart's curves as drawn: title → [[x px, y px]] (www/js/charts.js `lines`). */
-const drawnCurves = (page, selector) =>
-  page.$$eval(`${selector} path.curve`, (paths) =>
-    paths.map((p) => ({
-      name: p.querySelector("title")?.textContent,
-      points: [...p.getAttribute("d").matchAll(/[ML](-?[\d.]+),(-?[\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]),
-    })),
-  );
 
 const tests = {};
 
