@@ -26,6 +26,10 @@
 //! Each round yields a [`RoundTrace`] (serde-serialisable), and the decoder keeps
 //! [`Metrics`] with vLLM's definitions. Time is read through an injectable [`Clock`].
 //!
+//! For teaching, and for measuring the power of exactness tests, [`DecodeConfig::bug`]
+//! plants one of `specula_core`'s deliberate mistakes ([`Bug`]) in the decoder: in the
+//! draft draws, the distributions tested, the selection, or the context the models see.
+//!
 //! ```
 //! use specula_engine::synthetic::MarkovModel;
 //! use specula_engine::{DecodeConfig, Decoder, DraftShape, Method, generate};
@@ -45,6 +49,7 @@
 //! ```
 //!
 //! [`SamplingConfig`]: specula_core::SamplingConfig
+//! [`Bug`]: specula_core::Bug
 #![deny(missing_docs)]
 
 // The README's Rust snippets, compiled and run as doc tests so they cannot go stale.
