@@ -16,6 +16,7 @@ fn mentored_joint(
     draft: &MarkovModel,
     prompt: &[u32],
     length: usize,
+    budget: f64,
 ) -> Vec<f64> {
     let vocab = target.vocab();
     let sampling = SamplingConfig::default();
@@ -28,10 +29,10 @@ fn mentored_joint(
         }
         let t = target.distribution(&context, &sampling).unwrap();
         let d = draft.distribution(&context, &sampling).unwrap();
-        let (plan, analysis) = mentored_analysis(&t, &d, BUDGET).unwrap();
+        let (plan, analysis) = mentored_analysis(&t, &d, budget).unwrap();
         let kl = kl_divergence(t.probs(), &analysis.output);
         assert!(
-            kl <= BUDGET * (1.0 + 1e-9) + 1e-12,
+            kl <= budget * (1.0 + 1e-9) + 1e-12,
             "closed form KL {kl} > D"
         );
         assert!((kl - plan.kl).abs() < 1e-9);
@@ -86,7 +87,7 @@ fn every_position_stays_within_the_kl_budget() {
 fn the_sampled_joint_is_the_product_of_mentored_outputs() {
     let (mut target, mut draft) = pair(4, 1, 71, 2.0);
     let prompt = [2];
-    let truth = mentored_joint(&target, &draft, &prompt, 3);
+    let truth = mentored_joint(&target, &draft, &prompt, 3, BUDGET);
     let mut counts = vec![0_u64; truth.len()];
     for seed in 0..60_000 {
         let config = DecodeConfig {
@@ -104,6 +105,13 @@ fn the_sampled_joint_is_the_product_of_mentored_outputs() {
         specula_engine::synthetic::exact_joint(&target, &prompt, 3, &SamplingConfig::default())
             .unwrap();
     assert!(chi_square_p(&counts, &exact) < 1e-6);
+    // Power against near misses at this sample size: mentored decoding run with a budget
+    // a little off (the wrong D, or a solver that stops short of the budget) is rejected.
+    for near in [0.6 * BUDGET, 1.5 * BUDGET] {
+        let wrong = mentored_joint(&target, &draft, &prompt, 3, near);
+        let p_wrong = chi_square_p(&counts, &wrong);
+        assert!(p_wrong < 1e-6, "D = {near}: chi-square p-value {p_wrong}");
+    }
 }
 
 #[test]
