@@ -303,19 +303,31 @@ mod tests {
                     .sum::<usize>();
                 counts[cell] += 1;
             }
-            let stat: f64 = counts
-                .iter()
-                .zip(&expected)
-                .map(|(&o, &p)| {
-                    let e = p * samples as f64;
-                    (o as f64 - e).powi(2) / e
-                })
-                .sum();
-            let df = (cells.len() - 1) as f64;
-            let p_value = 1.0 - ChiSquared::new(df).expect("df").cdf(stat);
+            let chi_square = |probs: &[f64]| -> (f64, f64) {
+                let stat: f64 = counts
+                    .iter()
+                    .zip(probs)
+                    .filter(|&(&o, &p)| o > 0 || p > 0.0)
+                    .map(|(&o, &p)| {
+                        let e = p * samples as f64;
+                        (o as f64 - e).powi(2) / e
+                    })
+                    .sum();
+                let df = (cells.len() - 1) as f64;
+                (stat, 1.0 - ChiSquared::new(df).expect("df").cdf(stat))
+            };
+            let (stat, p_value) = chi_square(&expected);
             assert!(
                 p_value > 1e-4,
                 "{name}: chi-square {stat:.1}, p = {p_value:e}"
+            );
+            // Power at this sample size: the same counts reject a decoder that does not
+            // slide (it keeps the whole context), the near miss this test guards against.
+            let (wrong_stat, wrong_p) = chi_square(&plain);
+            assert!(
+                wrong_p < 1e-6,
+                "{name}: cannot tell the sliding policy from no slide (chi-square \
+                 {wrong_stat:.1}, p = {wrong_p:e})"
             );
         }
     }
