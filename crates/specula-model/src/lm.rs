@@ -9,6 +9,8 @@
 //!    previous call's suffixes when each new sequence extends one of them, as SpecTr's
 //!    draft calls do), padded at the end to a common length.
 
+mod branch;
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
 
@@ -18,21 +20,7 @@ use crate::error::{Error, Result};
 use crate::host_model::{HostContext, HostGpt};
 use crate::kv::Kv;
 use crate::transformer::{Gpt, KvContext};
-
-/// Suffixes computed by the previous request, one row per sequence.
-#[derive(Debug)]
-struct Branch {
-    /// Length of the shared prefix they were computed against.
-    base: usize,
-    /// Tokens per row after the prefix.
-    len: usize,
-    /// Full token sequences (`base + len` each).
-    rows: Vec<Vec<u32>>,
-    /// Keys/values of every row and position.
-    layers: Kv,
-    /// `rows × len × vocab` logits.
-    logits: Vec<f32>,
-}
+use branch::Branch;
 
 /// Work counters, for measuring cost per position.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -408,134 +396,6 @@ impl BurnLm {
         }
     }
 
-    /// Moves the longest run of `prefix[keep..]` that a previous suffix row already computed
-    /// (against this same prefix start) into the shared cache, and returns its length. After
-    /// a SpecTr verification the accepted draft is such a row, so the next request does not
-    /// recompute it.
-    fn promote_branch(&mut self, prefix: &[u32], keep: usize) -> usize {
-        let Some(b) = self.branch.as_ref().filter(|b| b.base == keep) else {
-            return 0;
-        };
-        let best = b
-            .rows
-            .iter()
-            .enumerate()
-            // Every row holds `base + len` tokens: the prefix it was computed against, then
-            // its suffix.
-            .filter(|(_, row)| row[..keep] == prefix[..keep])
-            .map(|(r, row)| (r, common_prefix(&row[keep..], &prefix[keep..])))
-            .max_by_key(|&(_, m)| m);
-        let Some((r, m)) = best.filter(|&(_, m)| m > 0) else {
-            return 0;
-        };
-        let kv = b.layers.row_prefix(r, m);
-        let vocab = self.config.vocab_size;
-        let logits = b.logits[r * b.len * vocab..(r * b.len + m) * vocab].to_vec();
-        if self.cache.append(&prefix[keep..keep + m], kv, logits) {
-            m
-        } else {
-            0
-        }
-    }
-
-    /// Runs every suffix row (tokens after `base`) in one batch.
-    async fn run_suffixes(
-        &mut self,
-        rows: &[&[u32]],
-        suffix_rows: &[usize],
-        base: usize,
-    ) -> Result<Suffix> {
-        let vocab = self.config.vocab_size;
-        let parents = self.branch_parents(rows, suffix_rows, base);
-        let reused = match (&parents, &self.branch) {
-            (Some(_), Some(b)) => b.len,
-            _ => 0,
-        };
-        let start = base + reused;
-        let lens: Vec<usize> = suffix_rows.iter().map(|&i| rows[i].len() - start).collect();
-        let width = lens.iter().copied().max().unwrap_or(0);
-        let mut old_logits = Vec::new();
-        let mut gathered: Option<Kv> = None;
-        if let (Some(parents), Some(branch)) = (&parents, &self.branch) {
-            let row_len = branch.len * vocab;
-            for &p in parents {
-                old_logits.extend_from_slice(&branch.logits[p * row_len..(p + 1) * row_len]);
-            }
-            gathered = Some(branch.layers.select(parents, &self.device));
-        }
-        if width == 0 {
-            // Every wanted position was computed by the previous request.
-            return Ok(Suffix {
-                reused,
-                width,
-                old_logits,
-                new_logits: Vec::new(),
-                next_branch: None,
-            });
-        }
-        // Pad at the end: causal attention keeps padding out of every real position.
-        let mut tokens = Vec::with_capacity(suffix_rows.len() * width);
-        for &i in suffix_rows {
-            let row = &rows[i][start..];
-            tokens.extend_from_slice(row);
-            tokens.extend(std::iter::repeat_n(0, width - row.len()));
-        }
-        let (new_logits, kv) = self
-            .run_forward(&tokens, suffix_rows.len(), base, gathered.as_ref())
-            .await?;
-        self.stats.passes += 1;
-        self.stats.positions += tokens.len() as u64;
-        // Only unpadded rows can be extended by the next request.
-        let unpadded = lens.iter().all(|&l| l == width);
-        let layers = match gathered {
-            _ if !unpadded => None,
-            Some(old) => old.cat(kv),
-            None => Some(kv),
-        };
-        let next_branch = layers.map(|layers| {
-            let mut logits = Vec::with_capacity(suffix_rows.len() * (reused + width) * vocab);
-            for r in 0..suffix_rows.len() {
-                logits.extend_from_slice(&old_logits[r * reused * vocab..(r + 1) * reused * vocab]);
-                logits.extend_from_slice(&new_logits[r * width * vocab..(r + 1) * width * vocab]);
-            }
-            Branch {
-                base,
-                len: reused + width,
-                rows: suffix_rows.iter().map(|&i| rows[i].to_vec()).collect(),
-                layers,
-                logits,
-            }
-        });
-        Ok(Suffix {
-            reused,
-            width,
-            old_logits,
-            new_logits,
-            next_branch,
-        })
-    }
-
-    /// For each suffix row, the previous branch row it extends, if every row extends one
-    /// computed against the same prefix.
-    fn branch_parents(
-        &self,
-        rows: &[&[u32]],
-        suffix_rows: &[usize],
-        base: usize,
-    ) -> Option<Vec<usize>> {
-        let branch = self.branch.as_ref().filter(|b| b.base == base)?;
-        suffix_rows
-            .iter()
-            .map(|&i| {
-                let row = rows[i];
-                branch
-                    .rows
-                    .iter()
-                    .position(|b| row.len() >= b.len() && row.starts_with(b))
-            })
-            .collect()
-    }
-
     fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
         if tokens.len() > self.config.max_seq {
             return Err(Error::BadRequest(format!(
@@ -554,30 +414,6 @@ impl BurnLm {
     fn int_tensor(&self, tokens: &[u32], shape: [usize; 2]) -> Tensor<2, Int> {
         let data: Vec<i64> = tokens.iter().map(|&t| i64::from(t)).collect();
         Tensor::from_data(TensorData::new(data, shape), &self.device)
-    }
-}
-
-/// The outcome of one suffix batch.
-struct Suffix {
-    reused: usize,
-    width: usize,
-    /// `rows × reused × vocab`, from the previous branch.
-    old_logits: Vec<f32>,
-    /// `rows × width × vocab`.
-    new_logits: Vec<f32>,
-    next_branch: Option<Branch>,
-}
-
-impl Suffix {
-    /// Logits of suffix row `r` at offset `off` after the shared prefix.
-    fn row(&self, r: usize, off: usize, vocab: usize) -> Option<&[f32]> {
-        if off < self.reused {
-            let at = (r * self.reused + off) * vocab;
-            self.old_logits.get(at..at + vocab)
-        } else {
-            let at = (r * self.width + off - self.reused) * vocab;
-            self.new_logits.get(at..at + vocab)
-        }
     }
 }
 
