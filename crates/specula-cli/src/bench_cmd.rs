@@ -265,7 +265,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
                 pair.target.reset();
                 let run = decode::run(&mut pair, config, prompt, |_| true)?;
                 *seconds += run.wall.as_secs_f64();
-                add(total, &run.metrics);
+                total.add(&run.metrics);
                 bar.inc(1);
             }
         }
@@ -345,18 +345,6 @@ fn parse_kls(raw: &str) -> Result<Vec<f64>, CliError> {
     raw.split(',')
         .map(|d| parse::float("--kls", d, 0.0, 1e6))
         .collect()
-}
-
-fn add(total: &mut Metrics, m: &Metrics) {
-    total.rounds += m.rounds;
-    total.drafted_tokens += m.drafted_tokens;
-    total.accepted_tokens += m.accepted_tokens;
-    total.resampled_tokens += m.resampled_tokens;
-    total.bonus_tokens += m.bonus_tokens;
-    total.emitted_tokens += m.emitted_tokens;
-    total.draft_calls += m.draft_calls;
-    total.target_calls += m.target_calls;
-    total.timing.add(&m.timing);
 }
 
 /// The α with `(1 − α^{γ+1}) / (1 − α) = be` (bisection; the left side grows with α).
