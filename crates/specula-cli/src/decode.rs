@@ -12,7 +12,10 @@
 
 use std::time::{Duration, Instant};
 
-use specula_engine::{DecodeConfig, Decoder, FinishReason, LanguageModel, Metrics, StdClock, Step};
+use specula_engine::{
+    DecodeConfig, Decoder, FinishReason, LanguageModel, Metrics, StdClock, Step, slide_context,
+    stretch_config, window_start,
+};
 
 use crate::error::CliError;
 use crate::models::Pair;
@@ -30,17 +33,6 @@ pub struct Run {
     pub wall: Duration,
     /// Whether `on_tokens` stopped the run early (its reader went away).
     pub stopped: bool,
-}
-
-/// The context the models read before the first token: the prompt, or its last
-/// `window / 2` tokens when it does not leave a position free.
-#[must_use]
-pub fn first_context(prompt: &[u32], window: usize) -> &[u32] {
-    if prompt.len() < window {
-        prompt
-    } else {
-        &prompt[prompt.len() - (window.max(2) / 2)..]
-    }
 }
 
 /// Decodes `prompt` with `config`, calling `on_tokens` with each batch of new tokens;
@@ -87,9 +79,8 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
 ) -> Result<Run, CliError> {
     let started = Instant::now();
     let window = window.max(2);
-    let keep = window / 2;
     let total = config.max_new_tokens;
-    let mut context = first_context(prompt, window).to_vec();
+    let mut context = window_start(prompt, window).to_vec();
     let mut tokens = Vec::new();
     let mut metrics = Metrics::default();
     let mut stretch = 0_u64;
@@ -98,16 +89,8 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
             slide(draft, target);
         }
         let room = window - context.len();
-        let stretch_config = DecodeConfig {
-            max_new_tokens: room.min(total - tokens.len()),
-            // The first stretch keeps the seed (a run that never slides is unchanged);
-            // later ones get their own stream.
-            seed: config
-                .seed
-                .wrapping_add(stretch.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            ..config.clone()
-        };
-        let part = run_stretch(draft, target, stretch_config, &context, &mut on_tokens)?;
+        let part_config = stretch_config(&config, stretch, room.min(total - tokens.len()));
+        let part = run_stretch(draft, target, part_config, &context, &mut on_tokens)?;
         metrics.add(&part.metrics);
         context.extend_from_slice(&part.tokens);
         tokens.extend_from_slice(&part.tokens);
@@ -117,7 +100,7 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
         if done {
             break (part.finish, part.stopped);
         }
-        context.drain(..context.len() - keep);
+        slide_context(&mut context, window);
         stretch += 1;
     };
     Ok(Run {

@@ -72,6 +72,7 @@ mod select;
 mod stopping;
 pub mod synthetic;
 mod trace;
+mod window;
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::StdClock;
@@ -86,3 +87,4 @@ pub use request::{ForwardRequest, ForwardResponse, Query, Role, Step};
 pub use specula_core::SamplingConfig;
 pub use stopping::{Detokenizer, FinishReason};
 pub use trace::{BonusStep, DepthStep, DraftNode, RoundTrace, Timing, TokenCounts, TokenSource};
+pub use window::{slide_context, stretch_config, window_start};

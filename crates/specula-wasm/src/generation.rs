@@ -11,6 +11,7 @@ use std::cell::Cell;
 use serde::Serialize;
 use specula_engine::{
     DecodeConfig, Decoder, FinishReason, Metrics, MetricsSummary, RoundTrace, Step, TokenCounts,
+    slide_context, stretch_config, window_start,
 };
 
 use crate::backend::BackendInfo;
@@ -91,14 +92,7 @@ fn stretch_decoder(
     stretch: u64,
     vocab: usize,
 ) -> Result<Decoder> {
-    let config = DecodeConfig {
-        max_new_tokens,
-        // The first stretch keeps the seed (a run that never slides is unchanged).
-        seed: config
-            .seed
-            .wrapping_add(stretch.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        ..config.clone()
-    };
+    let config = stretch_config(config, stretch, max_new_tokens);
     #[allow(unused_mut)]
     let mut decoder = Decoder::new(config, context.to_vec())?;
     #[cfg(target_arch = "wasm32")]
@@ -123,11 +117,7 @@ impl Generation {
             ))
         })?;
         let window = models.context().max(2);
-        let context = if prompt_tokens.len() < window {
-            prompt_tokens
-        } else {
-            prompt_tokens[prompt_tokens.len() - window / 2..].to_vec()
-        };
+        let context = window_start(&prompt_tokens, window).to_vec();
         let mut config = options.config;
         config.token_text = Some(tokenizer.token_texts());
         let total = config.max_new_tokens;
@@ -152,13 +142,12 @@ impl Generation {
     /// Starts the next stretch: the context's last `window / 2` tokens, read afresh.
     fn slide(&mut self, models: &mut Models) -> Result<()> {
         self.context.extend_from_slice(self.decoder.generated());
-        let keep = self.window / 2;
-        self.context.drain(..self.context.len() - keep);
+        slide_context(&mut self.context, self.window);
         self.earlier.add(self.decoder.metrics());
         self.earlier_tokens += self.decoder.generated().len();
         self.earlier_rounds += self.decoder.metrics().rounds as usize;
         self.stretch += 1;
-        let next = self.remaining.min(self.window - keep);
+        let next = self.remaining.min(self.window - self.context.len());
         self.remaining -= next;
         models.reset();
         self.decoder = stretch_decoder(
