@@ -71,6 +71,8 @@ app_install() {
   cp -r tests/web-package/app/. "$app/"
   cp tests/web-package/run.mjs "$app/"
   (cd "$app" && npm install --no-audit --no-fund --loglevel=error "$tarball")
+  # Bad weight sets for the hostile-input table, made from the package's own weights.
+  node tests/web-package/bad-weights.mjs "$app/node_modules/specula/dist/weights" "$app/public/weights-bad"
 }
 
 app_build() {

@@ -14,6 +14,8 @@ const benchArg = process.argv.find((a) => a.startsWith("--bench"));
 const timeoutMs = Number(process.env.SPECULA_PAGE_TIMEOUT_MS ?? 900_000);
 
 const server = await preview({
+  // A plain static server: a missing file is a 404, not the single-page app's index.html.
+  appType: "mpa",
   logLevel: "warn",
   preview: { host: "127.0.0.1", port: 0, strictPort: false, open: false },
 });

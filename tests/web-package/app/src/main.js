@@ -1,6 +1,7 @@
 // The package test's page: uses `specula` exactly as an app would (installed from the
 // packed tarball, bundled by Vite) and records every check in window.__specula.
 import { Specula, SpeculaError, plan } from "specula";
+import { runHostile } from "./hostile.js";
 
 const PROMPT = "ROMEO:\nBut soft";
 const log = [];
@@ -25,56 +26,6 @@ async function text(specula, options) {
   let out = "";
   for await (const round of specula.generate(options)) out += round.text;
   return out;
-}
-
-/** Runs `f`; checks that it throws a SpeculaError with `code` whose message contains `needle`. */
-async function throws(what, code, needle, f) {
-  try {
-    await f();
-    check(false, `${what}: expected an error`);
-  } catch (error) {
-    const good =
-      error instanceof SpeculaError && error.code === code && String(error.message).includes(needle);
-    check(good, `${what} -> ${error?.name} ${error?.code}: ${error?.message}`);
-  }
-}
-
-async function badInputs(specula) {
-  const base = { prompt: PROMPT, maxTokens: 4, temperature: 0 };
-  await throws("wrong type", "invalid_option", "prompt in generate options must be a string", () =>
-    text(specula, { ...base, prompt: 42 }),
-  );
-  await throws("gamma 0", "invalid_option", "gamma must be a whole number from 1", () =>
-    text(specula, { ...base, gamma: 0 }),
-  );
-  await throws("negative D", "invalid_option", "kl (the KL budget D", () =>
-    text(specula, { ...base, method: "mentored", kl: -0.5 }),
-  );
-  await throws("NaN", "invalid_option", "NaN", () => text(specula, { ...base, temperature: NaN }));
-  await throws("unknown method", "invalid_option", 'unknown method "beam"', () =>
-    text(specula, { ...base, method: "beam" }),
-  );
-  await throws("unknown option", "invalid_option", 'unknown option "temprature"', () =>
-    text(specula, { ...base, temprature: 1 }),
-  );
-  await throws("unknown characters", "bad_prompt", "'ï'", () => text(specula, { ...base, prompt: "naïve" }));
-  await throws("not plain data", "invalid_option", "plain data", () =>
-    text(specula, { ...base, stop: [() => 1] }),
-  );
-  await throws("plan: wrong lengths", "invalid_option", "target has 2 entries but draft has 1", () =>
-    plan({ method: "kseq", target: [0.5, 0.5], draft: [1] }),
-  );
-  await throws("load: unknown backend", "invalid_option", 'unknown backend "metal"', () =>
-    Specula.load({ backend: "metal" }),
-  );
-  await throws("load: unknown draftBackend", "invalid_option", 'unknown draftBackend "gpu"', () =>
-    Specula.load({ draftBackend: "gpu" }),
-  );
-  const fresh = new Specula();
-  await throws("generate before load", "not_loaded", "call load() first", () =>
-    text(fresh, { prompt: PROMPT }),
-  );
-  fresh.terminate();
 }
 
 async function abortMidRound(specula) {
@@ -169,7 +120,9 @@ async function main() {
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });
   check(tree.tokens === 12, `cpu: SpecTr with tree drafts ${JSON.stringify(tree.text)}`);
-  await badInputs(cpu);
+  // The hostile-input table (./hostile.js): one check per row, then the same greedy text.
+  const hostile = await runHostile(cpu, check, { options: { ...greedy, method: "speculative" }, text: cpuAr });
+  check(hostile.seconds < 60, `hostile table: ${hostile.rows} rows in ${hostile.seconds.toFixed(1)} s (limit 60 s)`);
   await abortMidRound(cpu);
   check((await text(cpu, { ...greedy, method: "speculative" })) === cpuAr, "cpu: usable after bad inputs and abort");
 
