@@ -26,6 +26,7 @@ function spawnWorker() {
 /** Sends requests to one worker and routes its replies by request id. */
 class Channel {
   constructor() {
+    this.terminated = false;
     this.worker = spawnWorker();
     this.nextId = 1;
     this.handlers = new Map();
@@ -41,6 +42,8 @@ class Channel {
 
   /** Posts `message`; `onMessage` gets every reply until it returns true. */
   send(message, onMessage) {
+    // A terminated worker takes messages and never answers: refuse instead of hanging.
+    if (this.terminated) throw new SpeculaError("this Specula instance was terminated", "terminated");
     const id = this.nextId++;
     this.handlers.set(id, (reply) => {
       if (onMessage(reply)) this.handlers.delete(id);
@@ -80,6 +83,7 @@ class Channel {
   }
 
   terminate() {
+    this.terminated = true;
     this.worker.terminate();
     const error = { message: "this Specula instance was terminated", code: "terminated" };
     for (const handler of this.handlers.values()) handler({ type: "error", error });
@@ -130,22 +134,36 @@ function describe(value) {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
+/** `f()`, or an "invalid_option" SpeculaError naming the option when `new URL` refuses it. */
+function resolving(name, value, f) {
+  try {
+    return f();
+  } catch (error) {
+    throw new SpeculaError(`${name} ${JSON.stringify(String(value))} is not a URL: ${error.message}`, "invalid_option");
+  }
+}
+
 function urlsFor({ weightsUrl, wasmUrl }) {
   const urls = {};
   if (weightsUrl !== undefined) {
-    const base = new URL(String(weightsUrl), globalThis.location?.href);
-    if (!base.pathname.endsWith("/")) base.pathname += "/";
-    for (const [key, file] of [
-      ["manifest", "manifest.json"],
-      ["draftMeta", "draft.json"],
-      ["draftWeights", "draft.bpk"],
-      ["targetMeta", "target.json"],
-      ["targetWeights", "target.bpk"],
-    ]) {
-      urls[key] = new URL(file, base).href;
-    }
+    // A URL with an opaque path (data:, blob:) parses but cannot have files under it.
+    resolving("weightsUrl", weightsUrl, () => {
+      const base = new URL(String(weightsUrl), globalThis.location?.href);
+      if (!base.pathname.endsWith("/")) base.pathname += "/";
+      for (const [key, file] of [
+        ["manifest", "manifest.json"],
+        ["draftMeta", "draft.json"],
+        ["draftWeights", "draft.bpk"],
+        ["targetMeta", "target.json"],
+        ["targetWeights", "target.bpk"],
+      ]) {
+        urls[key] = new URL(file, base).href;
+      }
+    });
   }
-  if (wasmUrl !== undefined) urls.wasm = new URL(String(wasmUrl), globalThis.location?.href).href;
+  if (wasmUrl !== undefined) {
+    urls.wasm = resolving("wasmUrl", wasmUrl, () => new URL(String(wasmUrl), globalThis.location?.href).href);
+  }
   return urls;
 }
 
@@ -215,6 +233,11 @@ export class Specula {
     let signal;
     if (options !== null && typeof options === "object" && !Array.isArray(options) && "signal" in options) {
       ({ signal, ...options } = options);
+      if (signal === null) signal = undefined;
+      // Duck-typed, so a signal from another realm (an iframe's AbortController) works too.
+      if (signal !== undefined && (typeof signal?.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
+        throw new SpeculaError(`signal must be an AbortSignal, got ${describe(signal)}`, "invalid_option");
+      }
     }
     const queue = [];
     let wake = null;

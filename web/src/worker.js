@@ -48,7 +48,16 @@ function ensureWasm(id, urls) {
       const bytes = await fetchWithProgress(urls.wasm, "specula_wasm_bg.wasm", undefined, (p) =>
         post({ type: "progress", id, ...p }),
       );
-      await init({ module_or_path: bytes });
+      try {
+        await init({ module_or_path: bytes });
+      } catch (error) {
+        // Bytes that do not compile or link (another file, another build): a bad download,
+        // not a bug in Specula.
+        throw Object.assign(
+          new Error(`specula_wasm_bg.wasm from ${urls.wasm} is not the specula WebAssembly module: ${error.message}`),
+          { code: "download_failed" },
+        );
+      }
     })();
     // A failed download may be retried by the next request.
     wasmReady.catch(() => {
