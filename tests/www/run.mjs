@@ -25,6 +25,7 @@ import {
   shown,
 } from "./page-helpers.mjs";
 import { addWalkTests } from "./walk.mjs";
+import { addHostileTests } from "./hostile.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -420,7 +421,7 @@ tests.screenshots = async () => {
       ["spectr-tree", "method=spectr-tree&tree=2,2,1"],
       ["multiround", "method=multiround&gamma=4&k=3"],
       ["spectr-otm", "method=spectr-otm&gamma=4&k=3"],
-      ["mentored", "method=mentored&gamma=4&D=0.05"],
+      ["mentored", "method=mentored&gamma=4&D=0.049"], // a D on the slider's log grid
     ]) {
       const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
       await loaded(page);
@@ -478,6 +479,9 @@ tests.webgpu = async () => {
 
 // The walk through the page (clicks, layout, definitions, narration, charts, tree, inputs, race).
 addWalkTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
+
+// The hostile-input table: what a student types, pastes or links, refused or run faithfully.
+addHostileTests(tests, { browser, open, loaded, hook, check });
 
 const started = Date.now();
 try {

@@ -381,9 +381,8 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
         check(seen.error && pattern.test(seen.error) && /^not running/.test(seen.state) && seen.value === value && seen.invalid === "true" && h.modelRuns === runs,
           `${label}: refused with "${seen.error}" (status "${seen.state}")`, JSON.stringify(seen));
       };
-      await refuse("maxtokens", "400", /^tokens must be a whole number from 1 to 249 \(the models' context of 256 characters minus the 7-character prompt\); got 400\./, "tokens 400");
-      await refuse("maxtokens", "0", /^tokens must be a whole number from 1 to 249 .*got 0\./, "tokens 0");
-      await refuse("maxtokens", "5000", /got 5000\./, "tokens 5000");
+      await refuse("maxtokens", "5000", /^tokens must be a whole number from 1 to 4096; got 5000\. Nothing was run\.$/, "tokens 5000");
+      await refuse("maxtokens", "0", /^tokens must be a whole number from 1 to 4096; got 0\./, "tokens 0");
       await page.fill("#maxtokens", "20");
       await page.keyboard.press("Tab"); // leaving the field runs with 20 tokens
       await page.waitForTimeout(300);
@@ -393,7 +392,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       const range = await page.textContent("#maxtokens-range");
       await page.fill("#prompt", "ROMEO:\nWhat say you?\n");
       const longer = await page.textContent("#maxtokens-range");
-      check(range === "1–249" && longer === "1–235", `the tokens range follows the context minus the prompt (${range}, then ${longer})`);
+      check(range === "1–4096" && longer === "1–4096", `the tokens range is the package's, whatever the prompt: the context window slides (${range}, then ${longer})`);
       const h = await playToEnd(page);
       const prompt = await page.evaluate(() => {
         const p = document.querySelector("#output .prompt-text");

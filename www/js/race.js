@@ -2,7 +2,7 @@
 // settings, at the same time in two workers (two copies of the models), so the two wall
 // clocks run side by side. Races add up: the page reports the mean speed-up over repeats.
 import { $, S, hook } from "./state.js";
-import { settings, problem, showError } from "./settings.js";
+import { settings, problem, showError, whole } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
 import { scheduleTheory } from "./theory.js";
 
@@ -17,10 +17,12 @@ function freshWorker() {
 }
 
 function raceRepeats() {
-  const raw = $("race-repeats").value.trim();
-  const n = raw === "" ? NaN : Number(raw);
+  const el = $("race-repeats");
+  const raw = el.value.trim();
+  const n = whole("race-repeats");
   if (!Number.isInteger(n) || n < 1 || n > 10) {
-    throw Object.assign(new Error(`repeats must be a whole number from 1 to 10; got ${raw === "" ? "nothing" : raw}. The race did not run.`), { field: "race-repeats" });
+    const got = el.validity?.badInput ? "text the browser cannot read as a number" : raw === "" ? "nothing" : raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
+    throw Object.assign(new Error(`repeats must be a whole number from 1 to 10; got ${got}. The race did not run.`), { field: "race-repeats", code: "invalid_option" });
   }
   return n;
 }
@@ -65,10 +67,10 @@ async function runRace() {
   const bad = problem(s);
   let repeats;
   try {
-    if (bad) throw Object.assign(new Error(bad.message), { field: bad.field });
+    if (bad) throw Object.assign(new Error(bad.message), { field: bad.field, code: bad.code });
     repeats = raceRepeats();
   } catch (error) {
-    showError(error.message, error.field);
+    showError(error.message, error.field, error.code ?? "invalid_option");
     $("race-verdict").textContent = `Not raced: ${error.message}`;
     return;
   }
@@ -123,7 +125,7 @@ async function runRace() {
     hook.race = S.race;
     $("race-replay").disabled = false;
   } catch (error) {
-    showError(`race: ${error.message}`);
+    showError(`race: ${error.message}`, null, error.code ?? "internal");
   } finally {
     button.disabled = false;
   }

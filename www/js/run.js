@@ -14,7 +14,11 @@ export const TIMING = { draft: 260, verify: 450, coin: 520, residual: 700 };
 let queue = Promise.resolve();
 /** Runs `action` after every action queued before it (errors are logged, not fatal). */
 export function enqueue(action) {
-  const next = queue.then(action).catch((error) => console.error(error));
+  hook.queued += 1;
+  const next = queue
+    .then(action)
+    .catch((error) => console.error(error))
+    .finally(() => (hook.queued -= 1));
   queue = next;
   return next;
 }
@@ -79,7 +83,7 @@ export async function newRun({ live = true } = {}) {
     const s = settings();
     const bad = problem(s);
     if (bad) {
-      showError(bad.message, bad.field);
+      showError(bad.message, bad.field, bad.code);
       S.run = null;
       setRunState(`not running: fix ${bad.field === "maxtokens" ? "tokens" : bad.field} (see the message below)`);
       return;
@@ -92,7 +96,6 @@ export async function newRun({ live = true } = {}) {
   hook.runId = S.run.id;
   hook.source = S.run.source;
   hook.options = S.run.sent ?? S.run.options;
-  $("output").dataset.prompt = S.run.options.prompt;
   clearOutput(S.run.options.prompt);
   setRunState(S.run.source === "recorded" ? "playing a recorded run while the models load" : "ready: press Play or Step");
 }
@@ -133,7 +136,7 @@ async function pump(run) {
       }
       if (error.code !== "aborted" && !run.stale) {
         run.error = error;
-        showError(`${error.code === "bad_prompt" ? "Bad prompt" : "The engine refused"}: ${error.message}`);
+        showError(`${error.code === "bad_prompt" ? "Bad prompt" : "The engine refused"}: ${error.message}`, error.code === "bad_prompt" ? "prompt" : null, error.code ?? "internal");
         if (S.run === run) setRunState("stopped by an error (see the message below)");
       }
       break;

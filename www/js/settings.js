@@ -20,13 +20,21 @@ const roundKl = (d) => (d === 0 ? 0 : Number(d.toPrecision(2)));
 
 export const MULTI_DRAFT = ["spectr", "spectr-otm", "multiround", "spectr-tree"];
 export const SEED_MAX = Number.MAX_SAFE_INTEGER;
+/** The package's limit on maxTokens: past the models' context the window slides, so it holds whatever the prompt. */
+export const MAX_TOKENS = 4096;
+
+/** Typed text as a message quotes it: at most `n` characters. */
+const quoted = (text, n = 40) => {
+  const chars = [...String(text)];
+  return `"${chars.length > n ? `${chars.slice(0, n).join("")}…" (${chars.length} characters)` : `${chars.join("")}"`}`;
+};
 
 export function parseTree(text) {
   const parts = String(text).split(/[\s,×x*·]+/).filter(Boolean).map(Number);
   if (parts.length === 0 || parts.some((n) => !Number.isInteger(n) || n < 1 || n > 8)) {
-    throw new Error(`tree branching must be whole numbers 1–8 separated by commas, e.g. 2,2,1 — got "${text}"`);
+    throw new Error(`tree branching must be whole numbers 1–8 separated by commas, e.g. 2,2,1 — got ${quoted(text)}`);
   }
-  if (parts.length > 16) throw new Error("a tree may be at most 16 deep");
+  if (parts.length > 16) throw new Error(`a tree may be at most 16 deep; ${quoted(text)} has ${parts.length} levels`);
   const leaves = parts.reduce((a, b) => a * b, 1);
   if (leaves > 64) throw new Error(`a tree may have at most 64 leaves; ${parts.join("·")} has ${leaves}`);
   return parts;
@@ -45,46 +53,114 @@ export function settings() {
     temperature: Number($("temperature").value),
     topK: Number($("topk").value),
     topP: Number($("topp").value),
-    seed: $("seed").value.trim() === "" ? NaN : Number($("seed").value),
-    maxTokens: $("maxtokens").value.trim() === "" ? NaN : Number($("maxtokens").value),
+    seed: whole("seed"),
+    maxTokens: whole("maxtokens"),
     dynamicGamma: $("dynamic").checked,
   };
 }
 
-/** The most characters a run may generate after this prompt (the models' context). */
-export const maxTokensFor = (prompt) => Math.max(0, S.context - [...prompt].length);
-
-function promptProblem(prompt) {
-  if (prompt.length === 0) return "The prompt is empty: type at least one character.";
-  if ([...prompt].length >= S.context) return `The prompt is ${[...prompt].length} characters; the models' context is ${S.context}, so it may have at most ${S.context - 1}.`;
-  if (!S.alphabet) return null;
-  const bad = [...new Set([...prompt].filter((c) => !S.alphabet.includes(c)))];
-  if (bad.length === 0) return null;
-  const shown = bad.slice(0, 5).map((c) => `'${c}' (U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")})`).join(", ");
-  return `The prompt contains ${shown}, which the models never saw. They know only the letters a–z, A–Z, the digit 3, space, newline and ${[...S.alphabet].filter((c) => !/[a-zA-Z3 \n]/.test(c)).join(" ")}.`;
+/**
+ * A typed whole number: the number field's text read exactly (so "4503599627370496.5" is
+ * not taken for 4503599627370496, as Number() would round it), NaN when the text is not a
+ * whole number, ±Infinity when it is one beyond ±2^53.
+ */
+export function whole(id) {
+  const raw = $(id).value.trim();
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(raw);
+  if (!m || (m[2] + (m[3] ?? "")) === "") return NaN;
+  const [, sign, int, frac = ""] = m;
+  const exp = Number(m[4] ?? 0) - frac.length;
+  let digits = (int + frac).replace(/^0+/, "");
+  if (digits === "") return 0; // "-0" too
+  if (exp < 0) {
+    if (!/^0+$/.test(digits.slice(exp))) return NaN; // a fraction
+    digits = digits.slice(0, exp).replace(/^0+/, "");
+    if (digits === "") return 0;
+  } else if (digits.length + exp > 17) return sign === "-" ? -Infinity : Infinity;
+  else digits += "0".repeat(exp);
+  const n = BigInt(digits);
+  if (n > BigInt(Number.MAX_SAFE_INTEGER)) return sign === "-" ? -Infinity : Infinity;
+  return sign === "-" ? -Number(n) : Number(n);
 }
 
-const shownValue = (v) => (Number.isNaN(v) ? "nothing" : String(v).replace("-", "−"));
+/** What a number field holds, as a message quotes it. */
+function typed(id) {
+  const el = $(id);
+  // A number field whose text is not a number reads as "" (validity.badInput says so).
+  if (el.validity?.badInput) return "text the browser cannot read as a number";
+  const raw = el.value.trim();
+  if (raw === "") return "nothing";
+  const chars = [...raw.replace(/^-/, "−")];
+  return chars.length > 40 ? `${chars.slice(0, 40).join("")}… (${chars.length} characters)` : chars.join("");
+}
 
-/** The first problem with the settings: { field, message } or null. */
+/** A character as a message names it: visible ones quoted, the others by name; always its code point. */
+export function charName(c) {
+  const code = `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+  const names = { "\t": "a tab", "\r": "a carriage return", "\0": "a NUL", "\u00a0": "a no-break space", "\u200b": "a zero-width space", "\ufeff": "a byte-order mark" };
+  if (names[c]) return `${names[c]} (${code})`;
+  if (/\p{M}/u.test(c)) return `'◌${c}' (${code}, a combining mark)`;
+  if (/[\p{C}\p{Z}]/u.test(c)) return `an invisible character (${code})`;
+  return `'${c}' (${code})`;
+}
+
+function promptProblem(prompt) {
+  if (prompt.length === 0) return { code: "invalid_option", message: "The prompt is empty: type at least one character." };
+  if (!S.alphabet) return null;
+  // Each character outside the alphabet: where it first is (1-based, in characters; line
+  // and column too) and how often.
+  const seen = new Map();
+  let line = 1;
+  let column = 0;
+  let position = 0;
+  for (const c of prompt) {
+    position += 1;
+    column += 1;
+    if (!S.alphabet.includes(c)) {
+      const at = seen.get(c);
+      if (at) at.times += 1;
+      else seen.set(c, { position, line, column, times: 1 });
+    }
+    if (c === "\n") {
+      line += 1;
+      column = 0;
+    }
+  }
+  if (seen.size === 0) return null;
+  const where = ({ position, line, column, times }) =>
+    `at character ${position}${line === 1 ? "" : ` (line ${line}, column ${column})`}${times > 1 ? ` (and ${times - 1} more time${times === 2 ? "" : "s"})` : ""}`;
+  const listed = [...seen].slice(0, 5);
+  const shown = listed.map(([c, at]) => `${charName(c)} ${where(at)}`).join(", ");
+  const others = [...seen].slice(5).reduce((n, [, at]) => n + at.times, 0);
+  const more = others > 0 ? ` and ${others} more character${others === 1 ? "" : "s"} outside the alphabet` : "";
+  return {
+    code: "bad_prompt",
+    message: `The prompt contains ${shown}${more}, which the models never saw. They know only the letters a–z, A–Z, the digit 3, space, newline and ${[...S.alphabet].filter((c) => !/[a-zA-Z3 \n]/.test(c)).join(" ")}.`,
+  };
+}
+
+/**
+ * The first problem with the settings on screen: { field, code, message } or null. `code` is
+ * the one the package's generate() gives the same input ("bad_prompt", "invalid_option").
+ */
 export function problem(s = settings()) {
   const p = promptProblem(s.prompt);
-  if (p) return { field: "prompt", message: p };
-  const most = maxTokensFor(s.prompt);
-  if (!Number.isInteger(s.maxTokens) || s.maxTokens < 1 || s.maxTokens > most) {
+  if (p) return { field: "prompt", ...p };
+  if (!Number.isInteger(s.maxTokens) || s.maxTokens < 1 || s.maxTokens > MAX_TOKENS) {
     return {
       field: "maxtokens",
-      message: `tokens must be a whole number from 1 to ${most} (the models' context of ${S.context} characters minus the ${[...s.prompt].length}-character prompt); got ${shownValue(s.maxTokens)}. Nothing was run.`,
+      code: "invalid_option",
+      message: `tokens must be a whole number from 1 to ${MAX_TOKENS}; got ${typed("maxtokens")}. Nothing was run.`,
     };
   }
   if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > SEED_MAX) {
-    return { field: "seed", message: `seed must be a whole number from 0 to ${SEED_MAX}; got ${shownValue(s.seed)}. Nothing was run.` };
+    return { field: "seed", code: "invalid_option", message: `seed must be a whole number from 0 to ${SEED_MAX}; got ${typed("seed")}. Nothing was run.` };
   }
   if (s.method === "spectr-tree") {
     try {
       parseTree(s.tree);
     } catch (error) {
-      return { field: "tree", message: error.message };
+      return { field: "tree", code: "invalid_option", message: error.message };
     }
   }
   return null;
@@ -155,8 +231,10 @@ export function notice(key, text) {
  * Shows an error in the banner under the transport bar (it overlays the stage, so nothing
  * moves when it appears or goes) and marks the field it is about.
  */
-export function showError(text, field = null) {
+export function showError(text, field = null, code = null) {
   hook.error = text || null;
+  hook.errorField = (text && field) || null;
+  hook.errorCode = (text && code) || null;
   const e = $("error");
   e.textContent = text;
   e.hidden = !text;
@@ -183,9 +261,6 @@ export function syncOutputs() {
   $("topp-out").textContent = s.topP < 1 ? s.topP.toFixed(2) : "1 (off)";
   const speed = SPEEDS[Number($("speed").value)];
   $("speed-out").textContent = Number.isFinite(speed) ? `${speed}×` : "instant";
-  const most = maxTokensFor(s.prompt);
-  $("maxtokens").max = String(most);
-  $("maxtokens-range").textContent = `1–${most}`;
   for (const [key, methods] of Object.entries(ACTIVE)) {
     const on = methods.includes(s.method);
     const field = document.querySelector(`[data-for="${key}"]`);
@@ -205,15 +280,46 @@ export function syncOutputs() {
   $("settings-summary").textContent = bits.join(" · ");
 }
 
+/**
+ * The settings in the page's address (?method=…&gamma=…). A value a control cannot take (out
+ * of its range, off its steps, not a number, not a method) is never changed silently: a
+ * notice says what the link asked for and what the control holds instead.
+ */
 export function applyParams() {
+  const changed = [];
+  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", speed: "speed" };
+  const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
   const set = (id, key) => {
-    if (params.has(key)) $(id).value = params.get(key);
+    if (!params.has(key)) return;
+    const given = params.get(key);
+    const el = $(id);
+    const before = el.value;
+    el.value = given;
+    if (el.tagName === "SELECT") {
+      if (el.value !== given) {
+        el.value = before;
+        tell(key, given, `is not one of ${[...el.options].map((o) => o.value).join(", ")}`, before);
+      }
+    } else if (el.type === "range") {
+      if (given.trim() === "" || Number(el.value) !== Number(given)) {
+        const range = `${el.min}–${el.max} in steps of ${el.step}`;
+        tell(key, given, Number.isFinite(Number(given)) && given.trim() !== "" ? `is not on the slider (${range})` : `is not a finite number (the slider goes ${range})`, el.value);
+      }
+    } else if (el.type === "number" && el.value !== given) {
+      tell(key, given, "is not a finite number", "empty");
+    }
   };
   set("method", "method");
   set("gamma", "gamma");
   set("drafts", "k");
   set("tree", "tree");
-  if (params.has("D")) $("kl").value = String(sliderFromKl(Number(params.get("D"))));
+  if (params.has("D")) {
+    const given = params.get("D");
+    const d = given.trim() === "" ? NaN : Number(given);
+    $("kl").value = String(sliderFromKl(d));
+    const now = roundKl(klFromSlider($("kl").value));
+    if (now !== d) tell("D", given, !Number.isFinite(d) ? "is not a finite number" : "is not on the slider (0, then 0.001 to 5 on a log scale)", now);
+  }
   set("temperature", "temperature");
   set("topk", "topk");
   set("topp", "topp");
@@ -224,6 +330,8 @@ export function applyParams() {
     const sp = params.get("speed");
     const i = sp === "instant" ? SPEEDS.length - 1 : SPEEDS.indexOf(Number(sp));
     if (i >= 0) $("speed").value = String(i);
+    else tell("speed", sp, `is not one of ${SPEEDS.map((v) => (Number.isFinite(v) ? v : "instant")).join(", ")}`, `${SPEEDS[Number($("speed").value)]}×`);
   }
   if (params.get("dynamic") === "1") $("dynamic").checked = true;
+  if (changed.length) notice("params", `This page's address asks for settings the controls cannot take: ${changed.join("; ")}.`);
 }

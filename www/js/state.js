@@ -44,6 +44,8 @@ export const hook = {
   summary: null,
   pageMetrics: null,
   error: null,
+  errorField: null, // the control the error is about
+  errorCode: null, // the package's error code for it ("bad_prompt", "invalid_option", …)
   notices: [],
   race: null,
   planCalls: 0,
@@ -51,6 +53,7 @@ export const hook = {
   modelRuns: 0,
   generating: false, // a live generation is running in the worker
   playClicks: 0,
+  queued: 0, // transport actions queued or running (run.js enqueue)
 };
 window.__speculaPage = hook;
 

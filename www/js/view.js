@@ -11,14 +11,27 @@ import { MULTI_DRAFT } from "./settings.js";
 import { showRoundStatic } from "./run.js";
 
 // ---------- output ----------
-/** Empties the output; with a prompt, shows it first (not generated: set apart). */
+/**
+ * Empties the output; with a prompt, shows it first (not generated: set apart). A prompt
+ * that fills the models' context is cropped by the engine to its last half-context
+ * characters before the first round: only those are shown, after a note of what is left out.
+ */
 export function clearOutput(prompt) {
   const out = $("output");
   out.replaceChildren();
   if (prompt) {
-    const p = h("span", "prompt-text", prompt);
+    let text = prompt;
+    const length = prompt.length < S.context ? null : [...prompt].length;
+    if (length !== null && length >= S.context) {
+      const kept = Math.floor(S.context / 2);
+      text = [...prompt].slice(length - kept).join("");
+      const cut = h("span", "prompt-cut", `[${(length - kept).toLocaleString("en")} earlier characters of the ${length.toLocaleString("en")}-character prompt not shown: the models read only its last ${kept}]\n`);
+      cut.dataset.omitted = String(length - kept);
+      out.append(cut);
+    }
+    const p = h("span", "prompt-text", text);
     p.title = "the prompt (given, not generated)";
-    p.setAttribute("aria-label", `prompt: ${prompt}`);
+    p.setAttribute("aria-label", length !== null && length >= S.context ? `the prompt's last ${[...text].length} characters: ${text}` : `prompt: ${text}`);
     out.append(p);
   }
 }

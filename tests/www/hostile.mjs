@@ -1,0 +1,395 @@
+// The teaching page's hostile-input table (run by run.mjs after its other tests; one browser,
+// one page). Each row is something a student might type, paste or put in a link, and what
+// the page must then do:
+//   refused:  the error banner shows a message with the expected fragment, the page's error
+//             code is the one the package's generate() gives for the same options (checked
+//             against a second instance of the package where the row says how), the field is
+//             marked, the status says "not running", no model ran, the field keeps what was typed;
+//   accepted: it generates, and what is shown is what ran (the options sent, the outputs
+//             beside the sliders, the output text is the engine's text, and where the row
+//             asks, an independent run of the package with the same options gives that text);
+//   notice:   (links) the page opens with the control at a value it can take and a notice
+//             saying what the link asked for and what the control holds instead.
+// Every row also fails on a page error, a console error, or a main-thread task over 1.5 s.
+// After the table the page must still generate the greedy text it generated at the start.
+
+const ALPHA_PROMPT = "ROMEO:\nWhat say you, my lord? Speak!\n";
+/** A 100,000-character prompt of characters the models know. */
+const BIG = ALPHA_PROMPT.repeat(Math.ceil(100_000 / ALPHA_PROMPT.length)).slice(0, 100_000);
+/** The same with an 'é' at character 90,001. */
+const BIG_BAD = `${BIG.slice(0, 90_000)}é${BIG.slice(90_001)}`;
+const lineCol = (text, i) => {
+  const before = text.slice(0, i);
+  const line = before.split("\n").length;
+  return [line, i - before.lastIndexOf("\n")];
+};
+const [badLine, badCol] = lineCol(BIG_BAD, 90_000);
+
+/** The settings every control row starts from (the controls set without events, then the row's). */
+const BASE = { prompt: "ROMEO:\n", method: "speculative", gamma: 4, drafts: 3, tree: "2,2,1", kl: 34, temperature: 0.8, topk: 0, topp: 1, seed: "1", maxtokens: "12", dynamic: false, "race-repeats": "3" };
+/** The generate options of BASE (for the package's own verdict on a refused row). */
+const BASE_OPTIONS = { prompt: "ROMEO:\n", method: "speculative", gamma: 4, temperature: 0.8, seed: 1, maxTokens: 12 };
+
+const NOT_RUN = /^not running: fix /;
+const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The table. `prompt` pastes, `controls` sets (input + change), `typed` types into number fields. */
+export const ROWS = [
+  // ---------- the prompt ----------
+  {
+    name: "a pasted 100 KB prompt",
+    prompt: BIG,
+    accepted: {
+      ref: true,
+      check: ({ h, out }) => [
+        h.options.prompt.length === 100_000 && out.cut === String(100_000 - 128) && out.promptText === BIG.slice(-128) && /^\[99,872 earlier characters of the 100,000-character prompt not shown: the models read only its last 128\]/.test(out.cutText),
+        `the output shows the prompt's last 128 characters after "${out.cutText?.trim()}"`,
+      ],
+    },
+  },
+  {
+    name: "a 100 KB prompt with an 'é' at character 90,001",
+    prompt: BIG_BAD,
+    refused: { code: "bad_prompt", field: "prompt", message: new RegExp(`^The prompt contains 'é' \\(U\\+00E9\\) at character 90001 \\(line ${badLine}, column ${badCol}\\), which the models never saw`), pkg: { prompt: BIG_BAD } },
+  },
+  { name: "naïve", prompt: "naïve", refused: { code: "bad_prompt", field: "prompt", message: /^The prompt contains 'ï' \(U\+00EF\) at character 3, which/, pkg: { prompt: "naïve" } } },
+  { name: "naïve with a combining diaeresis", prompt: "nai\u0308ve", refused: { code: "bad_prompt", field: "prompt", message: /'◌̈' \(U\+0308, a combining mark\) at character 4,/, pkg: { prompt: "nai\u0308ve" } } },
+  { name: "an emoji", prompt: "ROMEO 😀:", refused: { code: "bad_prompt", field: "prompt", message: /'😀' \(U\+1F600\) at character 7,/, pkg: { prompt: "ROMEO 😀:" } } },
+  { name: "a tab", prompt: "ROMEO:\tO", refused: { code: "bad_prompt", field: "prompt", message: /a tab \(U\+0009\) at character 7,/, pkg: { prompt: "ROMEO:\tO" } } },
+  { name: "a NUL", prompt: "RO\0MEO", refused: { code: "bad_prompt", field: "prompt", message: /a NUL \(U\+0000\) at character 3,/, pkg: { prompt: "RO\0MEO" } } },
+  {
+    name: "several strangers, one repeated, on line 2",
+    prompt: "ROMEO:\nnaïve ïdea «x»",
+    refused: { code: "bad_prompt", field: "prompt", message: /^The prompt contains 'ï' \(U\+00EF\) at character 10 \(line 2, column 3\) \(and 1 more time\), '«' \(U\+00AB\) at character 19 \(line 2, column 12\), '»' \(U\+00BB\) at character 21 \(line 2, column 14\), which/ },
+  },
+  { name: "an empty prompt", prompt: "", refused: { code: "invalid_option", field: "prompt", message: /^The prompt is empty: type at least one character\.$/, pkg: { prompt: "" } } },
+  { name: "a prompt of one newline", prompt: "\n", accepted: { options: { prompt: "\n" } } },
+  // ---------- tokens (a number field) ----------
+  { name: "tokens 1", typed: { maxtokens: "1" }, accepted: { options: { maxTokens: 1 } } },
+  {
+    name: "tokens 300 (the context window slides)",
+    typed: { maxtokens: "300" },
+    controls: { temperature: 0 },
+    accepted: {
+      ref: { method: "autoregressive", gamma: undefined },
+      options: { maxTokens: 300 },
+      check: ({ h }) => [h.shownRounds.every((t, i) => t.round === i) && h.pageMetrics.emittedTokens === 300, `${h.shownRounds.length} rounds numbered in order over the slide, 300 characters counted`],
+    },
+  },
+  { name: "tokens 4096 (the package's limit)", typed: { maxtokens: "4096" }, accepted: { partial: true, options: { maxTokens: 4096 } } },
+  { name: "tokens 4097", typed: { maxtokens: "4097" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 4097\. Nothing was run\.$/, pkg: { maxTokens: 4097 } } },
+  { name: "tokens 0", typed: { maxtokens: "0" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 0\./, pkg: { maxTokens: 0 } } },
+  { name: "tokens -0", typed: { maxtokens: "-0" }, refused: { code: "invalid_option", field: "maxtokens", message: /got −0\./ } },
+  { name: "tokens empty", typed: { maxtokens: "" }, refused: { code: "invalid_option", field: "maxtokens", message: /got nothing\./ } },
+  { name: "tokens abc", typed: { maxtokens: "abc" }, refused: { code: "invalid_option", field: "maxtokens", message: /got nothing\./ } },
+  { name: "tokens 1e309", typed: { maxtokens: "1e309" }, refused: { code: "invalid_option", field: "maxtokens", message: /got text the browser cannot read as a number\./, pkg: { maxTokens: Infinity } } },
+  { name: "tokens --1", typed: { maxtokens: "--1" }, refused: { code: "invalid_option", field: "maxtokens", message: /got text the browser cannot read as a number\./ } },
+  { name: "tokens 2.5", typed: { maxtokens: "2.5" }, refused: { code: "invalid_option", field: "maxtokens", message: /got 2\.5\./, pkg: { maxTokens: 2.5 } } },
+  { name: "tokens 1e1", typed: { maxtokens: "1e1" }, accepted: { options: { maxTokens: 10 } } },
+  // ---------- seed (a number field) ----------
+  { name: "seed 0", typed: { seed: "0" }, accepted: { options: { seed: 0 }, keep: "seed0" } },
+  { name: "seed -0", typed: { seed: "-0" }, accepted: { options: { seed: 0 }, check: ({ h, kept }) => [h.summary.text === kept.seed0, "the same text as seed 0"] } },
+  { name: "seed 2^53-1", typed: { seed: "9007199254740991" }, accepted: { options: { seed: 9007199254740991 } } },
+  { name: "seed 2^53", typed: { seed: "9007199254740992" }, refused: { code: "invalid_option", field: "seed", message: /^seed must be a whole number from 0 to 9007199254740991; got 9007199254740992\./, pkg: { seed: 9007199254740992 } } },
+  { name: "seed 2^53+1 (Number() reads 2^53)", typed: { seed: "9007199254740993" }, refused: { code: "invalid_option", field: "seed", message: /got 9007199254740993\./ } },
+  { name: "seed 2^52+0.5 (Number() reads 2^52)", typed: { seed: "4503599627370496.5" }, refused: { code: "invalid_option", field: "seed", message: /got 4503599627370496\.5\./, pkg: { seed: 4503599627370496.5 } } },
+  { name: "seed -1", typed: { seed: "-1" }, refused: { code: "invalid_option", field: "seed", message: /got −1\./, pkg: { seed: -1 } } },
+  { name: "seed 1e309", typed: { seed: "1e309" }, refused: { code: "invalid_option", field: "seed", message: /got text the browser cannot read as a number\./, pkg: { seed: Infinity } } },
+  { name: "seed empty", typed: { seed: "" }, refused: { code: "invalid_option", field: "seed", message: /got nothing\./ } },
+  // ---------- sliders, at both ends (a slider cannot hold a value beyond them: see the links) ----------
+  { name: "γ 1", controls: { gamma: 1 }, accepted: { options: { gamma: 1 }, shown: { "gamma-out": "1" }, check: ({ h }) => [h.shownRounds[0].branching.length === 1, "1 draft in the first round"] } },
+  { name: "γ 16", controls: { gamma: 16 }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" }, check: ({ h }) => [h.shownRounds[0].branching.length === 16, "16 drafts in the first round"] } },
+  { name: "γ 17 set on the slider", controls: { gamma: 17 }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" } } },
+  { name: "k 1 (SpecTr)", controls: { method: "spectr", drafts: 1 }, accepted: { options: { method: "spectr", drafts: 1 }, shown: { "drafts-out": "1" } } },
+  { name: "k 8 (SpecTr)", controls: { method: "spectr", drafts: 8 }, accepted: { options: { method: "spectr", drafts: 8 }, shown: { "drafts-out": "8" } } },
+  { name: "D 0 (mentored)", controls: { method: "mentored", kl: 0 }, accepted: { options: { method: "mentored", kl: 0 }, shown: { "kl-out": "0" } } },
+  { name: "D 5 (mentored)", controls: { method: "mentored", kl: 60 }, accepted: { options: { method: "mentored", kl: 5 }, shown: { "kl-out": "5" } } },
+  { name: "temperature 0", controls: { temperature: 0 }, accepted: { ref: true, options: { temperature: 0 }, shown: { "temperature-out": "0 (greedy)" } } },
+  { name: "temperature 2", controls: { temperature: 2 }, accepted: { options: { temperature: 2 }, shown: { "temperature-out": "2.00" } } },
+  { name: "top-k off (0)", controls: { topk: 0 }, accepted: { options: { topK: undefined }, shown: { "topk-out": "off" } } },
+  { name: "top-k 65", controls: { topk: 65 }, accepted: { options: { topK: 65 }, shown: { "topk-out": "65" } } },
+  { name: "top-p 0.05", controls: { topp: 0.05 }, accepted: { ref: true, options: { topP: 0.05 }, shown: { "topp-out": "0.05" } } },
+  { name: "top-p 1 (off)", controls: { topp: 1 }, accepted: { options: { topP: undefined }, shown: { "topp-out": "1 (off)" } } },
+  { name: "dynamic γ", controls: { dynamic: true }, accepted: { options: { dynamicGamma: true } } },
+  // ---------- the draft tree (a text field) ----------
+  { name: "tree 2,a", controls: { method: "spectr-tree", tree: "2,a" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching must be whole numbers 1–8 separated by commas, e\.g\. 2,2,1 — got "2,a"$/ } },
+  { name: "tree empty", controls: { method: "spectr-tree", tree: "" }, refused: { code: "invalid_option", field: "tree", message: /got ""$/, pkg: { method: "spectr", gamma: undefined, tree: [] } } },
+  { name: "tree 2,0,1 (a zero width)", controls: { method: "spectr-tree", tree: "2,0,1" }, refused: { code: "invalid_option", field: "tree", message: /got "2,0,1"$/, pkg: { method: "spectr", gamma: undefined, tree: [2, 0, 1] } } },
+  { name: "tree 0", controls: { method: "spectr-tree", tree: "0" }, refused: { code: "invalid_option", field: "tree", message: /got "0"$/, pkg: { method: "spectr", gamma: undefined, tree: [0] } } },
+  { name: "tree of 300 levels", controls: { method: "spectr-tree", tree: Array(300).fill(1).join(",") }, refused: { code: "invalid_option", field: "tree", message: /^a tree may be at most 16 deep; "1,1,1,.*…" \(599 characters\) has 300 levels$/, pkg: { method: "spectr", gamma: undefined, tree: Array(300).fill(1) } } },
+  { name: "tree of 100 KB garbage", controls: { method: "spectr-tree", tree: "x#".repeat(50_000) }, refused: { code: "invalid_option", field: "tree", message: /got "x#x#.{36}…" \(100000 characters\)$/ } },
+  { name: "tree 8,8,2 (128 leaves)", controls: { method: "spectr-tree", tree: "8,8,2" }, refused: { code: "invalid_option", field: "tree", message: /^a tree may have at most 64 leaves; 8·8·2 has 128$/, pkg: { method: "spectr", gamma: undefined, tree: [8, 8, 2] } } },
+  // ---------- the race (its repeats field; the race checks the settings as Play does) ----------
+  { name: "race repeats 0", button: "#race", typed: { "race-repeats": "0" }, refused: { code: "invalid_option", field: "race-repeats", message: /^repeats must be a whole number from 1 to 10; got 0\. The race did not run\.$/ } },
+  { name: "race repeats 11", button: "#race", typed: { "race-repeats": "11" }, refused: { code: "invalid_option", field: "race-repeats", message: /got 11\./ } },
+  { name: "race repeats 1e309", button: "#race", typed: { "race-repeats": "1e309" }, refused: { code: "invalid_option", field: "race-repeats", message: /got text the browser cannot read as a number\./ } },
+  { name: "race repeats 2.5", button: "#race", typed: { "race-repeats": "2.5" }, refused: { code: "invalid_option", field: "race-repeats", message: /got 2\.5\./ } },
+  { name: "race with an emoji in the prompt", button: "#race", prompt: "ROMEO 😀:", refused: { code: "bad_prompt", field: "prompt", message: /'😀' \(U\+1F600\) at character 7,/ } },
+  { name: "tree 8,8 (64 leaves)", controls: { method: "spectr-tree", tree: "8,8" }, accepted: { options: { method: "spectr", tree: [8, 8] } } },
+  { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr-tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] } } },
+  { name: "tree of 16 levels", controls: { method: "spectr-tree", tree: Array(16).fill(1).join(",") }, accepted: { options: { tree: Array(16).fill(1) } } },
+];
+
+/** Links: the page opened with these parameters. `notice` null: no notice about the address. */
+export const LINKS = [
+  { name: "valid settings", query: "gamma=5&k=2&temperature=0.5&topk=10&topp=0.9&seed=3&tokens=20&D=0.049", notice: null, values: { gamma: "5", drafts: "2", temperature: "0.5", topk: "10", topp: "0.9", seed: "3", maxtokens: "20" } },
+  { name: "γ 17", query: "gamma=17", notice: /gamma=17 is not on the slider \(1–16 in steps of 1\); γ is 16/, values: { gamma: "16" } },
+  { name: "γ 0", query: "gamma=0", notice: /gamma=0 is not on the slider \(1–16 in steps of 1\); γ is 1/, values: { gamma: "1" } },
+  { name: "γ abc", query: "gamma=abc", notice: /gamma=abc is not a finite number \(the slider goes 1–16 in steps of 1\); γ is (\d+)/, values: { gamma: (v, m) => v === m[1] } },
+  { name: "γ 2.5", query: "gamma=2.5", notice: /gamma=2\.5 is not on the slider .*; γ is [23]\b/ },
+  { name: "k 9", query: "k=9", notice: /k=9 is not on the slider \(1–8 in steps of 1\); k is 8/, values: { drafts: "8" } },
+  { name: "temperature 2.05", query: "temperature=2.05", notice: /temperature=2\.05 is not on the slider \(0–2 in steps of 0\.05\); temperature is 2/, values: { temperature: "2" } },
+  { name: "temperature 1e309", query: "temperature=1e309", notice: /temperature=1e309 is not a finite number/ },
+  { name: "temperature -0", query: "temperature=-0", notice: null, values: { temperature: (v) => Number(v) === 0 } },
+  { name: "top-k 66", query: "topk=66", notice: /topk=66 is not on the slider \(0–65 in steps of 1\); top-k is 65/, values: { topk: "65" } },
+  { name: "top-p 0", query: "topp=0", notice: /topp=0 is not on the slider \(0\.05–1 in steps of 0\.05\); top-p is 0\.05/, values: { topp: "0.05" } },
+  { name: "D 10", query: "D=10", notice: /D=10 is not on the slider \(0, then 0\.001 to 5 on a log scale\); D is 5/ },
+  { name: "D -1", query: "D=-1", notice: /D=-1 is not on the slider .*; D is 0\b/ },
+  { name: "D abc", query: "D=abc", notice: /D=abc is not a finite number; D is 0\b/ },
+  { name: "D 0.05 (off the log grid)", query: "D=0.05", notice: /D=0\.05 is not on the slider .*; D is 0\.049/ },
+  { name: "tokens abc", query: "tokens=abc", notice: /tokens=abc is not a finite number; tokens is empty/, values: { maxtokens: "" } },
+  { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, .*; method is speculative/, values: { method: "speculative" } },
+  { name: "speed 3", query: "speed=3", notice: /speed=3 is not one of 0\.25, 0\.5, 1, 2, 4, 8, instant; speed is 1×/ },
+  { name: "a 300-character link value", query: `gamma=${"9".repeat(300)}`, notice: /gamma=9{20}… is not on the slider/ },
+];
+
+export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
+  tests.hostile = async () => {
+    const b = await browser();
+    const consoleErrors = [];
+    try {
+      const started = Date.now();
+      // ---------- links ----------
+      for (const link of LINKS) {
+        const page = await open(b.context, `backend=cpu&autoplay=0&${link.query}`);
+        const seen = await page.evaluate(() => ({
+          notice: document.getElementById("notice").hidden ? "" : document.getElementById("notice").textContent,
+          values: Object.fromEntries(["method", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens"].map((id) => [id, document.getElementById(id).value])),
+          shown: Object.fromEntries(["gamma-out", "drafts-out", "kl-out", "temperature-out", "topk-out", "topp-out"].map((id) => [id, document.getElementById(id).textContent])),
+        }));
+        const m = link.notice ? link.notice.exec(seen.notice) : null;
+        const noticeOk = link.notice ? !!m : !/address asks for/.test(seen.notice);
+        const valuesOk = Object.entries(link.values ?? {}).every(([id, want]) => (typeof want === "function" ? want(seen.values[id], m) : seen.values[id] === want));
+        // What the notice says the control holds is what it holds and what its output shows.
+        const said = /γ is (\d+)/.exec(seen.notice);
+        const consistent = !said || (said[1] === seen.values.gamma && said[1] === seen.shown["gamma-out"]);
+        check(noticeOk && valuesOk && consistent, `link ${link.name} (?${link.query.slice(0, 60)}): ${link.notice ? `notice "${m?.[0] ?? "—"}"` : "no notice about the address"}`, JSON.stringify(seen));
+      }
+      const linksDone = Date.now();
+
+      // ---------- the page, live ----------
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=40&seed=1&temperature=0");
+      page.on("console", (msg) => {
+        if (msg.type() === "error" && !/favicon|404 \(Not Found\)/.test(msg.text())) consoleErrors.push(msg.text());
+      });
+      await loaded(page);
+      await page.evaluate(async () => {
+        window.__hostileLong = 0;
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) window.__hostileLong = Math.max(window.__hostileLong, e.duration);
+        }).observe({ type: "longtask" });
+        // A second instance of the package: the reference runs and the package's own verdicts.
+        const { Specula } = await import("./specula/index.js");
+        window.__hostileRef = await Specula.load({ backend: "cpu" });
+      });
+      /** The package's generate() on `options` in the reference instance: its text or its error. */
+      const viaPackage = (options, { whole = true } = {}) =>
+        page.evaluate(
+          async ({ options, whole }) => {
+            const s = window.__hostileRef;
+            options = { ...options, recordDistributions: false };
+            try {
+              const it = s.generate(options);
+              const first = await it.next();
+              if (!whole) {
+                s.abort();
+                try {
+                  while (!(await it.next()).done);
+                } catch {}
+                return { accepted: true };
+              }
+              let r = first;
+              while (!r.done) r = await it.next();
+              return { accepted: true, text: r.value.text };
+            } catch (error) {
+              return { code: error.code, message: error.message };
+            }
+          },
+          // Keys set to undefined are left out (JSON), as the page leaves them out.
+          { options: JSON.parse(JSON.stringify(options, (k, v) => (v === Infinity ? "__inf" : v)), (k, v) => (v === "__inf" ? Infinity : v)), whole },
+        );
+      const outputText = () => page.$$eval("#output .otok", (s) => s.map((x) => x.textContent.replace("↵\n", "\n")).join(""));
+      const idle = () => page.waitForFunction(() => window.__speculaPage.queued === 0, null, { timeout: 60_000, polling: 50 });
+
+      // The start: a greedy run, its text the package's autoregressive greedy text.
+      const t0 = Date.now();
+      await page.click("#play");
+      await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 60_000, polling: 100 });
+      const first = await hook(page);
+      const greedyRef = await viaPackage({ ...first.options, method: "autoregressive", gamma: undefined, recordDistributions: false });
+      check(!first.error && first.summary.text.length === 40 && first.summary.text === greedyRef.text && (await outputText()) === first.summary.text,
+        `start: the greedy run shows "${first.summary.text.replace(/\n/g, "↵")}", the package's autoregressive greedy text`, JSON.stringify({ page: first.summary?.text, ref: greedyRef }));
+
+      const kept = {};
+      let rowsRun = 0;
+      for (const row of ROWS) {
+        const t = Date.now();
+        const label = `hostile: ${row.name}`;
+        const before = await hook(page);
+        // The base settings, without events (nothing runs), then the row's, as a user sets them.
+        await page.evaluate((base) => {
+          for (const [id, v] of Object.entries(base)) {
+            const el = document.getElementById(id);
+            if (el.type === "checkbox") el.checked = v;
+            else el.value = String(v);
+          }
+          document.getElementById("method").dispatchEvent(new Event("input", { bubbles: true }));
+          window.__hostileLong = 0;
+        }, BASE);
+        if (row.prompt !== undefined) {
+          // A paste: the text arrives at once (one input event).
+          await page.evaluate((text) => {
+            const el = document.getElementById("prompt");
+            el.value = text;
+            el.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertFromPaste" }));
+          }, row.prompt);
+        }
+        for (const [id, v] of Object.entries(row.controls ?? {})) {
+          await page.evaluate(({ id, v }) => {
+            const el = document.getElementById(id);
+            if (el.type === "checkbox") el.checked = v;
+            else el.value = String(v);
+            el.dispatchEvent(new Event("input", { bubbles: true }));
+            el.dispatchEvent(new Event("change", { bubbles: true }));
+          }, { id, v });
+        }
+        for (const [id, text] of Object.entries(row.typed ?? {})) {
+          await page.focus(`#${id}`);
+          await page.keyboard.press("Control+A");
+          await page.keyboard.press("Backspace");
+          if (text) await page.keyboard.type(text);
+        }
+        await idle();
+        const runsBefore = (await hook(page)).modelRuns;
+        const typedShows = await page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, document.getElementById(id).value])), Object.keys(row.typed ?? {}));
+        const clickedAt = Date.now();
+        const button = row.button ?? "#play";
+        const errorsBefore = b.problems.length + consoleErrors.length;
+        await page.click(button);
+        await idle();
+        if (row.refused) {
+          const r = row.refused;
+          await page.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 10_000, polling: 50 }).catch(() => {});
+          const seen = await page.evaluate((field) => ({
+            error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+            state: document.getElementById("run-state").textContent,
+            invalid: document.getElementById(field)?.getAttribute("aria-invalid") ?? null,
+            verdict: document.getElementById("race-verdict").textContent,
+          }), r.field);
+          const h = await hook(page);
+          const stillShows = await page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, document.getElementById(id).value])), Object.keys(row.typed ?? {}));
+          const problems = [];
+          if (!seen.error || !r.message.test(seen.error)) problems.push(`message ${JSON.stringify(seen.error?.slice(0, 300))} does not match ${r.message}`);
+          if (h.errorCode !== r.code) problems.push(`code ${h.errorCode}, expected ${r.code}`);
+          if (h.errorField !== r.field || seen.invalid !== "true") problems.push(`field ${h.errorField} (aria-invalid ${seen.invalid}), expected ${r.field}`);
+          if (button === "#play" && !NOT_RUN.test(seen.state)) problems.push(`status "${seen.state}"`);
+          if (button === "#race" && !/^Not raced: /.test(seen.verdict)) problems.push(`race verdict "${seen.verdict}"`);
+          if (h.modelRuns !== runsBefore) problems.push(`Play ran the models ${h.modelRuns - runsBefore} times`);
+          if (!eq(stillShows, typedShows)) problems.push(`the field changed: ${JSON.stringify(typedShows)} → ${JSON.stringify(stillShows)}`);
+          let pkgSays = "";
+          if (r.pkg) {
+            const verdict = await viaPackage({ ...BASE_OPTIONS, ...r.pkg }, { whole: false });
+            pkgSays = `; the package: ${verdict.code ?? "accepted"}`;
+            if (verdict.code !== r.code) problems.push(`the package gives ${JSON.stringify(verdict)} for the same options`);
+          }
+          const long = await page.evaluate(() => window.__hostileLong);
+          if (long > 1500) problems.push(`a ${long.toFixed(0)} ms task on the main thread`);
+          if (b.problems.length + consoleErrors.length > errorsBefore) problems.push(`errors: ${[...b.problems, ...consoleErrors].slice(-3).join("; ")}`);
+          check(problems.length === 0, `${label}: refused, ${r.code} on ${r.field}${pkgSays}: "${(seen.error ?? "").slice(0, 110)}${(seen.error ?? "").length > 110 ? "…" : ""}" (${Date.now() - t} ms)`, problems.join("; "));
+        } else {
+          const a = row.accepted;
+          const done = a.partial
+            ? (h) => h.shownRounds.length >= 1 || h.finished
+            : (h) => h.finished && h.source === "live";
+          let timedOut = false;
+          await page
+            .waitForFunction(
+              ({ id, partial }) => {
+                const h = window.__speculaPage;
+                if (h.error) return true;
+                return h.runId > id && h.source === "live" && (partial ? h.shownRounds.length >= 1 || h.finished : h.finished);
+              },
+              { id: before.runId, partial: !!a.partial },
+              { timeout: 60_000, polling: 50 },
+            )
+            .catch(() => (timedOut = true));
+          const took = Date.now() - clickedAt;
+          if (a.partial) await page.click("#pause");
+          const h = await hook(page);
+          const problems = [];
+          if (timedOut) problems.push("no result within 60 s");
+          if (h.error) problems.push(`error "${h.error}"`);
+          if (!done(h) || h.runId <= before.runId) problems.push("did not run");
+          for (const [k, v] of Object.entries(a.options ?? {})) if (!eq(h.options?.[k], v)) problems.push(`options.${k} = ${JSON.stringify(h.options?.[k])}, expected ${JSON.stringify(v)}`);
+          const shown = await page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, document.getElementById(id).textContent])), Object.keys(a.shown ?? {}));
+          for (const [id, v] of Object.entries(a.shown ?? {})) if (shown[id] !== v) problems.push(`#${id} shows "${shown[id]}", expected "${v}"`);
+          const out = await page.evaluate(() => ({
+            cut: document.querySelector("#output .prompt-cut")?.dataset.omitted ?? null,
+            cutText: document.querySelector("#output .prompt-cut")?.textContent ?? null,
+            promptText: document.querySelector("#output .prompt-text")?.textContent ?? null,
+          }));
+          const text = await outputText();
+          if (!a.partial && !problems.length) {
+            if (text !== h.summary.text) problems.push(`the output shows ${JSON.stringify(text.slice(0, 80))}, the engine's text is ${JSON.stringify(h.summary.text.slice(0, 80))}`);
+            if (h.summary.tokens !== h.options.maxTokens || h.summary.text.length !== h.options.maxTokens) problems.push(`${h.summary.tokens} tokens for maxTokens ${h.options.maxTokens}`);
+            if (h.pageMetrics.emittedTokens !== h.summary.metrics.emittedTokens) problems.push("the page's metrics differ from the engine's");
+            if (!row.prompt || row.prompt.length < 256) if (out.promptText !== h.options.prompt || out.cut !== null) problems.push(`the prompt shown is ${JSON.stringify(out.promptText)}`);
+            if (a.ref) {
+              const ref = await viaPackage({ ...h.options, ...(a.ref === true ? {} : a.ref) });
+              if (ref.text !== h.summary.text) problems.push(`the package alone gives ${JSON.stringify(ref)}`);
+            }
+            if (a.keep) kept[a.keep] = h.summary.text;
+          }
+          let extra = "";
+          if (a.check && !problems.length) {
+            const [ok, what] = a.check({ h, out, kept });
+            extra = `; ${what}`;
+            if (!ok) problems.push(`not so: ${what}`);
+          }
+          // The theory charts redrawn from the run's distributions (plan() in the worker).
+          const theory = await page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 20_000, polling: 100 }).then(() => true, () => false);
+          if (!theory) problems.push("the theory charts were not drawn within 20 s");
+          const long = await page.evaluate(() => window.__hostileLong);
+          if (long > 1500) problems.push(`a ${long.toFixed(0)} ms task on the main thread`);
+          if (b.problems.length + consoleErrors.length > errorsBefore) problems.push(`errors: ${[...b.problems, ...consoleErrors].slice(-3).join("; ")}`);
+          const what = a.partial ? `generates (round 1 of maxTokens ${h.options?.maxTokens} in ${took} ms, then paused)` : `generates ${JSON.stringify(h.summary?.text.slice(0, 24))}… in ${took} ms${a.ref ? ", the package's text" : ""}`;
+          check(problems.length === 0, `${label}: accepted, ${what}${extra}; longest main-thread task ${long.toFixed(0)} ms`, problems.join("; "));
+        }
+        rowsRun += 1;
+      }
+
+      // ---------- the end: the greedy run of the start, again ----------
+      await page.evaluate((base) => {
+        for (const [id, v] of Object.entries(base)) {
+          const el = document.getElementById(id);
+          if (el.type === "checkbox") el.checked = v;
+          else el.value = String(v);
+        }
+        const el = document.getElementById("temperature");
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+      }, { ...BASE, temperature: 0, maxtokens: "40", seed: "1" });
+      const id = (await hook(page)).runId;
+      await page.click("#play");
+      await page.waitForFunction((id) => window.__speculaPage.runId > id && window.__speculaPage.finished && window.__speculaPage.source === "live", id, { timeout: 60_000, polling: 100 }).catch(() => {});
+      const last = await hook(page);
+      check(!last.error && last.summary?.text === first.summary.text && (await outputText()) === first.summary.text && eq(last.options, first.options),
+        `after the table the page generates the start's greedy text again, with the same options`, JSON.stringify({ start: first.summary.text, end: last.summary?.text, error: last.error }));
+      check(b.problems.length === 0 && consoleErrors.length === 0, `hostile: no page errors, console errors, CSP violations or off-origin requests`, [...b.problems, ...consoleErrors].join("; "));
+      console.log(`   hostile: ${LINKS.length} links in ${((linksDone - started) / 1000).toFixed(1)} s, ${rowsRun} rows and the two greedy runs in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      await page.evaluate(() => window.__hostileRef?.terminate());
+    } finally {
+      await b.close();
+    }
+  };
+}
