@@ -159,7 +159,9 @@ function nextRound(run) {
   });
 }
 
-const roundLabel = (trace, run) => `round ${trace.round + 1} · ${trace.method}${run?.source === "recorded" ? " · recorded" : ""}`;
+// Numbered by the page (index in the run): past a slide of the context window the trace's
+// own round number starts again from 0 with the new stretch.
+const roundLabel = (trace, run, index) => `round ${index + 1} · ${trace.method}${run?.source === "recorded" ? " · recorded" : ""}`;
 
 /** Animates the next round; false when the run has no more rounds. */
 async function advance() {
@@ -172,7 +174,7 @@ async function advance() {
     if (!round || S.run !== run) return false;
     if (S.playing) setRunState(run.source === "recorded" ? "playing a recorded run" : "playing");
     const trace = round.trace;
-    $("round-label").textContent = roundLabel(trace, run);
+    $("round-label").textContent = roundLabel(trace, run, S.shown);
     const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(run));
     S.stageRound = { index: S.shown, trace };
     followRound(S.shown, trace);
@@ -199,7 +201,7 @@ export async function showRoundStatic(roundIndex) {
   const trace = hook.shownRounds[roundIndex];
   if (!trace || S.animating) return;
   S.stageRound = { index: roundIndex, trace };
-  $("round-label").textContent = roundLabel(trace, S.run);
+  $("round-label").textContent = roundLabel(trace, S.run, roundIndex);
   const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(S.run));
   const instant = new Pacer(() => Infinity);
   instant.skip = true;
