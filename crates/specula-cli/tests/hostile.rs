@@ -9,7 +9,7 @@ mod common;
 
 use common::{
     Row, check_rows, edit_weights, generate, list_file, model_dir, models, patch_target_text,
-    read_json, row, set_target_field, ulp_heavy_list, write_json,
+    read_json, reseal, row, set_target_field, ulp_heavy_list, write_json,
 };
 use serde_json::Value;
 
@@ -53,7 +53,8 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             std::fs::rename(&tmp, &b).expect("rename");
         }
     });
-    // Swapped files with their roles edited to match: the shapes still give it away.
+    // Swapped files with their roles edited to match and the descriptions resealed: the
+    // shapes still give it away.
     let swapped_relabelled = model_dir("swapped-relabelled", |d| {
         for ext in ["json", "bpk"] {
             let (a, b) = (
@@ -70,8 +71,21 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             let mut meta = read_json(&path);
             meta["role"] = Value::String(role.to_owned());
             write_json(&path, &meta);
+            reseal(&path);
         }
     });
+    // An edit within every range, with the description not resealed: its digest refuses it.
+    let narrower = model_dir("narrower", |d| set_target_field(d, "/config/d_ff", "1024"));
+    let retrained = model_dir("retrained", |d| {
+        set_target_field(d, "/training/steps", "1999")
+    });
+    let extra_field = model_dir("extra-field", |d| {
+        let path = d.join("target.json");
+        let mut meta = read_json(&path);
+        meta["note"] = Value::String("not covered by the digest".into());
+        write_json(&path, &meta);
+    });
+    let format_1 = model_dir("format-1", |d| set_target_field(d, "/format", "1"));
     let corrupt = model_dir("corrupt", |d| {
         edit_weights(d, "target", true, |b| b[..16].fill(0xAB))
     });
@@ -319,6 +333,26 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             "its role is target, but it is loaded as the draft",
         ),
         models(&swapped_relabelled, 2, "is larger than the target"),
+        models(
+            &narrower,
+            2,
+            "target.json: checksum mismatch for the target description",
+        ),
+        models(
+            &retrained,
+            2,
+            "target.json: checksum mismatch for the target description",
+        ),
+        models(
+            &extra_field,
+            2,
+            "target.json: cannot load weights: unknown field `note`",
+        ),
+        models(
+            &format_1,
+            2,
+            "target.json: cannot load weights: format 1 predates",
+        ),
         models(&corrupt, 2, "target.bpk: cannot load weights"),
         models(&truncated, 2, "target.bpk: checksum mismatch"),
         models(&truncated_rehashed, 2, "target.bpk: cannot load weights"),

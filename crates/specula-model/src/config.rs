@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 
 /// The shape of a GPT-style decoder-only transformer (pre-norm, learned positions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// Vocabulary size (rows of the token embedding, columns of the output head).
     pub vocab_size: usize,

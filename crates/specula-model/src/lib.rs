@@ -48,6 +48,7 @@ mod tokenizer;
 #[cfg(feature = "train")]
 pub mod train;
 mod transformer;
+mod upgrade;
 mod webgpu_ops;
 mod weights;
 
@@ -60,6 +61,7 @@ pub use error::{Error, Result};
 pub use lm::{BurnLm, ForwardStats};
 pub use tokenizer::CharTokenizer;
 pub use transformer::{Gpt, KvContext, LayerKv};
+pub use upgrade::{Upgrade, upgrade_dir};
 pub use weights::{
     FORMAT_VERSION, MAX_META_BYTES, ModelBundle, ModelMeta, TrainingRecord, WEIGHTS_SLACK_BYTES,
     WeightSource, load_model, model_bytes, sha256_hex,

@@ -1,6 +1,11 @@
 //! Trained weights on disk and in memory: a JSON description (shape, alphabet, training
-//! figures, the SHA-256 of the weights) beside burnpack weights stored as f16 (half the
-//! size; the logits move by ~1e-3, far below what sampling can notice — see MODELS.md).
+//! figures, the SHA-256 of the weights, and a SHA-256 of the description itself) beside
+//! burnpack weights stored as f16 (half the size; the logits move by ~1e-3, far below what
+//! sampling can notice — see MODELS.md).
+//!
+//! The description's own digest (`sha256`) is taken over the rest of the description,
+//! which includes the weights' digest, so one value seals the shape, the role, the
+//! alphabet and the weights together: an edited field is refused even when it is in range.
 
 use std::path::{Path, PathBuf};
 
@@ -47,11 +52,14 @@ impl WeightSource {
     }
 }
 
-/// The format version written in every description.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version written in every description. Version 2 added the description's own
+/// digest ([`ModelMeta::sha256`]); version 1 files are refused with a pointer to the
+/// `upgrade_format` example of this crate, which seals them.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Training figures recorded with the weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TrainingRecord {
     /// Optimiser steps taken.
     pub steps: u64,
@@ -65,8 +73,10 @@ pub struct TrainingRecord {
     pub seed: u64,
 }
 
-/// Everything needed to rebuild a model besides its weights.
+/// Everything needed to rebuild a model besides its weights. Unknown fields are refused:
+/// they would not be covered by [`sha256`](Self::sha256).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelMeta {
     /// [`FORMAT_VERSION`].
     pub format: u32,
@@ -80,6 +90,20 @@ pub struct ModelMeta {
     pub training: Option<TrainingRecord>,
     /// Hex SHA-256 of the weight bytes.
     pub weights_sha256: String,
+    /// Hex SHA-256 of this description without this field ([`ModelMeta::digest`]): it
+    /// covers every other field, the weights' digest included.
+    pub sha256: String,
+}
+
+/// The fields [`ModelMeta::sha256`] covers: all but itself, in the file's order.
+#[derive(Serialize)]
+struct Unsealed<'a> {
+    format: u32,
+    role: ModelRole,
+    config: &'a ModelConfig,
+    tokenizer: &'a CharTokenizer,
+    training: &'a Option<TrainingRecord>,
+    weights_sha256: &'a str,
 }
 
 /// The largest model description read (the JSON holds the alphabet: at most
@@ -98,6 +122,21 @@ impl ModelMeta {
     /// # Errors
     /// [`Error::Weights`] for bad JSON or an unknown format, [`Error::BadConfig`].
     pub fn from_json(json: &[u8]) -> Result<Self> {
+        // The format first, so that an older file gets its own message rather than "missing
+        // field" for a field its version did not have.
+        #[derive(Deserialize)]
+        struct Version {
+            format: u32,
+        }
+        let version: Version =
+            serde_json::from_slice(json).map_err(|e| Error::Weights(e.to_string()))?;
+        if version.format == 1 {
+            return Err(Error::Weights(
+                "format 1 predates the description's own checksum; upgrade the directory with \
+                 `cargo run -p specula-model --example upgrade_format -- DIR`"
+                    .into(),
+            ));
+        }
         let meta: Self = serde_json::from_slice(json).map_err(|e| Error::Weights(e.to_string()))?;
         if meta.format != FORMAT_VERSION {
             return Err(Error::Weights(format!(
@@ -114,6 +153,46 @@ impl ModelMeta {
             )));
         }
         Ok(meta)
+    }
+
+    /// The hex SHA-256 that [`sha256`](Self::sha256) must hold: over the compact JSON of
+    /// every other field, in the order the file lists them.
+    ///
+    /// # Panics
+    /// Never: the fields are plain data that always serialise.
+    #[must_use]
+    pub fn digest(&self) -> String {
+        let unsealed = Unsealed {
+            format: self.format,
+            role: self.role,
+            config: &self.config,
+            tokenizer: &self.tokenizer,
+            training: &self.training,
+            weights_sha256: &self.weights_sha256,
+        };
+        let json = serde_json::to_vec(&unsealed).expect("plain data serialises");
+        sha256_hex(&json)
+    }
+
+    /// Sets [`sha256`](Self::sha256) to [`digest`](Self::digest) (after any change).
+    pub fn seal(&mut self) {
+        self.sha256 = self.digest();
+    }
+
+    /// Checks [`sha256`](Self::sha256) against [`digest`](Self::digest).
+    ///
+    /// # Errors
+    /// [`Error::Checksum`] naming the role's description.
+    pub fn check_sealed(&self) -> Result<()> {
+        let actual = self.digest();
+        if actual != self.sha256 {
+            return Err(Error::Checksum {
+                name: format!("the {} description", self.role.name()),
+                expected: self.sha256.clone(),
+                actual,
+            });
+        }
+        Ok(())
     }
 
     /// The most bytes a weight file of this shape may have: two per parameter (f16) plus
@@ -223,27 +302,34 @@ impl ModelBundle {
         training: Option<TrainingRecord>,
     ) -> Result<Self> {
         let weights = model_bytes(model, DType::F16)?;
-        Ok(Self {
-            meta: ModelMeta {
-                format: FORMAT_VERSION,
-                role,
-                config,
-                tokenizer,
-                training,
-                weights_sha256: sha256_hex(&weights),
-            },
-            weights,
-        })
+        let mut meta = ModelMeta {
+            format: FORMAT_VERSION,
+            role,
+            config,
+            tokenizer,
+            training,
+            weights_sha256: sha256_hex(&weights),
+            sha256: String::new(),
+        };
+        meta.seal();
+        Ok(Self { meta, weights })
     }
 
     /// A bundle from a JSON description and weight bytes: the description is checked
-    /// whole ([`ModelMeta::from_json`]) before the weights' size and checksum.
+    /// whole ([`ModelMeta::from_json`]) and against its own digest
+    /// ([`ModelMeta::check_sealed`]) before the weights' size and checksum.
     ///
     /// # Errors
     /// [`ModelMeta::from_json`]'s errors, [`Error::Weights`] for weights far larger than
-    /// the shape needs, [`Error::Checksum`].
+    /// the shape needs, [`Error::Checksum`] for an edited description or weights.
     pub fn from_parts(meta_json: &[u8], weights: &[u8]) -> Result<Self> {
         let meta = ModelMeta::from_json(meta_json)?;
+        meta.check_sealed()?;
+        Self::with_weights(meta, weights)
+    }
+
+    /// `meta` (already checked) with `weights`, checked for size and digest.
+    fn with_weights(meta: ModelMeta, weights: &[u8]) -> Result<Self> {
         meta.check_weights_len(weights.len() as u64)?;
         let actual = sha256_hex(weights);
         if actual != meta.weights_sha256 {
@@ -259,8 +345,9 @@ impl ModelBundle {
         })
     }
 
-    /// Reads `DIR/ROLE.json` and `DIR/ROLE.bpk`: the description first, checked whole and
-    /// for its role, then the weights if their size fits the shape. Errors name the file.
+    /// Reads `DIR/ROLE.json` and `DIR/ROLE.bpk`: the description first, checked whole, for
+    /// its role and against its own digest, then the weights if their size fits the shape.
+    /// Errors name the file.
     ///
     /// # Errors
     /// [`Error::Io`], [`Error::File`] wrapping the errors of
@@ -284,9 +371,10 @@ impl ModelBundle {
                 role.name()
             ))));
         }
+        meta.check_sealed().map_err(in_file(&meta_path))?;
         let limit = meta.max_weights_len();
         let weights = read_limited(&weights_path, limit)?;
-        Self::from_parts(&meta_bytes, &weights).map_err(in_file(&weights_path))
+        Self::with_weights(meta, &weights).map_err(in_file(&weights_path))
     }
 
     /// Writes `DIR/ROLE.json` and `DIR/ROLE.bpk`, creating `DIR`.
@@ -318,4 +406,46 @@ fn paths(dir: &Path, role: ModelRole) -> (std::path::PathBuf, std::path::PathBuf
         dir.join(format!("{}.json", role.name())),
         dir.join(format!("{}.bpk", role.name())),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundled_meta() -> ModelMeta {
+        crate::bundled::bundle(ModelRole::Draft).unwrap().meta
+    }
+
+    #[test]
+    fn a_sealed_description_survives_writing_and_reading_with_awkward_floats() {
+        let mut meta = bundled_meta();
+        // Values whose shortest decimal form the default serde_json parser reads one ULP off.
+        let training = meta.training.as_mut().unwrap();
+        training.train_loss = Some(1.362_317_919_731_140_1);
+        training.val_loss = Some(0.1 + 0.2);
+        meta.seal();
+        let json = serde_json::to_vec_pretty(&meta).unwrap();
+        let read = ModelMeta::from_json(&json).unwrap();
+        assert_eq!(read, meta);
+        read.check_sealed().unwrap();
+    }
+
+    #[test]
+    fn any_edited_field_breaks_the_seal() {
+        let meta = bundled_meta();
+        meta.check_sealed().unwrap();
+        let edits: [fn(&mut ModelMeta); 5] = [
+            |m| m.config.max_seq -= 1,
+            |m| m.role = ModelRole::Target,
+            |m| m.training = None,
+            |m| m.weights_sha256 = sha256_hex(b"other weights"),
+            |m| m.tokenizer = CharTokenizer::from_corpus("ab").unwrap(),
+        ];
+        for edit in edits {
+            let mut edited = meta.clone();
+            edit(&mut edited);
+            let err = edited.check_sealed().unwrap_err().to_string();
+            assert!(err.contains("checksum mismatch for the"), "{err}");
+        }
+    }
 }

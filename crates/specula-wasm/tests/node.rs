@@ -270,3 +270,27 @@ async fn tampered_weights_fail_the_checksum() {
     assert_eq!(err.code(), "bad_weights");
     assert!(err.to_string().contains("checksum"), "{err}");
 }
+
+#[wasm_bindgen_test]
+async fn an_edited_description_fails_its_own_checksum() {
+    let parts = specula_wasm::untrained::untrained_bundles(1, specula_wasm::untrained::Size::Test)
+        .expect("bundles");
+    // Within every range, so only the description's own digest can tell.
+    let mut meta = parts.draft.meta.clone();
+    meta.config.max_seq -= 1;
+    let meta = serde_json::to_vec(&meta).expect("meta");
+    let target_meta = serde_json::to_vec(&parts.target.meta).expect("meta");
+    let err = specula_wasm::Bundles::from_parts(
+        &meta,
+        &parts.draft.weights,
+        &target_meta,
+        &parts.target.weights,
+    )
+    .expect_err("checksum");
+    assert_eq!(err.code(), "bad_weights");
+    assert!(
+        err.to_string()
+            .contains("draft model: checksum mismatch for the draft description"),
+        "{err}"
+    );
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use specula_model::sha256_hex;
+use specula_model::{ModelMeta, sha256_hex};
 
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_specula"))
@@ -80,7 +80,15 @@ pub fn patch_target_text(dir: &Path, from: &str, to: &str) {
     std::fs::write(&path, text.replacen(from, to, 1)).expect("write");
 }
 
-/// Rewrites `role.bpk` with `edit` and, if `rehash`, records the new digest.
+/// Recomputes the description digest of `path` (a `ROLE.json`), as a careful forger would.
+pub fn reseal(path: &Path) {
+    let mut meta: ModelMeta = serde_json::from_value(read_json(path)).expect("a description");
+    meta.seal();
+    write_json(path, &serde_json::to_value(&meta).expect("json"));
+}
+
+/// Rewrites `role.bpk` with `edit` and, if `rehash`, records the new digest (and reseals
+/// the description, so that only the weights can give the edit away).
 pub fn edit_weights(dir: &Path, role: &str, rehash: bool, edit: impl FnOnce(&mut Vec<u8>)) {
     let path = dir.join(format!("{role}.bpk"));
     let mut bytes = std::fs::read(&path).expect("read");
@@ -91,6 +99,7 @@ pub fn edit_weights(dir: &Path, role: &str, rehash: bool, edit: impl FnOnce(&mut
         let mut meta = read_json(&meta_path);
         meta["weights_sha256"] = Value::String(sha256_hex(&bytes));
         write_json(&meta_path, &meta);
+        reseal(&meta_path);
     }
 }
 
