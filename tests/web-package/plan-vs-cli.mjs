@@ -43,6 +43,12 @@ const cases = [
   [{ method: "race", drafts: 3 }, ["--drafts", "3"]],
   [{ method: "mentored", kl: 0.05 }, ["--kl", "0.05"]],
   [{ method: "speculative", normalize: true, target: [1, 2, 3, 4], draft: [4, 3, 2, 1] }, ["--normalize"]],
+  // The bug lab: every token-level bug, with processing where the bug needs it.
+  [{ method: "speculative", bug: "resample-from-target" }, ["--bug", "resample-from-target"]],
+  [{ method: "speculative", bug: "argmax-draft", temperature: 0.7 }, ["--bug", "argmax-draft", "--temperature", "0.7"]],
+  [{ method: "speculative", bug: "shared-uniform", topP: 0.9 }, ["--bug", "shared-uniform", "--top-p", "0.9"]],
+  [{ method: "speculative", bug: "unprocessed-target", temperature: 0.5 }, ["--bug", "unprocessed-target", "--temperature", "0.5"]],
+  [{ method: "speculative", bug: "filtered-draft", topK: 2 }, ["--bug", "filtered-draft", "--top-k", "2"]],
 ];
 for (const [options, flags] of cases) {
   const t = options.target ?? target;

@@ -264,7 +264,27 @@ export interface PlanOptions {
   rho?: number;
   /** Rescale target and draft to sum to 1. */
   normalize?: boolean;
+  /**
+   * Plant a deliberate mistake (method "speculative" only): the report's `output` is the
+   * buggy sampler's exact output distribution and `tv` its total variation from the target.
+   * target and draft are then the models' raw softmax, processed by temperature/topK/topP.
+   */
+  bug?: PlanBugName;
+  /** With `bug`: temperature applied to both distributions (default 1). */
+  temperature?: number;
+  /** With `bug`: keep the k most likely tokens of both. */
+  topK?: number;
+  /** With `bug`: keep the smallest set of tokens with this much probability in both. */
+  topP?: number;
 }
+
+/** The token-level bugs `plan()` can plant (cache-reset acts only over a sequence). */
+export type PlanBugName =
+  | "resample-from-target"
+  | "argmax-draft"
+  | "shared-uniform"
+  | "unprocessed-target"
+  | "filtered-draft";
 
 /** The report of `specula plan --json`, keys in camelCase. Non-finite numbers are null. */
 export interface PlanReport {
@@ -291,6 +311,10 @@ export interface PlanReport {
   upperBound?: number;
   acceptProbs?: number[];
   residual?: number[];
+  /** With `bug`: the bug and the sampling settings applied to both distributions. */
+  bug?: { name: PlanBugName; description: string; temperature: number; topK?: number; topP?: number };
+  /** With `bug`: TV(target, output), the same as `tvTargetOutput`. */
+  tv?: number;
 }
 
 /** The closed-form analysis of one token-level scheme (no models needed). */

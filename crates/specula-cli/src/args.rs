@@ -5,7 +5,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
-use specula_core::{PlanMethod, PlanParams};
+use specula_core::{PlanBug, PlanMethod, PlanParams};
 
 use crate::error::CliError;
 
@@ -55,8 +55,17 @@ Methods and the flags they take:
   kseq          SpecTr k-Seq                                 [--drafts K] [--rho R]
   multiround    multi-round rejection (SpecInfer style)      [--drafts K]
   otm           optimal transport, exact LP (tiny V and k)   [--drafts K]
+  race          ratio race, OTM's optimum at any V           [--drafts K]
   mentored      mentored decoding, lossy with KL <= D        --kl D (required)
 A flag given to a method that does not take it is an error. --drafts defaults to 2.
+
+The bug lab (speculative only):
+  --bug NAME plants a deliberate mistake and reports the buggy sampler's exact output
+  distribution (output) and its total variation from the target (tv): resample-from-target,
+  argmax-draft, shared-uniform, unprocessed-target or filtered-draft (cache-reset acts only
+  over a sequence: see `specula sample --bug`). With --bug, --target and --draft are the
+  models' raw softmax and [--temperature T] [--top-k N] [--top-p P] process both as decoding
+  does; the report's target and draft are the processed ones.
 
 Input rules:
   --target and --draft are comma-separated lists of the same length, every entry a finite
@@ -73,7 +82,8 @@ Output:
   output, kl_target_output, tv_target_output, kl_target_draft, tv_target_draft, and per
   method: drafts (kseq, multiround, otm, race); rho, rho_star, overlap (kseq); accept_probs
   (speculative, greedy, kseq, race, mentored); residual (all but otm); kl_budget, alpha, beta,
-  zero_target_accept, accepts_all (mentored); upper_bound (otm, race). Probabilities are token-indexed arrays.
+  zero_target_accept, accepts_all (mentored); upper_bound (otm, race); bug (name,
+  description, temperature, top_k, top_p) and tv (with --bug). Probabilities are token-indexed arrays.
   Non-finite numbers (e.g. KL(target || output) = inf for greedy) are written as null.
   greedy assumes the drafted token is the draft's argmax.
 
@@ -114,6 +124,23 @@ pub struct PlanArgs {
     /// Rescale --target and --draft to sum to 1 instead of refusing them.
     #[arg(long)]
     pub normalize: bool,
+
+    /// Plant a deliberate mistake (speculative only): resample-from-target, argmax-draft,
+    /// shared-uniform, unprocessed-target or filtered-draft.
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    pub bug: Option<String>,
+
+    /// With --bug: the sampling temperature applied to both distributions (default 1).
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub temperature: Option<String>,
+
+    /// With --bug: keep the N most likely tokens of both distributions.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub top_k: Option<String>,
+
+    /// With --bug: keep the smallest set of tokens with mass >= P in both distributions.
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub top_p: Option<String>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -175,6 +202,8 @@ pub struct PlanRequest {
     pub normalize: bool,
     /// Method parameters.
     pub params: PlanParams,
+    /// The bug planted, with its sampling settings.
+    pub bug: Option<PlanBug>,
     /// JSON output.
     pub json: bool,
 }
@@ -209,6 +238,7 @@ impl PlanArgs {
         )?;
         reject_if_given(method, "--rho", self.rho.as_ref(), method == Method::Kseq)?;
         reject_if_given(method, "--kl", self.kl.as_ref(), method == Method::Mentored)?;
+        let bug = self.plan_bug(method)?;
         let k = self
             .drafts
             .as_deref()
@@ -237,8 +267,49 @@ impl PlanArgs {
             draft,
             normalize: self.normalize,
             params,
+            bug,
             json: self.json,
         })
+    }
+
+    /// `--bug` and its sampling flags: the bug for standard speculative sampling, the
+    /// sampling flags only with a bug.
+    fn plan_bug(&self, method: Method) -> Result<Option<PlanBug>, CliError> {
+        let Some(raw) = self.bug.as_deref() else {
+            for (flag, value) in [
+                ("--temperature", &self.temperature),
+                ("--top-k", &self.top_k),
+                ("--top-p", &self.top_p),
+            ] {
+                if value.is_some() {
+                    return Err(CliError::usage(format!(
+                        "{flag} applies only with --bug (it processes the distributions the \
+                         buggy sampler uses); without one, give the processed distributions"
+                    )));
+                }
+            }
+            return Ok(None);
+        };
+        let bug = crate::parse::bug(raw)?;
+        if method != Method::Speculative {
+            return Err(CliError::usage(format!(
+                "--bug applies to --method speculative in plan, not {} (use `specula sample \
+                 --bug` for the other methods)",
+                method.name()
+            )));
+        }
+        if bug == specula_core::Bug::CacheReset {
+            return Err(CliError::usage(
+                "--bug cache-reset acts only over a sequence; see it with `specula sample \
+                 --method speculative --bug cache-reset`",
+            ));
+        }
+        let sampling = crate::parse::sampling(
+            self.temperature.as_deref().unwrap_or("1"),
+            self.top_k.as_deref(),
+            self.top_p.as_deref(),
+        )?;
+        Ok(Some(PlanBug { bug, sampling }))
     }
 }
 

@@ -165,7 +165,12 @@ struct Report {
 pub fn run(args: BenchArgs) -> Result<(), CliError> {
     let tokens = parse::uint("--tokens", &args.tokens, 1, 1 << 20)?;
     let repeat = parse::uint("--repeat", &args.repeat, 1_u64, 1000)?;
-    let temperature = parse::float("--temperature", &args.temperature, 0.0, 1e6)?;
+    let temperature = parse::float(
+        "--temperature",
+        &args.temperature,
+        0.0,
+        parse::MAX_TEMPERATURE,
+    )?;
     let gammas = parse::uint_list("--gammas", &args.gammas, 64)?;
     let ks = parse::uint_list("--drafts", &args.drafts, 64)?;
     let length = parse::uint("--length", &args.length, 1, 64)?;

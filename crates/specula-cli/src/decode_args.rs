@@ -221,25 +221,11 @@ impl DecodeArgs {
                 }
             }
         };
-        let sampling = SamplingConfig {
-            temperature: parse::float("--temperature", &self.temperature, 0.0, 1e6)?,
-            top_k: self
-                .top_k
-                .as_deref()
-                .map(|k| parse::uint("--top-k", k, 1, 1 << 20))
-                .transpose()?,
-            top_p: self
-                .top_p
-                .as_deref()
-                .map(|p| match parse::float("--top-p", p, 0.0, 1.0) {
-                    Ok(v) if v > 0.0 => Ok(v),
-                    _ => Err(CliError::usage(format!(
-                        "--top-p must be a number in (0, 1], got {:?}",
-                        p.trim()
-                    ))),
-                })
-                .transpose()?,
-        };
+        let sampling = parse::sampling(
+            &self.temperature,
+            self.top_k.as_deref(),
+            self.top_p.as_deref(),
+        )?;
         let backend = match parse::choice("--backend", &self.backend, &["cpu", "wgpu"])? {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
@@ -266,10 +252,7 @@ impl DecodeArgs {
 /// `--bug NAME` for `--method method`: a bug of [`Bug::ALL`], for a lossless drafting
 /// method.
 fn parse_bug(raw: &str, method: &str) -> Result<Bug, CliError> {
-    let names = Bug::ALL.map(Bug::name);
-    let name = parse::choice("--bug", raw, &names)?;
-    let bug = Bug::from_name(name)
-        .ok_or_else(|| CliError::failure(format!("internal: no bug is called {name}")))?;
+    let bug = parse::bug(raw)?;
     if matches!(method, "autoregressive" | "mentored") {
         return Err(CliError::usage(format!(
             "--bug applies to --method speculative, spectr, multiround or otm, not {method}"

@@ -60,6 +60,50 @@ pub fn uint_list(flag: &str, raw: &str, max: usize) -> Result<Vec<usize>, CliErr
         .collect()
 }
 
+/// The most `--top-k` accepts (a vocabulary larger than any model's here).
+pub const MAX_TOP_K: usize = 1 << 20;
+
+/// The most `--temperature` accepts.
+pub const MAX_TEMPERATURE: f64 = 1e6;
+
+/// Temperature, top-k and top-p from their flags (`generate`, `sample`, `plan --bug`).
+///
+/// # Errors
+/// A usage error naming the first bad flag.
+pub fn sampling(
+    temperature: &str,
+    top_k: Option<&str>,
+    top_p: Option<&str>,
+) -> Result<specula_core::SamplingConfig, CliError> {
+    Ok(specula_core::SamplingConfig {
+        temperature: float("--temperature", temperature, 0.0, MAX_TEMPERATURE)?,
+        top_k: top_k
+            .map(|k| uint("--top-k", k, 1, MAX_TOP_K))
+            .transpose()?,
+        top_p: top_p
+            .map(|p| match float("--top-p", p, 0.0, 1.0) {
+                Ok(v) if v > 0.0 => Ok(v),
+                _ => Err(CliError::usage(format!(
+                    "--top-p must be a number in (0, 1], got {:?}",
+                    p.trim()
+                ))),
+            })
+            .transpose()?,
+    })
+}
+
+/// The bug called `raw` (kebab case).
+///
+/// # Errors
+/// A usage error listing the bugs.
+pub fn bug(raw: &str) -> Result<specula_core::Bug, CliError> {
+    use specula_core::Bug;
+    let names = Bug::ALL.map(Bug::name);
+    let name = choice("--bug", raw, &names)?;
+    Bug::from_name(name)
+        .ok_or_else(|| CliError::failure(format!("internal: no bug is called {name}")))
+}
+
 /// One of `choices` (exact match).
 ///
 /// # Errors

@@ -19,6 +19,7 @@ pub fn run(request: &PlanRequest) -> Result<PlanReport, CliError> {
         draft: request.draft.clone(),
         normalize: request.normalize,
         params: request.params,
+        bug: request.bug,
     };
     specula_core::plan_report(&input).map_err(cli_error)
 }
@@ -51,6 +52,7 @@ fn cli_error(error: PlanError) -> CliError {
             (k as u128).saturating_mul(vocab as u128),
             specula_core::report::MULTIROUND_MAX_WORK
         )),
+        PlanError::BugNotPlannable { .. } => CliError::usage(error.to_string()),
         PlanError::ParamsMismatch { method, params } => CliError::failure(format!(
             "internal: parameters {params:?} do not match --method {}",
             method.name()

@@ -60,7 +60,19 @@ pub fn table(report: &PlanReport) -> String {
     }
     let _ = writeln!(out);
 
-    let mut lines: Vec<(&str, String)> = vec![("acceptance", number(report.acceptance))];
+    let mut lines: Vec<(&str, String)> = Vec::new();
+    if let Some(bug) = &report.bug {
+        lines.push(("bug", format!("{} ({})", bug.name, bug.description)));
+        let mut settings = format!("temperature {}", number(bug.temperature));
+        if let Some(k) = bug.top_k {
+            settings.push_str(&format!(", top-k {k}"));
+        }
+        if let Some(p) = bug.top_p {
+            settings.push_str(&format!(", top-p {}", number(p)));
+        }
+        lines.push(("applied to both", settings));
+    }
+    lines.push(("acceptance", number(report.acceptance)));
     if let Some(bound) = report.upper_bound {
         lines.push(("upper bound on acceptance", number(bound)));
     }

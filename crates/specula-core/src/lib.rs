@@ -78,7 +78,10 @@ pub use multiround::{multiround_analysis, multiround_sample};
 pub use otm::*;
 pub use outcome::{DraftTest, ResidualDraw, TokenAnalysis, TokenOutcome, ratio};
 pub use race::{RACE_MAX_STEPS, RACE_TOLERANCE, RacePlan, race_analysis, race_plan, race_sample};
-pub use report::{PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide, plan_report};
+pub use report::{
+    BugReport, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide,
+    plan_report,
+};
 pub use residual::{RESIDUAL_EPSILON, Residual};
 pub use sampling::SamplingConfig;
 pub use speculative::{greedy_analysis, greedy_verify, speculative_analysis, speculative_sample};

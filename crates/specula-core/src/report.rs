@@ -6,8 +6,12 @@
 use serde::Serialize;
 use thiserror::Error;
 
+mod bug_plan;
+
+pub use bug_plan::{BugReport, PlanBug};
+
 use crate::{
-    Distribution, OTM_MAX_VARIABLES, Residual, greedy_analysis, kl_divergence, kseq_analysis,
+    Bug, Distribution, OTM_MAX_VARIABLES, Residual, greedy_analysis, kl_divergence, kseq_analysis,
     mentored_accept_probs, mentored_analysis, multiround_analysis, otm_analysis, race_analysis,
     speculative_analysis, total_variation,
 };
@@ -116,6 +120,9 @@ pub struct PlanInput {
     pub normalize: bool,
     /// Method parameters.
     pub params: PlanParams,
+    /// A deliberate bug to plant (standard speculative sampling only), with the sampling
+    /// settings that process both distributions; `None` for the correct scheme.
+    pub bug: Option<PlanBug>,
 }
 
 /// Which input distribution an error is about.
@@ -158,6 +165,20 @@ pub enum PlanError {
         vocab: usize,
         /// Drafts.
         k: usize,
+    },
+    /// A bug planted in a scheme whose plan cannot carry it: token-level bugs are planned
+    /// for standard speculative sampling only, and [`Bug::CacheReset`] acts only over a
+    /// sequence.
+    #[error(
+        "the bug {bug} has no token-level plan for {}: bugs are planned for standard \
+         speculative sampling (speculative), and cache-reset acts only over a sequence",
+        .method.name()
+    )]
+    BugNotPlannable {
+        /// The bug.
+        bug: Bug,
+        /// The method.
+        method: PlanMethod,
     },
     /// Parameters that do not belong to the method (a front-end bug).
     #[error("parameters {params:?} do not match method {}", .method.name())]
@@ -240,6 +261,14 @@ pub struct PlanReport {
     /// The distribution sampled when every draft is rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub residual: Option<Vec<f64>>,
+    /// The deliberate bug planted, with the sampling settings; `target` and `draft` are
+    /// then the processed distributions and `output` the buggy sampler's exact output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bug: Option<BugReport>,
+    /// With a bug: `TV(target, output)`, how far the mistake moves the output (the same
+    /// value as `tv_target_output`, under the name the bug lab uses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tv: Option<f64>,
 }
 
 /// Builds the two distributions and runs the method's closed-form analysis.
@@ -275,7 +304,18 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         upper_bound: None,
         accept_probs: None,
         residual: None,
+        bug: None,
+        tv: None,
     };
+    if let Some(planted) = input.bug {
+        let (analysis, target) =
+            bug_plan::plan_with_bug(input.method, planted, &target, &draft, &mut report)?;
+        report.kl_target_draft = kl_divergence(&report.target, &report.draft);
+        report.tv_target_draft = total_variation(&report.target, &report.draft);
+        finish(&mut report, target.probs(), analysis);
+        report.tv = Some(report.tv_target_output);
+        return Ok(report);
+    }
     let analysis = match (input.method, input.params) {
         (PlanMethod::Speculative, _) => {
             report.accept_probs = Some(scaled_accept_probs(&target, &draft, 1.0));
@@ -357,12 +397,17 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         }
         (method, params) => return Err(PlanError::ParamsMismatch { method, params }),
     };
-    report.kl_target_output = kl_divergence(target.probs(), &analysis.output);
-    report.tv_target_output = total_variation(target.probs(), &analysis.output);
+    finish(&mut report, target.probs(), analysis);
+    Ok(report)
+}
+
+/// The figures every report derives from the analysis against `target`.
+fn finish(report: &mut PlanReport, target: &[f64], analysis: crate::TokenAnalysis) {
+    report.kl_target_output = kl_divergence(target, &analysis.output);
+    report.tv_target_output = total_variation(target, &analysis.output);
     // Summed rounding can leave the acceptance a few ulps above 1.
     report.acceptance = analysis.acceptance.min(1.0);
     report.output = analysis.output;
-    Ok(report)
 }
 
 /// A distribution from raw entries, strict or rescaled.

@@ -41,6 +41,10 @@ pub(crate) fn plan_options(value: &JsValue) -> Result<PlanOptions> {
         kl: f.number("kl")?,
         rho: f.number("rho")?,
         normalize: f.boolean("normalize")?,
+        bug: f.string("bug")?,
+        temperature: f.number("temperature")?,
+        top_k: f.number("topK")?,
+        top_p: f.number("topP")?,
     })
 }
 

@@ -87,7 +87,8 @@ pub fn version() -> String {
 }
 
 /// The closed-form analysis of one token-level scheme:
-/// `plan({ method, target, draft, drafts?, kl?, rho?, normalize? })`.
+/// `plan({ method, target, draft, drafts?, kl?, rho?, normalize?, bug?, temperature?, topK?,
+/// topP? })`.
 ///
 /// # Errors
 /// A `SpeculaError` naming the bad option or what the math refused.

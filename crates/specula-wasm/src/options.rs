@@ -107,6 +107,51 @@ pub(crate) fn show_number(x: f64) -> String {
     }
 }
 
+/// Temperature (default 1), topK and topP (default none), checked (`generate`, and
+/// `plan` with a bug).
+pub(crate) fn sampling(
+    temperature: Option<f64>,
+    top_k: Option<f64>,
+    top_p: Option<f64>,
+) -> Result<SamplingConfig> {
+    let temperature = match temperature {
+        Some(t) if t.is_finite() && t >= 0.0 => t + 0.0,
+        Some(t) => {
+            return Err(WasmError::option(format!(
+                "temperature must be a finite number >= 0 (0 is greedy), got {}",
+                show_number(t)
+            )));
+        }
+        None => 1.0,
+    };
+    let top_k = top_k
+        .map(|k| {
+            whole(
+                "topK",
+                k,
+                1,
+                u32::MAX as usize,
+                " (leave it out for no top-k)",
+            )
+        })
+        .transpose()?;
+    let top_p = match top_p {
+        Some(p) if p > 0.0 && p <= 1.0 => Some(p),
+        Some(p) => {
+            return Err(WasmError::option(format!(
+                "topP must be in (0, 1] (leave it out for no top-p), got {}",
+                show_number(p)
+            )));
+        }
+        None => None,
+    };
+    Ok(SamplingConfig {
+        temperature,
+        top_k,
+        top_p,
+    })
+}
+
 /// A whole number in `min..=max`.
 pub(crate) fn whole(name: &str, value: f64, min: usize, max: usize, hint: &str) -> Result<usize> {
     let ok =
@@ -250,38 +295,7 @@ impl GenerateOptions {
                 )));
             }
         };
-        let temperature = match self.temperature {
-            Some(t) if t.is_finite() && t >= 0.0 => t,
-            Some(t) => {
-                return Err(WasmError::option(format!(
-                    "temperature must be a finite number >= 0 (0 is greedy), got {}",
-                    show_number(t)
-                )));
-            }
-            None => 1.0,
-        };
-        let top_k = self
-            .top_k
-            .map(|k| {
-                whole(
-                    "topK",
-                    k,
-                    1,
-                    u32::MAX as usize,
-                    " (leave it out for no top-k)",
-                )
-            })
-            .transpose()?;
-        let top_p = match self.top_p {
-            Some(p) if p > 0.0 && p <= 1.0 => Some(p),
-            Some(p) => {
-                return Err(WasmError::option(format!(
-                    "topP must be in (0, 1] (leave it out for no top-p), got {}",
-                    show_number(p)
-                )));
-            }
-            None => None,
-        };
+        let sampling = sampling(self.temperature, self.top_k, self.top_p)?;
         let seed = match self.seed {
             Some(s) => {
                 if !(s.is_finite() && s.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&s)) {
@@ -306,11 +320,7 @@ impl GenerateOptions {
         }
         let config = DecodeConfig {
             method,
-            sampling: SamplingConfig {
-                temperature,
-                top_k,
-                top_p,
-            },
+            sampling,
             max_new_tokens,
             stop_tokens: Vec::new(),
             stop_strings,

@@ -4,14 +4,15 @@
 //! worded for JavaScript options instead of flags.
 
 use specula_core::{
-    OTM_MAX_VARIABLES, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide,
+    Bug, OTM_MAX_VARIABLES, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport,
+    PlanSide,
 };
 
 use crate::error::{Result, WasmError};
-use crate::options::{show_number, whole};
+use crate::options::{sampling, show_number, whole};
 
 /// The option names `plan` accepts.
-pub const PLAN_KEYS: [&str; 7] = [
+pub const PLAN_KEYS: [&str; 11] = [
     "method",
     "target",
     "draft",
@@ -19,6 +20,10 @@ pub const PLAN_KEYS: [&str; 7] = [
     "kl",
     "rho",
     "normalize",
+    "bug",
+    "temperature",
+    "topK",
+    "topP",
 ];
 
 /// The most drafts (as the CLI's `--drafts`).
@@ -43,6 +48,14 @@ pub struct PlanOptions {
     pub rho: Option<f64>,
     /// Rescale the inputs to sum to 1.
     pub normalize: Option<bool>,
+    /// A deliberate bug to plant (speculative only): its kebab-case name.
+    pub bug: Option<String>,
+    /// With `bug`: temperature applied to both distributions (default 1).
+    pub temperature: Option<f64>,
+    /// With `bug`: top-k applied to both distributions.
+    pub top_k: Option<f64>,
+    /// With `bug`: top-p applied to both distributions.
+    pub top_p: Option<f64>,
 }
 
 impl PlanOptions {
@@ -130,6 +143,7 @@ impl PlanOptions {
                 }
             },
         };
+        let bug = self.bug(method)?;
         // `+ 0.0` reads -0 as 0, so no -0 reaches the report.
         let unsigned = |v: Vec<f64>| v.into_iter().map(|x| x + 0.0).collect();
         Ok(PlanInput {
@@ -138,7 +152,41 @@ impl PlanOptions {
             draft: unsigned(draft),
             normalize: self.normalize.unwrap_or(false),
             params,
+            bug,
         })
+    }
+
+    /// `bug` and its sampling options (as `specula plan --bug`).
+    fn bug(&self, method: PlanMethod) -> Result<Option<PlanBug>> {
+        let Some(name) = self.bug.as_deref() else {
+            for (key, given) in [
+                ("temperature", self.temperature.is_some()),
+                ("topK", self.top_k.is_some()),
+                ("topP", self.top_p.is_some()),
+            ] {
+                if given {
+                    return Err(WasmError::option(format!(
+                        "{key} applies only with bug (it processes the distributions the buggy \
+                         sampler uses); without one, pass the processed distributions"
+                    )));
+                }
+            }
+            return Ok(None);
+        };
+        let names: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
+        let bug = Bug::from_name(name).ok_or_else(|| {
+            WasmError::option(format!(
+                "unknown bug {name:?}; use one of: {}",
+                names.join(", ")
+            ))
+        })?;
+        if method != PlanMethod::Speculative || bug == Bug::CacheReset {
+            return Err(WasmError::option(
+                PlanError::BugNotPlannable { bug, method }.to_string(),
+            ));
+        }
+        let sampling = sampling(self.temperature, self.top_k, self.top_p)?;
+        Ok(Some(PlanBug { bug, sampling }))
     }
 }
 
@@ -206,6 +254,7 @@ fn message(error: &PlanError) -> String {
             (*k as u128).saturating_mul(*vocab as u128),
             specula_core::report::MULTIROUND_MAX_WORK
         ),
+        PlanError::BugNotPlannable { .. } => error.to_string(),
         PlanError::ParamsMismatch { .. } => format!("internal: {error}"),
     }
 }
@@ -233,6 +282,53 @@ mod tests {
         })
         .unwrap();
         assert_eq!(report.drafts, Some(3));
+    }
+
+    #[test]
+    fn a_planted_bug_reports_its_output_and_tv() {
+        let report = run(&PlanOptions {
+            bug: Some("resample-from-target".into()),
+            temperature: Some(0.5),
+            ..opts("speculative")
+        })
+        .unwrap();
+        let tv = report.tv.unwrap();
+        assert!(tv > 0.05 && tv == report.tv_target_output, "{tv}");
+        assert_eq!(report.bug.unwrap().temperature, 0.5);
+        for (options, needle) in [
+            (
+                PlanOptions {
+                    bug: Some("typo".into()),
+                    ..opts("speculative")
+                },
+                "unknown bug \"typo\"",
+            ),
+            (
+                PlanOptions {
+                    bug: Some("cache-reset".into()),
+                    ..opts("speculative")
+                },
+                "cache-reset acts only over a sequence",
+            ),
+            (
+                PlanOptions {
+                    bug: Some("argmax-draft".into()),
+                    ..opts("race")
+                },
+                "no token-level plan for race",
+            ),
+            (
+                PlanOptions {
+                    top_k: Some(2.0),
+                    ..opts("speculative")
+                },
+                "topK applies only with bug",
+            ),
+        ] {
+            let e = run(&options).unwrap_err();
+            assert_eq!(e.code(), "invalid_option");
+            assert!(e.to_string().contains(needle), "{e}");
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@ fn plan_returns_the_cli_report_in_camel_case() {
         draft: vec![0.5, 0.3, 0.15, 0.05],
         normalize: false,
         params: PlanParams::KSeq { k: 3, rho: None },
+        bug: None,
     };
     let expected = camel_json(&plan_report(&input).expect("core plan")).expect("json");
     // k-Seq's root finding uses randomised selection: sums may differ in the last bit.

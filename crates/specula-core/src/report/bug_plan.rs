@@ -1,0 +1,96 @@
+//! A plan with a deliberate bug planted ([`PlanInput::bug`]): the exact output
+//! distribution of standard speculative sampling with the mistake ([`bug_analysis`]) and
+//! its total variation from the target it should follow. The given distributions are the
+//! models' raw softmax; the sampling settings process them as decoding does (logits
+//! `ln p`), and the bug decides which processed or unprocessed form each part of the
+//! sampler uses (docs/design.md, "The deliberate bugs").
+
+use serde::Serialize;
+
+use super::{PlanError, PlanMethod, PlanReport};
+use crate::{Bug, BugPair, Distribution, Residual, SamplingConfig, TokenAnalysis, bug_analysis};
+
+/// A bug to plant in a plan, with the sampling settings that process both distributions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanBug {
+    /// The mistake.
+    pub bug: Bug,
+    /// Temperature, top-k and top-p, applied to both distributions as decoding applies them
+    /// to the models' logits ([`SamplingConfig::default`]: none).
+    pub sampling: SamplingConfig,
+}
+
+/// What a bugged plan adds to the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BugReport {
+    /// The bug's name (kebab case).
+    pub name: Bug,
+    /// What the mistake is, in one line.
+    pub description: &'static str,
+    /// Temperature applied to both distributions.
+    pub temperature: f64,
+    /// Top-k applied to both distributions, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<usize>,
+    /// Top-p applied to both distributions, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+}
+
+/// `raw` processed by `sampling` (unchanged, bit for bit, under the default settings).
+fn processed(raw: &Distribution, sampling: &SamplingConfig) -> Result<Distribution, PlanError> {
+    if *sampling == SamplingConfig::default() {
+        return Ok(raw.clone());
+    }
+    let logits: Vec<f64> = raw.probs().iter().map(|p| p.ln()).collect();
+    Distribution::from_logits(&logits, sampling).map_err(PlanError::Analysis)
+}
+
+/// Fills `report` (whose `target` and `draft` are the raw inputs) for `method` with
+/// `planted`: the processed target and draft, the bug's residual. Returns the bug's exact
+/// analysis and the processed target, which the output should have followed.
+///
+/// # Errors
+/// [`PlanError::BugNotPlannable`] for a method other than standard speculative sampling
+/// or a sequence-level bug, and [`PlanError::Analysis`] for bad sampling settings.
+pub(super) fn plan_with_bug(
+    method: PlanMethod,
+    planted: PlanBug,
+    raw_target: &Distribution,
+    raw_draft: &Distribution,
+    report: &mut PlanReport,
+) -> Result<(TokenAnalysis, Distribution), PlanError> {
+    let PlanBug { bug, sampling } = planted;
+    if method != PlanMethod::Speculative || bug == Bug::CacheReset {
+        return Err(PlanError::BugNotPlannable { bug, method });
+    }
+    sampling.validate().map_err(PlanError::Analysis)?;
+    let target = processed(raw_target, &sampling)?;
+    let draft = processed(raw_draft, &sampling)?;
+    let tested_target = processed(raw_target, &bug.tested_target_sampling(&sampling))?;
+    let tested_draft = processed(raw_draft, &bug.tested_draft_sampling(&sampling))?;
+    let pair = BugPair {
+        target: &target,
+        draft: &draft,
+        tested_target: &tested_target,
+        tested_draft: &tested_draft,
+    };
+    let analysis = bug_analysis(bug, &pair).map_err(PlanError::Analysis)?;
+    let residual = match bug {
+        Bug::ResampleFromTarget => target.clone(),
+        _ => Residual::TargetMinusDraft
+            .distribution(&tested_target, &tested_draft)
+            .map_err(PlanError::Analysis)?,
+    };
+    report.target = target.probs().to_vec();
+    report.draft = draft.probs().to_vec();
+    report.residual = Some(residual.into_probs());
+    report.bug = Some(BugReport {
+        name: bug,
+        description: bug.description(),
+        temperature: sampling.temperature,
+        top_k: sampling.top_k,
+        top_p: sampling.top_p,
+    });
+    Ok((analysis, target))
+}
