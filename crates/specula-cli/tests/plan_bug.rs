@@ -123,7 +123,10 @@ fn the_table_names_the_bug_and_its_settings() {
         text.contains("bug") && text.contains("filtered-draft"),
         "{text}"
     );
-    assert!(text.contains("temperature 1, top-p 0.9"), "{text}");
+    assert!(
+        text.contains("temperature 1.000000, top-p 0.900000"),
+        "{text}"
+    );
 }
 
 #[test]
