@@ -334,9 +334,9 @@ fn reject_if_given(
     )))
 }
 
-/// The most entries `--target` or `--draft` may have (the vocabulary of a plan): a
-/// million entries, analysed by every method in seconds (see docs/limits.md).
-pub const MAX_VOCAB: usize = 1 << 20;
+/// The most entries `--target` or `--draft` may have (the vocabulary of a plan): the
+/// core's limit, shared with npm's `plan()`.
+pub const MAX_VOCAB: usize = specula_core::report::MAX_PLAN_VOCAB;
 
 /// The largest file (or standard input) `--target @FILE` / `--target -` reads: enough
 /// for [`MAX_VOCAB`] entries of 60 characters.

@@ -84,7 +84,7 @@ impl Distribution {
         if max == f64::NEG_INFINITY {
             return Err(Error::AllZero);
         }
-        if config.temperature == 0.0 {
+        if config.is_greedy() {
             return Self::one_hot(logits.len(), argmax);
         }
         let inv_t = 1.0 / config.temperature;

@@ -196,6 +196,11 @@ pub enum PlanError {
 /// Larger requests are refused before any work.
 pub const MULTIROUND_MAX_WORK: u128 = 1 << 27;
 
+/// The most entries a plan's target or draft may have (its vocabulary): a million, which
+/// every method analyses in seconds (docs/limits.md). Front ends refuse longer vectors
+/// before building anything from them.
+pub const MAX_PLAN_VOCAB: usize = 1 << 20;
+
 /// Everything a plan reports. Non-finite numbers become `null` in JSON (serde_json's
 /// rule). Optional fields are left out when they do not apply.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -40,10 +40,12 @@ impl SamplingConfig {
         }
     }
 
-    /// Whether this configuration is greedy (temperature 0).
+    /// Whether this configuration is greedy: temperature 0, or a temperature so small
+    /// (subnormal, below about 5.6e-309) that `1 / temperature` overflows, where scaling
+    /// the logits would give `0 · ∞` and greedy is the limit it tends to.
     #[must_use]
     pub fn is_greedy(&self) -> bool {
-        self.temperature == 0.0
+        self.temperature == 0.0 || (1.0 / self.temperature).is_infinite()
     }
 
     /// Checks every field.

@@ -143,3 +143,26 @@ fn inverse_cdf_never_returns_a_zero_probability_token() {
     assert_eq!(d.sample_with_uniform(1.0 - f64::EPSILON / 2.0), 3);
     assert_eq!(d.sample_with_uniform(1.0), 3);
 }
+
+#[test]
+fn a_subnormal_temperature_is_greedy_not_nan() {
+    // 1 / 5e-324 overflows: scaling would give 0 · ∞ = NaN for the top token.
+    let logits = [0.5, 2.0, 1.0];
+    for temperature in [f64::from_bits(1), 1e-310, 0.0] {
+        let config = SamplingConfig {
+            temperature,
+            ..SamplingConfig::default()
+        };
+        assert!(config.is_greedy(), "{temperature:e}");
+        let d = Distribution::from_logits(&logits, &config).unwrap();
+        assert_eq!(d.probs(), [0.0, 1.0, 0.0], "{temperature:e}");
+    }
+    // The smallest normal temperature still scales (and is as sharp as greedy here).
+    let config = SamplingConfig {
+        temperature: 1e-300,
+        ..SamplingConfig::default()
+    };
+    assert!(!config.is_greedy());
+    let d = Distribution::from_logits(&logits, &config).unwrap();
+    assert_eq!(d.probs(), [0.0, 1.0, 0.0]);
+}

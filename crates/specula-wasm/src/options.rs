@@ -102,6 +102,17 @@ pub(crate) fn show_number(x: f64) -> String {
         "NaN".into()
     } else if x.is_infinite() {
         String::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+    } else if x == 0.0 {
+        // JavaScript's String(-0) is "0".
+        "0".into()
+    } else if x.abs() >= 1e21 || x.abs() < 1e-6 {
+        // Where JavaScript switches to exponents, with its "e+" for positive ones.
+        let e = format!("{x:e}");
+        if e.contains("e-") {
+            e
+        } else {
+            e.replacen('e', "e+", 1)
+        }
     } else {
         format!("{x}")
     }
@@ -337,6 +348,24 @@ impl GenerateOptions {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_are_shown_as_javascript_prints_them() {
+        let cases = [
+            (-0.0, "0"),
+            (f64::from_bits(1), "5e-324"),
+            (-5e-324, "-5e-324"),
+            (1.5e-7, "1.5e-7"),
+            (0.000_001, "0.000001"),
+            (1e21, "1e+21"),
+            (123.5, "123.5"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+        ];
+        for (x, shown) in cases {
+            assert_eq!(show_number(x), shown, "{x:e}");
+        }
+    }
+
     use super::*;
 
     fn opts() -> GenerateOptions {

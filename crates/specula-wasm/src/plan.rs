@@ -87,6 +87,15 @@ impl PlanOptions {
             .draft
             .clone()
             .ok_or_else(|| WasmError::option("draft is required: the draft probabilities"))?;
+        for (name, values) in [("target", &target), ("draft", &draft)] {
+            if values.len() > specula_core::report::MAX_PLAN_VOCAB {
+                return Err(WasmError::option(format!(
+                    "{name} has {} entries; the limit is {}",
+                    values.len(),
+                    specula_core::report::MAX_PLAN_VOCAB
+                )));
+            }
+        }
         if target.len() != draft.len() {
             return Err(WasmError::option(format!(
                 "target has {} entries but draft has {}; both must cover the same vocabulary",
@@ -329,6 +338,23 @@ mod tests {
             assert_eq!(e.code(), "invalid_option");
             assert!(e.to_string().contains(needle), "{e}");
         }
+    }
+
+    #[test]
+    fn vectors_past_the_vocabulary_limit_are_refused() {
+        let long = vec![0.0; specula_core::report::MAX_PLAN_VOCAB + 1];
+        let e = run(&PlanOptions {
+            target: Some(long.clone()),
+            draft: Some(long),
+            ..opts("speculative")
+        })
+        .unwrap_err();
+        assert_eq!(e.code(), "invalid_option");
+        assert!(
+            e.to_string()
+                .contains("target has 1048577 entries; the limit is 1048576"),
+            "{e}"
+        );
     }
 
     #[test]
