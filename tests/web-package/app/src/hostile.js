@@ -135,6 +135,8 @@ const GENERATE_ROWS = [
   ...numberRows({ key: "kl", min: 0, max: Number.MAX_VALUE, whole: false, with: { method: "mentored", temperature: 1, seed: 3 }, msg: "kl (the KL budget D of mentored decoding) must be a finite number >= 0 (nats)" }),
   ...numberRows({ key: "temperature", min: 0, max: Number.MAX_VALUE, whole: false, msg: "temperature must be a finite number >= 0 (0 is greedy)" }),
   genOk("temperature 1e-300 (tiny)", { temperature: 1e-300 }, (r, ctx) => r.text === ctx.greedy || `${JSON.stringify(r.text)}, greedy: ${JSON.stringify(ctx.greedy)}`),
+  // Subnormal: 1 / T overflows, and the limit, greedy, is what it must give (not NaN).
+  genOk("temperature 5e-324 (subnormal)", { temperature: Number.MIN_VALUE }, (r, ctx) => r.text === ctx.greedy || `${JSON.stringify(r.text)}, greedy: ${JSON.stringify(ctx.greedy)}`),
   ...numberRows({ key: "topK", min: 1, max: 2 ** 32 - 1, with: { temperature: 1 }, msg: "topK must be a whole number from 1 to 4294967295 (leave it out for no top-k)" }),
   ...numberRows({ key: "topP", min: 0, max: 1, minOpen: true, whole: false, with: { temperature: 1 }, msg: "topP must be in (0, 1] (leave it out for no top-p)" }),
   ...numberRows({ key: "seed", min: 0, max: 2 ** 53 - 1, with: { temperature: 1, maxTokens: 4 }, msg: "seed must be a whole number from 0 to 2^53 - 1" }),
@@ -185,6 +187,15 @@ const PLAN_ROWS = [
   planRow("kl -0", { method: "mentored", kl: -0 }, null, null),
   planRow("OTM too large", { method: "otm", drafts: 3, target: Array(100).fill(0.01), draft: Array(100).fill(0.01) }, "invalid_plan", ["OTM is too large: vocabulary 100 with k = 3 drafts", "the limit is 262144"]),
   planRow("multi-round too large", { method: "multiround", drafts: 1_000_000, target: Array(200).fill(0.005), draft: Array(200).fill(0.005) }, "invalid_plan", "multi-round is too large: 1000000 drafts over 200 tokens"),
+  planRow("vocabulary past the limit", { target: Array(1_048_577).fill(0), draft: Array(1_048_577).fill(0) }, OPTION, "target has 1048577 entries; the limit is 1048576"),
+  // The bug lab: the buggy output is the one worked out by hand (crates/specula-cli/tests/plan_bug.rs).
+  planRow("bug resample-from-target", { target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], bug: "resample-from-target" }, null, null,
+    (r) => (Math.abs(r.tv - 0.15) < 1e-12 && r.bug?.name === "resample-from-target") || `tv ${r.tv}, bug ${JSON.stringify(r.bug)}`),
+  planRow("bug unknown", { bug: "typo" }, OPTION, 'unknown bug "typo"; use one of: resample-from-target'),
+  planRow("bug cache-reset", { bug: "cache-reset" }, OPTION, "cache-reset acts only over a sequence"),
+  planRow("bug on kseq", { method: "kseq", bug: "argmax-draft" }, OPTION, "no token-level plan for kseq"),
+  planRow("topK without a bug", { topK: 2 }, OPTION, "topK applies only with bug"),
+  planRow("bug with topP 0", { bug: "filtered-draft", topP: 0 }, OPTION, "topP must be in (0, 1]"),
   { name: "in the instance's worker: mismatched lengths", call: "s.plan", options: { ...PLAN_BASE, draft: [1] }, code: OPTION, message: "target has 2 entries but draft has 1" },
 ];
 
@@ -223,8 +234,8 @@ const LOAD_ROWS = [
   loadBad("swapped", "bad_weights", "draft model: these weights are for the target model"),
   loadBad("target-json-not-json", "bad_weights", ["target model: cannot load weights:", "at line 1 column"]),
   loadBad("target-json-huge", "bad_weights", ["target.json from", "bytes or more, above the limit of 1048576 bytes"]),
-  loadBad("target-json-max-seq", "bad_weights", "target model: checksum mismatch for target description"),
-  loadBad("target-json-steps", "bad_weights", "target model: checksum mismatch for target description"),
+  loadBad("target-json-max-seq", "bad_weights", "target model: checksum mismatch for the target description"),
+  loadBad("target-json-steps", "bad_weights", "target model: checksum mismatch for the target description"),
   loadBad("missing-target", "download_failed", ["cannot download target.bpk", "HTTP 404"]),
 ];
 
