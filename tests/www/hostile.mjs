@@ -76,8 +76,8 @@ export const ROWS = [
       check: ({ h, out }) => [out.roundLabel.startsWith(`round ${h.shownRounds.length} · `) && h.pageMetrics.emittedTokens === 300, `the stage's last round is labelled "${out.roundLabel}" of ${h.shownRounds.length} over the slide, 300 characters counted`],
     },
   },
-  // At 1× (at "instant", 4096 characters keep the main thread too busy to take a click).
-  { name: "tokens 4096 (the package's limit)", typed: { maxtokens: "4096" }, controls: { speed: 2 }, accepted: { partial: true, options: { maxTokens: 4096 } } },
+  // At 8× (at "instant", 4096 characters keep the main thread too busy to take a click).
+  { name: "tokens 4096 (the package's limit)", typed: { maxtokens: "4096" }, controls: { speed: 5 }, accepted: { partial: true, options: { maxTokens: 4096 } } },
   { name: "tokens 4097", typed: { maxtokens: "4097" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 4097\. Nothing was run\.$/, pkg: { maxTokens: 4097 } } },
   { name: "tokens 0", typed: { maxtokens: "0" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 0\./, pkg: { maxTokens: 0 } } },
   { name: "tokens -0", typed: { maxtokens: "-0" }, refused: { code: "invalid_option", field: "maxtokens", message: /got −0\./ } },
@@ -197,31 +197,44 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         const { Specula } = await import("./specula/index.js");
         window.__hostileRef = await Specula.load({ backend: "cpu" });
       });
+      // Keys set to undefined are left out (JSON), as the page leaves them out.
+      const plain = (options) => JSON.parse(JSON.stringify(options, (k, v) => (v === Infinity ? "__inf" : v)), (k, v) => (v === "__inf" ? Infinity : v));
       /** The package's generate() on `options` in the reference instance: its text or its error. */
-      const viaPackage = (options, { whole = true } = {}) =>
+      const viaPackage = (options) =>
+        page.evaluate(async (options) => {
+          const s = window.__hostileRef;
+          try {
+            const it = s.generate({ ...options, recordDistributions: false });
+            let r = await it.next();
+            while (!r.done) r = await it.next();
+            return { accepted: true, text: r.value.text };
+          } catch (error) {
+            return { code: error.code, message: error.message };
+          }
+        }, plain(options));
+      /** The package's verdict on each of `list` (its error, or accepted: its first round, then aborted), in one call. */
+      const viaPackageAll = (list) =>
         page.evaluate(
-          async ({ options, whole }) => {
+          async (list) => {
             const s = window.__hostileRef;
-            options = { ...options, recordDistributions: false };
-            try {
-              const it = s.generate(options);
-              const first = await it.next();
-              if (!whole) {
+            const out = [];
+            for (let options of list) {
+              options = { ...options, recordDistributions: false };
+              try {
+                const it = s.generate(options);
+                await it.next();
                 s.abort();
                 try {
                   while (!(await it.next()).done);
                 } catch {}
-                return { accepted: true };
+                out.push({ accepted: true });
+              } catch (error) {
+                out.push({ code: error.code, message: error.message });
               }
-              let r = first;
-              while (!r.done) r = await it.next();
-              return { accepted: true, text: r.value.text };
-            } catch (error) {
-              return { code: error.code, message: error.message };
             }
+            return out;
           },
-          // Keys set to undefined are left out (JSON), as the page leaves them out.
-          { options: JSON.parse(JSON.stringify(options, (k, v) => (v === Infinity ? "__inf" : v)), (k, v) => (v === "__inf" ? Infinity : v)), whole },
+          list.map(plain),
         );
       const outputText = () => page.$$eval("#output .otok", (s) => s.map((x) => x.textContent.replace("↵\n", "\n")).join(""));
       const idle = () => page.waitForFunction(() => window.__speculaPage.queued === 0, null, { timeout: 60_000, polling: 50 });
@@ -234,6 +247,14 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
       const greedyRef = await viaPackage({ ...first.options, method: "autoregressive", gamma: undefined, recordDistributions: false });
       check(!first.error && first.summary.text.length === 40 && first.summary.text === greedyRef.text && (await outputText()) === first.summary.text,
         `start: the greedy run shows "${first.summary.text.replace(/\n/g, "↵")}", the package's autoregressive greedy text`, JSON.stringify({ page: first.summary?.text, ref: greedyRef }));
+
+      // The package's own verdict on each refused row's options: one call for all of them
+      // (each distinct option set once), before the table.
+      const pkgKey = (options) => JSON.stringify(options, (k, v) => (v === Infinity ? "__inf" : v));
+      const pkgOptions = [...new Map(ROWS.filter((r) => r.refused?.pkg).map((r) => [pkgKey({ ...BASE_OPTIONS, ...r.refused.pkg }), { ...BASE_OPTIONS, ...r.refused.pkg }])).values()];
+      const pkgVerdicts = new Map(
+        (await viaPackageAll(pkgOptions)).map((verdict, i) => [pkgKey(pkgOptions[i]), verdict]),
+      );
 
       const kept = {};
       let rowsRun = 0;
@@ -285,14 +306,18 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         if (row.refused) {
           const r = row.refused;
           await page.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 10_000, polling: 50 }).catch(() => {});
-          const seen = await page.evaluate((field) => ({
-            error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
-            state: document.getElementById("run-state").textContent,
-            invalid: document.getElementById(field)?.getAttribute("aria-invalid") ?? null,
-            verdict: document.getElementById("race-verdict").textContent,
-          }), r.field);
-          const h = await hook(page);
-          const stillShows = await page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, document.getElementById(id).value])), Object.keys(row.typed ?? {}));
+          // What the page shows and holds, in one call.
+          const { seen, h, stillShows, long } = await page.evaluate(({ field, ids }) => ({
+            seen: {
+              error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
+              state: document.getElementById("run-state").textContent,
+              invalid: document.getElementById(field)?.getAttribute("aria-invalid") ?? null,
+              verdict: document.getElementById("race-verdict").textContent,
+            },
+            h: { errorCode: window.__speculaPage.errorCode, errorField: window.__speculaPage.errorField, modelRuns: window.__speculaPage.modelRuns },
+            stillShows: Object.fromEntries(ids.map((id) => [id, document.getElementById(id).value])),
+            long: window.__hostileLong,
+          }), { field: r.field, ids: Object.keys(row.typed ?? {}) });
           const problems = [];
           if (!seen.error || !r.message.test(seen.error)) problems.push(`message ${JSON.stringify(seen.error?.slice(0, 300))} does not match ${r.message}`);
           if (h.errorCode !== r.code) problems.push(`code ${h.errorCode}, expected ${r.code}`);
@@ -303,11 +328,10 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
           if (!eq(stillShows, typedShows)) problems.push(`the field changed: ${JSON.stringify(typedShows)} → ${JSON.stringify(stillShows)}`);
           let pkgSays = "";
           if (r.pkg) {
-            const verdict = await viaPackage({ ...BASE_OPTIONS, ...r.pkg }, { whole: false });
+            const verdict = pkgVerdicts.get(pkgKey({ ...BASE_OPTIONS, ...r.pkg }));
             pkgSays = `; the package: ${verdict.code ?? "accepted"}`;
             if (verdict.code !== r.code) problems.push(`the package gives ${JSON.stringify(verdict)} for the same options`);
           }
-          const long = await page.evaluate(() => window.__hostileLong);
           if (long > 1500) problems.push(`a ${long.toFixed(0)} ms task on the main thread`);
           if (b.problems.length + consoleErrors.length > errorsBefore) problems.push(`errors: ${[...b.problems, ...consoleErrors].slice(-3).join("; ")}`);
           check(problems.length === 0, `${label}: refused, ${r.code} on ${r.field}${pkgSays}: "${(seen.error ?? "").slice(0, 110)}${(seen.error ?? "").length > 110 ? "…" : ""}" (${Date.now() - t} ms)`, problems.join("; "));
@@ -316,6 +340,22 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
           const done = a.partial
             ? (h) => h.shownRounds.length >= 1 || h.finished
             : (h) => h.finished && h.source === "live";
+          // The reference run starts as soon as the page has sent its options (the package's
+          // second instance generates beside the page's); its text counts only if the page's
+          // run ends with those options (otherwise it runs again with them, below).
+          let early = null;
+          let refRun = null;
+          if (a.ref) {
+            early = await page
+              .waitForFunction((id) => {
+                const h = window.__speculaPage;
+                return h.error ? {} : h.runId > id && h.source === "live" && h.options;
+              }, before.runId, { timeout: 60_000, polling: 20 })
+              .then((handle) => handle.jsonValue())
+              .catch(() => ({}));
+            refRun = viaPackage({ ...early, ...(a.ref === true ? {} : a.ref) });
+            refRun.catch(() => {});
+          }
           let timedOut = false;
           await page
             .waitForFunction(
@@ -330,6 +370,8 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
             .catch(() => (timedOut = true));
           const took = Date.now() - clickedAt;
           if (a.partial) await page.click("#pause");
+          // The theory charts redrawn from the run's distributions (plan() in the worker), awaited after the checks.
+          const theoryDrawn = page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 20_000, polling: 50 }).then(() => true, () => false);
           const h = await hook(page);
           const problems = [];
           if (timedOut) problems.push("no result within 60 s");
@@ -351,7 +393,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
             if (h.pageMetrics.emittedTokens !== h.summary.metrics.emittedTokens) problems.push("the page's metrics differ from the engine's");
             if (!row.prompt || row.prompt.length < 256) if (out.promptText !== h.options.prompt || out.cut !== null) problems.push(`the prompt shown is ${JSON.stringify(out.promptText)}`);
             if (a.ref) {
-              const ref = await viaPackage({ ...h.options, ...(a.ref === true ? {} : a.ref) });
+              const ref = eq(early, h.options) ? await refRun : await viaPackage({ ...h.options, ...(a.ref === true ? {} : a.ref) });
               if (ref.text !== h.summary.text) problems.push(`the package alone gives ${JSON.stringify(ref)}`);
             }
             if (a.keep) kept[a.keep] = h.summary.text;
@@ -362,8 +404,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
             extra = `; ${what}`;
             if (!ok) problems.push(`not so: ${what}`);
           }
-          // The theory charts redrawn from the run's distributions (plan() in the worker).
-          const theory = await page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 20_000, polling: 100 }).then(() => true, () => false);
+          const theory = await theoryDrawn;
           if (!theory) problems.push("the theory charts were not drawn within 20 s");
           const long = await page.evaluate(() => window.__hostileLong);
           if (long > 1500) problems.push(`a ${long.toFixed(0)} ms task on the main thread`);
@@ -375,6 +416,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
       }
 
       // ---------- the end: the greedy run of the start, again ----------
+      const id = (await hook(page)).runId; // (the change below starts a run; Play plays it)
       await page.evaluate((base) => {
         for (const [id, v] of Object.entries(base)) {
           const el = document.getElementById(id);
@@ -385,12 +427,13 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         el.dispatchEvent(new Event("input", { bubbles: true }));
         el.dispatchEvent(new Event("change", { bubbles: true }));
       }, { ...BASE, temperature: 0, maxtokens: "40", seed: "1" });
-      const id = (await hook(page)).runId;
+      await idle();
       await page.click("#play");
-      await page.waitForFunction((id) => window.__speculaPage.runId > id && window.__speculaPage.finished && window.__speculaPage.source === "live", id, { timeout: 60_000, polling: 100 }).catch(() => {});
+      let endTimedOut = false;
+      await page.waitForFunction((id) => window.__speculaPage.runId > id && window.__speculaPage.finished && window.__speculaPage.source === "live", id, { timeout: 60_000, polling: 50 }).catch(() => (endTimedOut = true));
       const last = await hook(page);
-      check(!last.error && last.summary?.text === first.summary.text && (await outputText()) === first.summary.text && eq(last.options, first.options),
-        `after the table the page generates the start's greedy text again, with the same options`, JSON.stringify({ start: first.summary.text, end: last.summary?.text, error: last.error }));
+      check(!endTimedOut && !last.error && last.summary?.text === first.summary.text && (await outputText()) === first.summary.text && eq(last.options, first.options),
+        `after the table the page generates the start's greedy text again, with the same options`, JSON.stringify({ timedOut: endTimedOut, start: first.summary.text, end: last.summary?.text, error: last.error }));
       check(b.problems.length === 0 && consoleErrors.length === 0, `hostile: no page errors, console errors, CSP violations or off-origin requests`, [...b.problems, ...consoleErrors].join("; "));
       console.log(`   hostile: ${LINKS.length} links in ${((linksDone - started) / 1000).toFixed(1)} s, ${rowsRun} rows and the two greedy runs in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       await page.evaluate(() => window.__hostileRef?.terminate());
