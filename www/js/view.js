@@ -11,6 +11,13 @@ import { MULTI_DRAFT } from "./settings.js";
 import { showRoundStatic } from "./run.js";
 
 // ---------- output ----------
+// The output's character spans in order, and the two that carry state: the one in the
+// tab order (roving focus) and the selected one. Kept here so that each round touches
+// only the spans that change, not all of them (a 4,096-character run stays responsive).
+let spans = [];
+let focused = null;
+let selectedSpan = null;
+
 /**
  * Empties the output; with a prompt, shows it first (not generated: set apart). A prompt
  * that fills the models' context is cropped by the engine to its last half-context
@@ -19,6 +26,9 @@ import { showRoundStatic } from "./run.js";
 export function clearOutput(prompt) {
   const out = $("output");
   out.replaceChildren();
+  spans = [];
+  focused = null;
+  selectedSpan = null;
   if (prompt) {
     let text = prompt;
     const length = prompt.length < S.context ? null : [...prompt].length;
@@ -52,6 +62,7 @@ export function appendOutput(trace, roundIndex) {
     span.dataset.i = String(S.tokens.length - 1);
     span.setAttribute("aria-label", `${ch === "\n" ? "newline" : ch === " " ? "space" : ch}, ${source} in round ${roundIndex + 1}`);
     out.append(span);
+    spans.push(span);
   });
   if (!S.picked) out.scrollTop = out.scrollHeight;
   // Following the animation: mark the character the distributions panel shows.
@@ -59,16 +70,21 @@ export function appendOutput(trace, roundIndex) {
   rovingFocus();
 }
 
+/** One span in the tab order: the selected character's, else the last one's. */
 function rovingFocus() {
-  const spans = $("output").querySelectorAll(".otok");
-  spans.forEach((s) => (s.tabIndex = -1));
   const i = S.selected !== null && S.selected < spans.length ? S.selected : spans.length - 1;
-  if (spans[i]) spans[i].tabIndex = 0;
+  const next = spans[i] ?? null;
+  if (focused && focused !== next) focused.tabIndex = -1;
+  if (next) next.tabIndex = 0;
+  focused = next;
 }
 
 function markSelected(i) {
   S.selected = i;
-  $("output").querySelectorAll(".otok").forEach((s, j) => s.classList.toggle("selected", j === i));
+  const next = spans[i] ?? null;
+  if (selectedSpan && selectedSpan !== next) selectedSpan.classList.remove("selected");
+  if (next) next.classList.add("selected");
+  selectedSpan = next;
   rovingFocus();
 }
 
