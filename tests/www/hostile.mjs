@@ -76,7 +76,7 @@ export const ROWS = [
       check: ({ h, out }) => [out.roundLabel.startsWith(`round ${h.shownRounds.length} · `) && h.pageMetrics.emittedTokens === 300, `the stage's last round is labelled "${out.roundLabel}" of ${h.shownRounds.length} over the slide, 300 characters counted`],
     },
   },
-  // At 8× (at "instant", 4096 characters keep the main thread too busy to take a click).
+  // At 8×, so that the row's Pause click lands while the run is still paced.
   { name: "tokens 4096 (the package's limit)", typed: { maxtokens: "4096" }, controls: { speed: 5 }, accepted: { partial: true, options: { maxTokens: 4096 } } },
   { name: "tokens 4097", typed: { maxtokens: "4097" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 4097\. Nothing was run\.$/, pkg: { maxTokens: 4097 } } },
   { name: "tokens 0", typed: { maxtokens: "0" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 0\./, pkg: { maxTokens: 0 } } },
