@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_fits, rng};
+use common::{assert_fits, buggy_speculative_counts, rng};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use specula_core::{
@@ -22,27 +22,6 @@ fn logits_pair() -> (Vec<f64>, Vec<f64>) {
         vec![0.3, 1.2, -0.4, 0.9, -1.5, 0.1],
         vec![1.0, 0.2, 0.1, 1.1, -0.2, -1.0],
     )
-}
-
-/// Draws `DRAWS` tokens from standard speculative sampling with `bug`, the drafts from
-/// `draft`, the tests against `tested_target` and `tested_draft`.
-fn sampled(bug: Bug, pair: &BugPair<'_>, seed: u64) -> Vec<u64> {
-    let mut r = rng(seed);
-    let mut counts = vec![0_u64; pair.target.len()];
-    for _ in 0..DRAWS {
-        let drawn = draw_draft(Some(bug), pair.draft, &mut r);
-        let sample = buggy_sample(
-            bug,
-            BugScheme::Speculative,
-            pair.tested_target,
-            pair.tested_draft,
-            &[drawn],
-            &mut r,
-        )
-        .unwrap();
-        counts[sample.outcome.token] += 1;
-    }
-    counts
 }
 
 #[test]
@@ -108,7 +87,7 @@ fn buggy_speculative_sampling_fits_its_closed_form_and_misses_the_target() {
             tested_draft: &tested_draft,
         };
         let analysis = bug_analysis(bug, &pair).unwrap();
-        let counts = sampled(bug, &pair, 40 + i as u64);
+        let counts = buggy_speculative_counts(bug, &pair, DRAWS, 40 + i as u64);
         assert_fits(bug.name(), &counts, &analysis.output, ALPHA);
         let tv = total_variation(&analysis.output, target.probs());
         assert!(tv > 0.02, "{bug}: TV {tv} from the target");

@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{assert_fits, chi_square_p_value, rng};
+use common::{assert_fits, buggy_speculative_counts, chi_square_p_value};
 use specula_core::{
-    Bug, BugScheme, Distribution, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams,
-    PlanReport, SamplingConfig, buggy_sample, draw_draft, plan_report, total_variation,
+    Bug, BugPair, Distribution, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport,
+    SamplingConfig, plan_report, total_variation,
 };
 
 const DRAWS: usize = 100_000;
@@ -55,22 +55,14 @@ fn sampled(bug: Bug, seed: u64) -> Vec<u64> {
     let draft = logits(&DRAFT_LOGITS, &s);
     let tested_target = logits(&TARGET_LOGITS, &bug.tested_target_sampling(&s));
     let tested_draft = logits(&DRAFT_LOGITS, &bug.tested_draft_sampling(&s));
-    let mut r = rng(seed);
-    let mut counts = vec![0_u64; TARGET_LOGITS.len()];
-    for _ in 0..DRAWS {
-        let drawn = draw_draft(Some(bug), &draft, &mut r);
-        let sample = buggy_sample(
-            bug,
-            BugScheme::Speculative,
-            &tested_target,
-            &tested_draft,
-            &[drawn],
-            &mut r,
-        )
-        .unwrap();
-        counts[sample.outcome.token] += 1;
-    }
-    counts
+    let target = logits(&TARGET_LOGITS, &s);
+    let pair = BugPair {
+        target: &target,
+        draft: &draft,
+        tested_target: &tested_target,
+        tested_draft: &tested_draft,
+    };
+    buggy_speculative_counts(bug, &pair, DRAWS, seed)
 }
 
 #[test]

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::config::ModelRole;
 use crate::error::{Error, Result};
-use crate::weights::{FORMAT_VERSION, MAX_META_BYTES, ModelBundle, ModelMeta, sha256_hex};
+use crate::weights::{
+    FORMAT_VERSION, MAX_META_BYTES, ModelBundle, ModelMeta, read_limited, sha256_hex,
+};
 
 /// What [`upgrade_dir`] did with one role's description.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,15 +41,7 @@ pub fn upgrade_dir(dir: &Path, role: ModelRole) -> Result<Upgrade> {
         path: path.display().to_string(),
         source: Box::new(e),
     };
-    let bytes = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
-    if bytes.len() as u64 > MAX_META_BYTES {
-        return Err(in_file(
-            &meta_path,
-            Error::Weights(format!(
-                "the file is larger than the {MAX_META_BYTES} bytes allowed"
-            )),
-        ));
-    }
+    let bytes = read_limited(&meta_path, MAX_META_BYTES)?;
     let mut value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| in_file(&meta_path, Error::Weights(e.to_string())))?;
     match value.get("format").and_then(Value::as_u64) {

@@ -215,7 +215,7 @@ impl ModelMeta {
 
 /// Reads at most `limit` bytes of `path`, refusing a longer file ([`Error::File`]) without
 /// reading the rest.
-fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut bytes = Vec::new();

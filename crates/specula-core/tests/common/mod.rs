@@ -5,7 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution as _, Gamma};
-use specula_core::Distribution;
+use specula_core::{Bug, BugPair, BugScheme, Distribution, buggy_sample, draw_draft};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// A seeded ChaCha RNG.
@@ -175,4 +175,26 @@ pub fn output_of(selection: &[f64], accept: &[f64], residual: &[f64]) -> Vec<f64
 pub fn nudged(p: &[f64]) -> Vec<f64> {
     let n = p.len() as f64;
     p.iter().map(|&x| 0.9 * x + 0.1 / n).collect()
+}
+
+/// Counts per token of `draws` tokens from standard speculative sampling with `bug`,
+/// through the real paths: the drafts from `pair.draft` ([`draw_draft`]), the tests
+/// against `pair.tested_target` and `pair.tested_draft` ([`buggy_sample`]).
+pub fn buggy_speculative_counts(bug: Bug, pair: &BugPair<'_>, draws: usize, seed: u64) -> Vec<u64> {
+    let mut r = rng(seed);
+    let mut counts = vec![0_u64; pair.target.len()];
+    for _ in 0..draws {
+        let drawn = draw_draft(Some(bug), pair.draft, &mut r);
+        let sample = buggy_sample(
+            bug,
+            BugScheme::Speculative,
+            pair.tested_target,
+            pair.tested_draft,
+            &[drawn],
+            &mut r,
+        )
+        .unwrap();
+        counts[sample.outcome.token] += 1;
+    }
+    counts
 }
