@@ -132,15 +132,15 @@ pub struct PlanArgs {
 
     /// With --bug: the sampling temperature applied to both distributions (default 1).
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
-    pub temperature: Option<String>,
+    pub temperature: Option<f64>,
 
     /// With --bug: keep the N most likely tokens of both distributions.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub top_k: Option<String>,
+    pub top_k: Option<f64>,
 
     /// With --bug: keep the smallest set of tokens with mass >= P in both distributions.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
-    pub top_p: Option<String>,
+    pub top_p: Option<f64>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -304,11 +304,7 @@ impl PlanArgs {
                  --method speculative --bug cache-reset`",
             ));
         }
-        let sampling = crate::parse::sampling(
-            self.temperature.as_deref().unwrap_or("1"),
-            self.top_k.as_deref(),
-            self.top_p.as_deref(),
-        )?;
+        let sampling = crate::parse::sampling(self.temperature, self.top_k, self.top_p)?;
         Ok(Some(PlanBug { bug, sampling }))
     }
 }

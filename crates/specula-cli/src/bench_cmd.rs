@@ -169,7 +169,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         "--temperature",
         &args.temperature,
         0.0,
-        parse::MAX_TEMPERATURE,
+        specula_engine::options::limits::MAX_TEMPERATURE,
     )?;
     let gammas = parse::uint_list("--gammas", &args.gammas, 64)?;
     let ks = parse::uint_list("--drafts", &args.drafts, 64)?;

@@ -1,37 +1,17 @@
-//! Flags shared by `generate` and `sample`: the decoding method and sampling settings,
-//! parsed into an engine [`Method`] and [`SamplingConfig`] with one-line errors.
+//! Flags shared by `generate` and `sample`: the decoding options as flags. Clap reads
+//! each value's type; the ranges, defaults and the rule for a flag the method does not
+//! use are the engine's one options parser (`specula_engine::options`), as for the npm
+//! package and the page.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use specula_core::Bug;
-use specula_engine::{
-    DraftShape, Error as EngineError, GammaPolicy, MAX_DRAFT_NODES, Method, SamplingConfig,
-};
+use specula_engine::DecodeConfig;
+use specula_engine::options::{DecodeOptions, MethodName, OptionError};
 use specula_model::Backend;
 
 use crate::error::CliError;
 use crate::parse;
-
-/// The longest draft `--gamma` accepts, and the deepest `--tree`.
-pub const MAX_GAMMA: usize = 64;
-
-/// The most draft nodes one round may create (`K × L` for i.i.d. drafts, the sum of the
-/// level widths for a tree): the target verifies them all in one call whose attention is
-/// quadratic in their number, so this keeps the largest round within about a second and
-/// a few hundred megabytes with the bundled target (measured in docs/limits.md).
-pub const MAX_ROUND_NODES: usize = 1024;
-
-/// The methods `--method` accepts.
-pub const METHODS: [&str; 6] = [
-    "autoregressive",
-    "speculative",
-    "spectr",
-    "multiround",
-    "otm",
-    "mentored",
-];
 
 /// Decoding flags, as typed.
 #[derive(Debug, Args)]
@@ -39,50 +19,44 @@ pub struct DecodeArgs {
     /// The prompt text (characters of the corpus alphabet).
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub prompt: String,
-    /// autoregressive, speculative, spectr, multiround, otm or mentored. Of --gamma,
-    /// --drafts, --tree and --kl, those the method does not use are ignored, with a note
-    /// on stderr.
-    #[arg(
-        long,
-        value_name = "METHOD",
-        default_value = "speculative",
-        allow_hyphen_values = true
-    )]
-    pub method: String,
-    /// Draft length: γ for speculative/mentored, L for spectr/multiround/otm (default 4).
+    /// autoregressive, speculative (the default), spectr, multiround, otm or mentored.
+    /// A flag the method does not use (--gamma, --drafts, --tree, --kl,
+    /// --dynamic-gamma, --bug) is refused.
+    #[arg(long, value_name = "METHOD", allow_hyphen_values = true)]
+    pub method: Option<MethodName>,
+    /// Draft length: γ for speculative/mentored, L for spectr/multiround/otm (default 4,
+    /// at most 64).
     #[arg(long, value_name = "G", allow_hyphen_values = true)]
-    pub gamma: Option<String>,
-    /// Number of draft sequences K for spectr/multiround/otm (default 4).
+    pub gamma: Option<f64>,
+    /// Number of draft sequences K for spectr/multiround/otm (default 4; K × L at most
+    /// 1024).
     #[arg(long, value_name = "K", allow_hyphen_values = true)]
-    pub drafts: Option<String>,
+    pub drafts: Option<f64>,
     /// Prefix-tree branching for spectr/multiround/otm, e.g. 2,2,1 (K = product).
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub tree: Option<String>,
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse::number_list)]
+    pub tree: Option<NumberList>,
+    /// Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
+    /// every draft, −1 otherwise.
+    #[arg(long)]
+    pub dynamic_gamma: bool,
     /// KL budget D (nats per position) for mentored (required there).
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    pub kl: Option<String>,
-    /// Sampling temperature (0 = greedy).
-    #[arg(
-        long,
-        value_name = "T",
-        default_value = "1",
-        allow_hyphen_values = true
-    )]
-    pub temperature: String,
+    pub kl: Option<f64>,
+    /// Sampling temperature (0 = greedy; default 1).
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub temperature: Option<f64>,
     /// Keep only the N most likely tokens.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub top_k: Option<String>,
+    pub top_k: Option<f64>,
     /// Keep the smallest set of tokens with mass >= P.
     #[arg(long, value_name = "P", allow_hyphen_values = true)]
-    pub top_p: Option<String>,
-    /// Seed of the decoder's random numbers.
-    #[arg(
-        long,
-        value_name = "S",
-        default_value = "0",
-        allow_hyphen_values = true
-    )]
-    pub seed: String,
+    pub top_p: Option<f64>,
+    /// Seed of the decoder's random numbers (0 to 2^53 - 1; default 0).
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    pub seed: Option<f64>,
+    /// Stop once the text contains STR (repeat the flag for several).
+    #[arg(long, value_name = "STR", allow_hyphen_values = true)]
+    pub stop: Vec<String>,
     /// cpu or wgpu (wgpu needs `cargo build -p specula-cli --features wgpu`).
     #[arg(
         long,
@@ -110,232 +84,116 @@ pub struct DecodeArgs {
     pub bug: Option<String>,
 }
 
+/// A comma-separated list of numbers (`--tree 2,2,1`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumberList(pub Vec<f64>);
+
 /// Checked decoding settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodeSettings {
     /// The prompt text.
     pub prompt: String,
-    /// The engine method.
-    pub method: Method,
-    /// Temperature, top-k, top-p.
-    pub sampling: SamplingConfig,
-    /// Decoder seed.
-    pub seed: u64,
+    /// The engine configuration (the token texts for stop strings are the models').
+    pub config: DecodeConfig,
     /// Where the models run.
     pub backend: Backend,
     /// A directory of model files, or the bundled pair.
     pub models: Option<PathBuf>,
     /// CPU threads.
     pub threads: usize,
-    /// One line for each flag given that the method does not use (and that was ignored).
-    pub notes: Vec<String>,
-    /// The deliberate mistake asked for with `--bug`, if any.
-    pub bug: Option<Bug>,
-}
-
-impl DecodeSettings {
-    /// Writes each of [`Self::notes`] to stderr as `note: …` (a closed stderr is not an
-    /// error: the notes are advice).
-    pub fn print_notes(&self) {
-        let mut stderr = std::io::stderr().lock();
-        for note in &self.notes {
-            let _ = writeln!(stderr, "note: {note}");
-        }
-    }
 }
 
 impl DecodeArgs {
-    /// Parses every flag and checks that it fits the method. Flags the method does not
-    /// use are dropped, each with a line in [`DecodeSettings::notes`].
+    /// The options as the engine reads them; `max_tokens` is the command's own flag.
+    #[must_use]
+    pub fn options(&self, max_tokens: Option<f64>) -> DecodeOptions {
+        DecodeOptions {
+            prompt: Some(self.prompt.clone()),
+            method: self.method.map(|m| m.as_str().to_owned()),
+            gamma: self.gamma,
+            drafts: self.drafts,
+            tree: self.tree.clone().map(|t| t.0),
+            dynamic_gamma: self.dynamic_gamma.then_some(true),
+            kl: self.kl,
+            temperature: self.temperature,
+            top_k: self.top_k,
+            top_p: self.top_p,
+            seed: self.seed,
+            max_tokens,
+            stop: (!self.stop.is_empty()).then(|| self.stop.clone()),
+            record_distributions: None,
+            bug: self.bug.clone(),
+        }
+    }
+
+    /// Checks every flag with the engine's options parser. `max_tokens` comes from
+    /// the command's `max_tokens_flag` (`--max-tokens`, or `sample --length`).
     ///
     /// # Errors
     /// A usage error naming the first bad flag.
-    pub fn into_settings(mut self) -> Result<DecodeSettings, CliError> {
-        if self.prompt.is_empty() {
-            return Err(CliError::usage(
-                "--prompt is empty: give at least one character",
-            ));
-        }
-        let name = parse::choice("--method", &self.method, &METHODS)?;
-        let multi = matches!(name, "spectr" | "multiround" | "otm");
-        let drafting = name != "autoregressive";
-        // A flag the method does not use is ignored with a note, so that one command
-        // line can be reused across methods (`--method $m --gamma 4 --drafts 4 ...`).
-        let mut notes = Vec::new();
-        let mut unused = |flag: &str, value: &mut Option<String>, used: bool, takers: &str| {
-            if !used && value.take().is_some() {
-                notes.push(format!(
-                    "{flag} does not apply to --method {name} and is ignored; it is only \
-                     for {takers}"
-                ));
-            }
-        };
-        unused(
-            "--gamma",
-            &mut self.gamma,
-            drafting,
-            "the drafting methods (speculative, spectr, multiround, otm, mentored)",
-        );
-        unused(
-            "--drafts",
-            &mut self.drafts,
-            multi,
-            "spectr, multiround and otm",
-        );
-        unused(
-            "--tree",
-            &mut self.tree,
-            multi,
-            "spectr, multiround and otm",
-        );
-        unused("--kl", &mut self.kl, name == "mentored", "mentored");
-        let gamma = self
-            .gamma
-            .as_deref()
-            .map(|g| parse::uint("--gamma", g, 1, MAX_GAMMA))
-            .transpose()?;
-        let method = match name {
-            "autoregressive" => Method::Autoregressive,
-            "speculative" => Method::Speculative {
-                gamma: gamma.unwrap_or(4),
-                policy: GammaPolicy::Fixed,
-            },
-            "mentored" => {
-                let raw = self.kl.as_deref().ok_or_else(|| {
-                    CliError::usage(
-                        "--method mentored needs a KL budget: add --kl D (D >= 0, in nats)",
-                    )
-                })?;
-                Method::Mentored {
-                    gamma: gamma.unwrap_or(4),
-                    kl_budget: parse::float("--kl", raw, 0.0, 1e6)?,
-                    policy: GammaPolicy::Fixed,
-                }
-            }
-            _ => {
-                let drafts = draft_shape(self.drafts.as_deref(), self.tree.as_deref(), gamma)?;
-                match name {
-                    "spectr" => Method::SpecTr { drafts },
-                    "otm" => Method::Otm { drafts },
-                    _ => Method::MultiRound { drafts },
-                }
-            }
-        };
-        let sampling = parse::sampling(
-            &self.temperature,
-            self.top_k.as_deref(),
-            self.top_p.as_deref(),
-        )?;
+    pub fn into_settings(
+        self,
+        max_tokens: Option<f64>,
+        max_tokens_flag: &str,
+    ) -> Result<DecodeSettings, CliError> {
+        let resolved = self
+            .options(max_tokens)
+            .resolve()
+            .map_err(|e| option_error(&e, max_tokens_flag))?;
         let backend = match parse::choice("--backend", &self.backend, &["cpu", "wgpu"])? {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
         };
-        let bug = self
-            .bug
-            .as_deref()
-            .map(|raw| parse_bug(raw, name))
-            .transpose()?;
         Ok(DecodeSettings {
-            prompt: self.prompt,
-            method,
-            sampling,
-            seed: parse::uint("--seed", &self.seed, 0, u64::MAX)?,
+            prompt: resolved.prompt,
+            config: resolved.config,
             backend,
             models: self.models,
             threads: parse::uint("--threads", &self.threads, 1, 256)?,
-            notes,
-            bug,
         })
     }
 }
 
-/// `--bug NAME` for `--method method`: a bug of [`Bug::ALL`], for a lossless drafting
-/// method.
-fn parse_bug(raw: &str, method: &str) -> Result<Bug, CliError> {
-    let bug = parse::bug(raw)?;
-    if matches!(method, "autoregressive" | "mentored") {
-        return Err(CliError::usage(format!(
-            "--bug applies to --method speculative, spectr, multiround or otm, not {method}"
-        )));
-    }
-    Ok(bug)
+/// An option error as the CLI says it: the option named by its flag.
+#[must_use]
+pub fn option_error(e: &OptionError, max_tokens_flag: &str) -> CliError {
+    CliError::option(e, &flag_name(&e.field, max_tokens_flag))
 }
 
-/// K i.i.d. drafts of length L, or a tree from `--tree` (whose depth is L).
-fn draft_shape(
-    drafts: Option<&str>,
-    tree: Option<&str>,
-    gamma: Option<usize>,
-) -> Result<DraftShape, CliError> {
-    let k = drafts
-        .map(|k| parse::uint("--drafts", k, 1, 4096))
-        .transpose()?;
-    let Some(raw) = tree else {
-        return checked(DraftShape::Iid {
-            k: k.unwrap_or(4),
-            length: gamma.unwrap_or(4),
-        });
+/// The flag of an option (`topK` → `--top-k`, `tree[1]` → `--tree entry 1`).
+fn flag_name(field: &str, max_tokens_flag: &str) -> String {
+    if field == "maxTokens" {
+        return max_tokens_flag.to_owned();
+    }
+    let (base, index) = match field.split_once('[') {
+        Some((base, rest)) => (base, Some(rest.trim_end_matches(']'))),
+        None => (field, None),
     };
-    let branching = parse::uint_list("--tree", raw, 4096)?;
-    if branching.len() > MAX_GAMMA {
-        return Err(CliError::usage(format!(
-            "--tree has {} levels; the limit is {MAX_GAMMA}, the same as for --gamma",
-            branching.len()
-        )));
-    }
-    if gamma.is_some_and(|g| g != branching.len()) {
-        return Err(CliError::usage(format!(
-            "--gamma ({}) must equal the depth of --tree ({}), or be left out",
-            gamma.unwrap_or(0),
-            branching.len()
-        )));
-    }
-    let product = branching.iter().try_fold(1_usize, |a, &b| a.checked_mul(b));
-    let product = match product {
-        Some(p) if p <= MAX_DRAFT_NODES => p,
-        _ => {
-            return Err(CliError::usage(format!(
-                "--tree has more than {MAX_DRAFT_NODES} leaves"
-            )));
+    let mut flag = String::from("--");
+    for ch in base.chars() {
+        if ch.is_ascii_uppercase() {
+            flag.push('-');
+            flag.push(ch.to_ascii_lowercase());
+        } else {
+            flag.push(ch);
         }
-    };
-    if k.is_some_and(|k| k != product) {
-        return Err(CliError::usage(format!(
-            "--drafts ({}) must equal the product of --tree ({product}), or be left out",
-            k.unwrap_or(0)
-        )));
     }
-    checked(DraftShape::Tree {
-        k: product,
-        branching,
-    })
+    match index {
+        Some(i) => format!("{flag} entry {i}"),
+        None => flag,
+    }
 }
 
-/// The engine's own check of a draft shape, then [`MAX_ROUND_NODES`], before any model
-/// is loaded, with the flags that set it named.
-fn checked(shape: DraftShape) -> Result<DraftShape, CliError> {
-    match shape.validate() {
-        Ok(()) => {
-            let nodes = shape
-                .branching()
-                .iter()
-                .scan(1_u128, |width, &b| {
-                    *width = width.saturating_mul(b as u128);
-                    Some(*width)
-                })
-                .fold(0_u128, u128::saturating_add);
-            if nodes > MAX_ROUND_NODES as u128 {
-                return Err(CliError::usage(format!(
-                    "--drafts and --gamma (or --tree) make {nodes} draft nodes per round; \
-                     the limit is {MAX_ROUND_NODES} (e.g. --drafts 64 --gamma 16)"
-                )));
-            }
-            Ok(shape)
-        }
-        Err(EngineError::TooManyDraftNodes { nodes, limit }) => Err(CliError::usage(format!(
-            "--drafts and --gamma (or --tree) make {nodes} draft nodes per round; one \
-             target call takes at most {limit}"
-        ))),
-        Err(other) => Err(CliError::usage(format!("--drafts/--gamma/--tree: {other}"))),
+#[cfg(test)]
+mod tests {
+    use super::flag_name;
+
+    #[test]
+    fn fields_are_shown_as_flags() {
+        assert_eq!(flag_name("topK", "--max-tokens"), "--top-k");
+        assert_eq!(flag_name("dynamicGamma", "--max-tokens"), "--dynamic-gamma");
+        assert_eq!(flag_name("tree[1]", "--max-tokens"), "--tree entry 1");
+        assert_eq!(flag_name("stop[0]", "--max-tokens"), "--stop entry 0");
+        assert_eq!(flag_name("maxTokens", "--length"), "--length");
     }
 }

@@ -15,6 +15,8 @@ pub const EXIT_FAILURE: u8 = 1;
 pub struct CliError {
     message: String,
     code: u8,
+    /// The option an `invalid_option` error is about, as the JavaScript API names it.
+    field: Option<String>,
 }
 
 impl CliError {
@@ -23,7 +25,33 @@ impl CliError {
         Self {
             message: one_line(message.into()),
             code: EXIT_USAGE,
+            field: None,
         }
+    }
+
+    /// A refused option, its message naming the flag `flag`.
+    #[must_use]
+    pub fn option(error: &specula_engine::options::OptionError, flag: &str) -> Self {
+        Self {
+            message: one_line(error.message_for(flag)),
+            code: EXIT_USAGE,
+            field: Some(error.field.clone()),
+        }
+    }
+
+    /// The error as every surface shows it: `{ code, field?, message }` (`--json`).
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let code = match (&self.field, self.code) {
+            (Some(_), _) => "invalid_option",
+            (None, EXIT_USAGE) => "usage",
+            _ => "failure",
+        };
+        let mut out = serde_json::json!({ "code": code, "message": self.message });
+        if let Some(field) = &self.field {
+            out["field"] = field.clone().into();
+        }
+        out
     }
 
     /// A failure that is not the user's input.
@@ -31,6 +59,7 @@ impl CliError {
         Self {
             message: one_line(message.into()),
             code: EXIT_FAILURE,
+            field: None,
         }
     }
 

@@ -9,12 +9,7 @@ use specula_engine::{DecodeConfig, FinishReason};
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
 use crate::report::{self, VllmMetrics};
-use crate::{decode, models, parse};
-
-/// The most characters `--max-tokens` (and `sample --length`) asks for. Past the models'
-/// positions the context window slides (see `decode`); the largest request streams for
-/// a few minutes on a 2-core CPU, and stops on Ctrl-C or a closed pipe.
-pub const MAX_NEW_TOKENS: usize = 65_536;
+use crate::{decode, models};
 
 /// Flags of `specula generate`.
 #[derive(Debug, Args)]
@@ -22,15 +17,10 @@ pub struct GenerateArgs {
     /// Decoding settings.
     #[command(flatten)]
     pub decode: DecodeArgs,
-    /// Characters to generate (at most 65536; past the models' 256 positions the context
-    /// slides: both models continue from the last 128 characters).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value = "200",
-        allow_hyphen_values = true
-    )]
-    pub max_tokens: String,
+    /// Characters to generate (default 64, at most 65536; past the models' 256 positions
+    /// the context slides: both models continue from the last 128 characters).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max_tokens: Option<f64>,
     /// Print one JSON object (text, tokens, metrics) instead of streaming.
     #[arg(long)]
     pub json: bool,
@@ -52,9 +42,7 @@ struct Output<'a> {
 /// # Errors
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
-    let max_tokens = parse::uint("--max-tokens", &args.max_tokens, 1, MAX_NEW_TOKENS)?;
-    let settings = args.decode.into_settings()?;
-    settings.print_notes();
+    let settings = args.decode.into_settings(args.max_tokens, "--max-tokens")?;
     let mut pair = models::load(
         settings.models.as_deref(),
         settings.backend,
@@ -63,13 +51,10 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());
     let config = DecodeConfig {
-        sampling: settings.sampling,
-        max_new_tokens: max_tokens,
-        seed: settings.seed,
-        bug: settings.bug,
-        ..DecodeConfig::new(settings.method.clone())
+        token_text: Some(pair.tokenizer.token_texts()),
+        ..settings.config
     };
-    let method = settings.method.name();
+    let method = config.method.name();
     if args.json {
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         let out = Output {

@@ -29,6 +29,13 @@ use crate::error::CliError;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // With --json an error is one JSON object `{ code, field?, message }` on stderr, the
+    // shape of the npm package's SpeculaError.
+    let json = match &cli.command {
+        Command::Plan(args) => args.json,
+        Command::Generate(args) => args.json,
+        _ => false,
+    };
     let result = match cli.command {
         Command::Plan(args) => run_plan(args),
         Command::Generate(args) => generate_cmd::run(args),
@@ -40,7 +47,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // If stderr itself is gone there is nowhere left to report to.
-            let _ = writeln!(io::stderr().lock(), "error: {error}");
+            let _ = if json {
+                writeln!(io::stderr().lock(), "{}", error.to_json())
+            } else {
+                writeln!(io::stderr().lock(), "error: {error}")
+            };
             error.exit_code()
         }
     }

@@ -60,36 +60,35 @@ pub fn uint_list(flag: &str, raw: &str, max: usize) -> Result<Vec<usize>, CliErr
         .collect()
 }
 
-/// The most `--top-k` accepts (a vocabulary larger than any model's here).
-pub const MAX_TOP_K: usize = 1 << 20;
-
-/// The most `--temperature` accepts.
-pub const MAX_TEMPERATURE: f64 = 1e6;
-
-/// Temperature, top-k and top-p from their flags (`generate`, `sample`, `plan --bug`).
+/// Temperature, top-k and top-p from their flags (`plan --bug`), checked by the engine's
+/// options parser as for `generate` and `sample`.
 ///
 /// # Errors
 /// A usage error naming the first bad flag.
 pub fn sampling(
-    temperature: &str,
-    top_k: Option<&str>,
-    top_p: Option<&str>,
+    temperature: Option<f64>,
+    top_k: Option<f64>,
+    top_p: Option<f64>,
 ) -> Result<specula_core::SamplingConfig, CliError> {
-    Ok(specula_core::SamplingConfig {
-        temperature: float("--temperature", temperature, 0.0, MAX_TEMPERATURE)?,
-        top_k: top_k
-            .map(|k| uint("--top-k", k, 1, MAX_TOP_K))
-            .transpose()?,
-        top_p: top_p
-            .map(|p| match float("--top-p", p, 0.0, 1.0) {
-                Ok(v) if v > 0.0 => Ok(v),
-                _ => Err(CliError::usage(format!(
-                    "--top-p must be a number in (0, 1], got {:?}",
-                    p.trim()
-                ))),
-            })
-            .transpose()?,
-    })
+    specula_engine::options::sampling(temperature, top_k, top_p)
+        .map_err(|e| crate::decode_args::option_error(&e, "--max-tokens"))
+}
+
+/// A comma-separated list of numbers, for clap (`--tree 2,2,1`); the engine checks
+/// their ranges.
+///
+/// # Errors
+/// Which entry is not a number.
+pub fn number_list(raw: &str) -> Result<crate::decode_args::NumberList, String> {
+    raw.split(',')
+        .enumerate()
+        .map(|(i, item)| {
+            item.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("entry {i} ({:?}) is not a number", item.trim()))
+        })
+        .collect::<Result<Vec<f64>, String>>()
+        .map(crate::decode_args::NumberList)
 }
 
 /// The bug called `raw` (kebab case).

@@ -8,6 +8,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use specula_engine::DecodeConfig;
+use specula_engine::options::limits::MAX_SEED;
 
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
@@ -24,14 +25,14 @@ pub struct SampleArgs {
     /// decoder seed, printed in its line).
     #[command(flatten)]
     pub decode: DecodeArgs,
-    /// Characters per continuation.
+    /// Characters per continuation (at most 65536, the limit of --max-tokens).
     #[arg(
         long,
         value_name = "L",
         default_value = "8",
         allow_hyphen_values = true
     )]
-    pub length: String,
+    pub length: f64,
     /// Number of continuations.
     #[arg(
         long,
@@ -56,15 +57,8 @@ struct Line<'a> {
 /// # Errors
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: SampleArgs) -> Result<(), CliError> {
-    let length = parse::uint(
-        "--length",
-        &args.length,
-        1,
-        crate::generate_cmd::MAX_NEW_TOKENS,
-    )?;
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
-    let settings = args.decode.into_settings()?;
-    settings.print_notes();
+    let settings = args.decode.into_settings(Some(args.length), "--length")?;
     let mut pair = models::load(
         settings.models.as_deref(),
         settings.backend,
@@ -74,16 +68,15 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     pair.note_cropped_prompt(prompt.len());
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
     // nearby --seed values do not share samples.
-    let mut seeds = ChaCha8Rng::seed_from_u64(settings.seed);
+    let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
     let mut stdout = std::io::stdout().lock();
     for _ in 0..samples {
-        let seed = seeds.next_u64();
+        // 53 bits, so that the seed is one every surface accepts (`MAX_SEED`).
+        let seed = seeds.next_u64() & MAX_SEED;
         let config = DecodeConfig {
-            sampling: settings.sampling,
-            max_new_tokens: length,
             seed,
-            bug: settings.bug,
-            ..DecodeConfig::new(settings.method.clone())
+            token_text: Some(pair.tokenizer.token_texts()),
+            ..settings.config.clone()
         };
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         let line = Line {

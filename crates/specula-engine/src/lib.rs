@@ -66,6 +66,7 @@ mod error;
 mod gamma;
 mod metrics;
 mod model;
+pub mod options;
 mod request;
 mod round;
 mod select;

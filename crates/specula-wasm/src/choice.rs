@@ -24,9 +24,10 @@ pub(crate) fn one_of<T: Copy>(
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => names.concat(),
     };
-    Err(WasmError::option(format!(
-        "unknown {option} {given:?}; use {list}"
-    )))
+    Err(WasmError::option_field(
+        option,
+        format!("unknown {option} {given:?}; use {list}"),
+    ))
 }
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ impl Engine {
             return Err(WasmError::Busy(what).into());
         }
         let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
-        let generation = Generation::start(models, options.validate()?)?;
+        let generation = Generation::start(models, options.resolve().map_err(WasmError::from)?)?;
         state.generation = Some(generation);
         self.abort.set(false);
         Ok(())
@@ -174,7 +174,7 @@ impl Engine {
     ///
     /// # Errors
     /// As `start`.
-    pub fn start_with(&self, options: &crate::options::GenerateOptions) -> Result<()> {
+    pub fn start_with(&self, options: &specula_engine::options::DecodeOptions) -> Result<()> {
         let mut state = self
             .state
             .try_borrow_mut()
@@ -183,7 +183,7 @@ impl Engine {
             return Err(WasmError::Busy(what));
         }
         let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
-        state.generation = Some(Generation::start(models, options.validate()?)?);
+        state.generation = Some(Generation::start(models, options.resolve()?)?);
         self.abort.set(false);
         Ok(())
     }

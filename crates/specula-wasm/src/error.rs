@@ -2,6 +2,7 @@
 //! `Error` whose `name` is `"SpeculaError"`, whose `message` says what was wrong and what
 //! to do, and whose `code` lets a program tell the cases apart.
 
+use specula_engine::options::OptionError;
 use thiserror::Error;
 use wasm_bindgen::JsValue;
 
@@ -9,9 +10,15 @@ use wasm_bindgen::JsValue;
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum WasmError {
-    /// An option with a wrong type, an unknown name or a value out of range.
-    #[error("{0}")]
-    InvalidOption(String),
+    /// An option with a wrong type, an unknown name or a value out of range; `field`
+    /// names it (the `field` property of the thrown `Error`).
+    #[error("{message}")]
+    InvalidOption {
+        /// The option, as the JavaScript API spells it (`topK`, `tree[1]`).
+        field: Option<String>,
+        /// What was wrong.
+        message: String,
+    },
     /// The token-level analysis refused its input.
     #[error("{0}")]
     Plan(String),
@@ -46,7 +53,7 @@ impl WasmError {
     #[must_use]
     pub fn code(&self) -> &'static str {
         match self {
-            Self::InvalidOption(_) => "invalid_option",
+            Self::InvalidOption { .. } => "invalid_option",
             Self::Plan(_) => "invalid_plan",
             Self::NotLoaded => "not_loaded",
             Self::NotStarted => "not_started",
@@ -59,9 +66,38 @@ impl WasmError {
         }
     }
 
-    /// An [`WasmError::InvalidOption`] from anything printable.
+    /// An [`WasmError::InvalidOption`] about the options as a whole.
     pub(crate) fn option(message: impl Into<String>) -> Self {
-        Self::InvalidOption(message.into())
+        Self::InvalidOption {
+            field: None,
+            message: message.into(),
+        }
+    }
+
+    /// An [`WasmError::InvalidOption`] about the option `field`.
+    pub(crate) fn option_field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::InvalidOption {
+            field: Some(field.into()),
+            message: message.into(),
+        }
+    }
+
+    /// The option the error is about, if it is about one.
+    #[must_use]
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::InvalidOption { field, .. } => field.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl From<OptionError> for WasmError {
+    fn from(e: OptionError) -> Self {
+        Self::InvalidOption {
+            message: e.to_string(),
+            field: Some(e.field),
+        }
     }
 }
 
@@ -78,6 +114,9 @@ impl From<WasmError> for JsValue {
         // Setting a property on a fresh Error object cannot fail; if it ever did the
         // message alone still says what happened.
         let _ = js_sys::Reflect::set(&error, &"code".into(), &e.code().into());
+        if let Some(field) = e.field() {
+            let _ = js_sys::Reflect::set(&error, &"field".into(), &field.into());
+        }
         error.into()
     }
 }

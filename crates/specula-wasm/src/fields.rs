@@ -5,6 +5,8 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+use specula_engine::options::{Raw, show_number};
+
 use crate::error::{Result, WasmError};
 
 /// The fields of one options object.
@@ -17,20 +19,26 @@ impl Fields {
     /// Checks that `value` is a plain object whose keys are all in `known`.
     pub(crate) fn new(value: &JsValue, what: &'static str, known: &[&str]) -> Result<Self> {
         if !value.is_object() || Array::is_array(value) || value.is_function() {
-            return Err(WasmError::option(format!(
-                "{what} must be an object such as {{ {} }}, got {}",
-                known.first().copied().unwrap_or("…"),
-                describe(value)
-            )));
+            return Err(WasmError::option_field(
+                "options",
+                format!(
+                    "{what} must be an object such as {{ {} }}, got {}",
+                    known.first().copied().unwrap_or("…"),
+                    describe(value)
+                ),
+            ));
         }
         let object: &Object = value.unchecked_ref();
         for key in Object::keys(object).iter() {
             let Some(key) = key.as_string() else { continue };
             if !known.contains(&key.as_str()) {
-                return Err(WasmError::option(format!(
-                    "unknown option {key:?} in {what}; the options are: {}",
-                    known.join(", ")
-                )));
+                return Err(WasmError::option_field(
+                    key.clone(),
+                    format!(
+                        "unknown option {key:?} in {what}; the options are: {}",
+                        known.join(", ")
+                    ),
+                ));
             }
         }
         Ok(Self {
@@ -46,11 +54,14 @@ impl Fields {
     }
 
     fn wrong(&self, name: &str, expected: &str, value: &JsValue) -> WasmError {
-        WasmError::option(format!(
-            "{name} in {} must be {expected}, got {}",
-            self.what,
-            describe(value)
-        ))
+        WasmError::option_field(
+            name,
+            format!(
+                "{name} in {} must be {expected}, got {}",
+                self.what,
+                describe(value)
+            ),
+        )
     }
 
     /// A number (NaN included: the range checks name it).
@@ -106,39 +117,17 @@ impl Fields {
             .enumerate()
             .map(|(i, item)| {
                 item.as_f64().ok_or_else(|| {
-                    WasmError::option(format!(
-                        "{name}[{i}] in {} must be a number, got {}",
-                        self.what,
-                        describe(&item)
-                    ))
+                    WasmError::option_field(
+                        format!("{name}[{i}]"),
+                        format!(
+                            "{name}[{i}] in {} must be a number, got {}",
+                            self.what,
+                            describe(&item)
+                        ),
+                    )
                 })
             })
             .collect::<Result<Vec<f64>>>()
-            .map(Some)
-    }
-
-    /// An array of strings.
-    pub(crate) fn strings(&self, name: &str) -> Result<Option<Vec<String>>> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        if !Array::is_array(&v) {
-            return Err(self.wrong(name, "an array of strings", &v));
-        }
-        let array: &Array = v.unchecked_ref();
-        array
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                item.as_string().ok_or_else(|| {
-                    WasmError::option(format!(
-                        "{name}[{i}] in {} must be a string, got {}",
-                        self.what,
-                        describe(&item)
-                    ))
-                })
-            })
-            .collect::<Result<Vec<String>>>()
             .map(Some)
     }
 
@@ -173,7 +162,7 @@ pub(crate) fn describe(value: &JsValue) -> String {
         return format!("the boolean {b}");
     }
     if let Some(n) = value.as_f64() {
-        return format!("the number {}", crate::options::show_number(n));
+        return format!("the number {}", show_number(n));
     }
     if value.is_bigint() {
         return "a BigInt".into();
@@ -188,4 +177,57 @@ pub(crate) fn describe(value: &JsValue) -> String {
         return "a symbol".into();
     }
     "an object".into()
+}
+
+/// A JavaScript value as the options parser reads it ([`Raw`]): `undefined` is null,
+/// typed arrays are arrays of numbers, and values with no JSON counterpart (a BigInt, a
+/// function, a symbol) are kept as their description so the type check can name them.
+pub(crate) fn to_raw(value: &JsValue) -> Raw {
+    if value.is_undefined() || value.is_null() {
+        return Raw::Null;
+    }
+    if let Some(b) = value.as_bool() {
+        return Raw::Bool(b);
+    }
+    if let Some(n) = value.as_f64() {
+        return Raw::Number(n);
+    }
+    if let Some(s) = value.as_string() {
+        return Raw::String(s);
+    }
+    if value.is_bigint() {
+        return Raw::Other("a BigInt");
+    }
+    if value.is_function() {
+        return Raw::Other("a function");
+    }
+    if value.is_symbol() {
+        return Raw::Other("a symbol");
+    }
+    if let Some(typed) = value.dyn_ref::<js_sys::Float64Array>() {
+        return Raw::Array(typed.to_vec().into_iter().map(Raw::Number).collect());
+    }
+    if let Some(typed) = value.dyn_ref::<js_sys::Float32Array>() {
+        return Raw::Array(
+            typed
+                .to_vec()
+                .into_iter()
+                .map(|x| Raw::Number(f64::from(x)))
+                .collect(),
+        );
+    }
+    if Array::is_array(value) {
+        let array: &Array = value.unchecked_ref();
+        return Raw::Array(array.iter().map(|item| to_raw(&item)).collect());
+    }
+    let object: &Object = value.unchecked_ref();
+    Raw::Object(
+        Object::entries(object)
+            .iter()
+            .filter_map(|entry| {
+                let pair: Array = entry.unchecked_into();
+                Some((pair.get(0).as_string()?, to_raw(&pair.get(1))))
+            })
+            .collect(),
+    )
 }

@@ -17,7 +17,7 @@ use specula_engine::{
 use crate::backend::BackendInfo;
 use crate::error::{Result, WasmError};
 use crate::models::Models;
-use crate::options::Generate;
+use specula_engine::options::Resolved;
 
 /// What one round produced, for JavaScript.
 #[derive(Debug, Clone, Serialize)]
@@ -108,7 +108,7 @@ impl Generation {
     ///
     /// # Errors
     /// [`WasmError::Prompt`] for characters outside the alphabet; engine errors.
-    pub fn start(models: &Models, options: Generate) -> Result<Self> {
+    pub fn start(models: &Models, options: Resolved) -> Result<Self> {
         let tokenizer = models.tokenizer();
         let prompt_tokens = tokenizer.encode(&options.prompt).map_err(|e| {
             let alphabet: String = tokenizer.alphabet().iter().collect();
@@ -258,8 +258,8 @@ mod tests {
 
     use super::*;
     use crate::backend::{BackendChoice, BackendInfo, DraftBackend};
-    use crate::options::GenerateOptions;
     use crate::untrained::{Size, untrained_bundles};
+    use specula_engine::options::DecodeOptions;
 
     /// Runs a future that never waits (the CPU models answer at once).
     fn block_on<F: Future>(future: F) -> F::Output {
@@ -278,17 +278,18 @@ mod tests {
         let info = BackendInfo::cpu(BackendChoice::Cpu, None);
         let mut models =
             Models::build(bundles, &Device::flex(), info, DraftBackend::Same).expect("models");
-        let options = GenerateOptions {
+        let name: specula_engine::options::MethodName = method.parse().expect("a method");
+        let options = DecodeOptions {
             prompt: Some(prompt.into()),
             method: Some(method.into()),
-            gamma: Some(3.0),
-            drafts: Some(2.0),
-            kl: Some(0.0),
+            gamma: name.drafts().then_some(3.0),
+            drafts: name.multi_draft().then_some(2.0),
+            kl: (method == "mentored").then_some(0.0),
             temperature: Some(0.0),
             max_tokens: Some(max_tokens as f64),
-            ..GenerateOptions::default()
+            ..DecodeOptions::default()
         }
-        .validate()
+        .resolve()
         .expect("options");
         let mut generation = Generation::start(&models, options).expect("starts");
         let abort = Cell::new(false);

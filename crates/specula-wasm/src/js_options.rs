@@ -4,30 +4,14 @@ use wasm_bindgen::JsValue;
 
 use crate::backend::{BackendChoice, DraftBackend};
 use crate::error::{Result, WasmError};
-use crate::fields::Fields;
+use crate::fields::{Fields, to_raw};
 use crate::models::Bundles;
-use crate::options::{GENERATE_KEYS, GenerateOptions};
 use crate::plan::{PLAN_KEYS, PlanOptions};
+use specula_engine::options::DecodeOptions;
 
-/// `generate`/`start` options.
-pub(crate) fn generate_options(value: &JsValue) -> Result<GenerateOptions> {
-    let f = Fields::new(value, "generate options", &GENERATE_KEYS)?;
-    Ok(GenerateOptions {
-        prompt: f.string("prompt")?,
-        method: f.string("method")?,
-        gamma: f.number("gamma")?,
-        drafts: f.number("drafts")?,
-        tree: f.numbers("tree")?,
-        dynamic_gamma: f.boolean("dynamicGamma")?,
-        kl: f.number("kl")?,
-        temperature: f.number("temperature")?,
-        top_k: f.number("topK")?,
-        top_p: f.number("topP")?,
-        seed: f.number("seed")?,
-        max_tokens: f.number("maxTokens")?,
-        stop: f.strings("stop")?,
-        record_distributions: f.boolean("recordDistributions")?,
-    })
+/// `generate`/`start` options, read and type-checked by the engine's one options parser.
+pub(crate) fn generate_options(value: &JsValue) -> Result<DecodeOptions> {
+    Ok(DecodeOptions::from_raw(to_raw(value))?)
 }
 
 /// `plan` options.

@@ -28,7 +28,6 @@ mod generation;
 mod gpu_probe;
 mod js_options;
 mod models;
-pub mod options;
 pub mod plan;
 pub mod untrained;
 
@@ -106,9 +105,21 @@ pub fn plan(options: JsValue) -> std::result::Result<JsValue, JsValue> {
 /// A `SpeculaError` naming the first bad option.
 #[wasm_bindgen(js_name = validateGenerateOptions)]
 pub fn validate_generate_options(options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    let checked = js_options::generate_options(&options)?.validate()?;
+    let checked = js_options::generate_options(&options)?
+        .resolve()
+        .map_err(WasmError::from)?;
     let json = serde_json::json!({ "prompt": checked.prompt, "config": checked.config });
     Ok(camel::to_js(&json)?)
+}
+
+/// Every default and limit of the `generate()` options (`specula_engine::options::limits`),
+/// for controls that must offer exactly what the engine accepts.
+///
+/// # Errors
+/// Never in practice (a `SpeculaError` if the value could not be converted).
+#[wasm_bindgen]
+pub fn limits() -> std::result::Result<JsValue, JsValue> {
+    Ok(camel::to_js(&specula_engine::options::limits::LIMITS)?)
 }
 
 /// Seeded untrained model files `{ draftMeta, draftWeights, targetMeta, targetWeights }`
@@ -124,7 +135,8 @@ pub fn untrained_bundles(options: JsValue) -> std::result::Result<JsValue, JsVal
     } else {
         let f = fields::Fields::new(&options, "untrainedBundles options", &["seed", "size"])?;
         let seed = match f.number("seed")? {
-            Some(s) => options::whole("seed", s, 0, u32::MAX as usize, "")? as u64,
+            Some(s) => specula_engine::options::whole("seed", s, 0, u64::from(u32::MAX), "")
+                .map_err(WasmError::from)?,
             None => 0,
         };
         (seed, untrained::Size::parse(f.string("size")?.as_deref())?)

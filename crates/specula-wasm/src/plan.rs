@@ -9,7 +9,7 @@ use specula_core::{
 };
 
 use crate::error::{Result, WasmError};
-use crate::options::{sampling, show_number, whole};
+use specula_engine::options::{sampling, show_number, whole_usize as whole};
 
 /// The option names `plan` accepts.
 pub const PLAN_KEYS: [&str; 11] = [

@@ -21,7 +21,7 @@ fn native_greedy(method: &str) -> String {
     let device = Device::flex();
     let mut draft = bundles.draft.build(&device).expect("draft builds");
     let mut target = bundles.target.build(&device).expect("target builds");
-    let options = common::greedy(method).validate().expect("valid options");
+    let options = common::greedy(method).resolve().expect("valid options");
     let tokenizer = &bundles.target.meta.tokenizer;
     let prompt = tokenizer.encode(&options.prompt).expect("prompt encodes");
     let mut decoder = Decoder::new(options.config, prompt).expect("decoder");

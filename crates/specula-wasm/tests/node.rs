@@ -8,15 +8,14 @@ mod wasm_support;
 
 use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
 use specula_wasm::{
-    BackendChoice, DraftBackend, Engine, camel_json, options::GenerateOptions, plan,
-    validate_generate_options,
+    BackendChoice, DraftBackend, Engine, camel_json, plan, validate_generate_options,
 };
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 use wasm_support::{
-    close, error_code, error_message, js, load_untrained, load_untrained_with, run_to_end,
-    stringify,
+    close, error_code, error_field, error_message, js, load_untrained, load_untrained_with,
+    run_to_end, stringify,
 };
 
 #[wasm_bindgen_test]
@@ -85,57 +84,71 @@ fn generate_options_are_checked_with_named_errors() {
         r#"{"prompt":"To be","method":"spectr","tree":[2,2,1],"dynamicGamma":false}"#,
     ));
     assert!(tree.is_ok());
+    // (options, the field named, a fragment of the message): the engine's one options
+    // parser (specula_engine::options) through the bindings.
     let cases = [
         (
             r#"{"prompt":"To be","method":"spectr","tree":"2,2"}"#,
-            "tree in generate options must be an array of numbers",
+            "tree",
+            "tree must be an array of whole numbers",
         ),
         (
             r#"{"prompt":"To be","method":"spectr","tree":[2,0]}"#,
+            "tree[1]",
             "tree[1] must be a whole number from 1",
         ),
         (
             r#"{"prompt":"To be","method":"speculative","tree":[2]}"#,
-            "tree is for methods",
+            "tree",
+            "tree does not apply to method \"speculative\"",
         ),
         (
             r#"{"prompt":"To be","dynamicGamma":1}"#,
-            "dynamicGamma in generate options must be true or false",
+            "dynamicGamma",
+            "dynamicGamma must be true or false",
         ),
         (
             r#"{"prompt":"To be","gamma":0}"#,
+            "gamma",
             "gamma must be a whole number from 1",
         ),
         (
             r#"{"prompt":"To be","gamma":"3"}"#,
-            "gamma in generate options must be a number, got the string \"3\"",
+            "gamma",
+            "gamma must be a number, got the string \"3\"",
         ),
         (
             r#"{"prompt":"To be","method":"mentored","kl":-0.5}"#,
-            "kl (the KL budget D of mentored decoding) must be a finite number >= 0",
+            "kl",
+            "kl must be a KL budget D from 0",
         ),
         (
             r#"{"prompt":"To be","method":"beam"}"#,
-            "unknown method \"beam\"",
+            "method",
+            "method must be one of autoregressive",
         ),
         (
             r#"{"prompt":"To be","temprature":0.5}"#,
+            "temprature",
             "unknown option \"temprature\"",
         ),
         (
             r#"{"prompt":42}"#,
-            "prompt in generate options must be a string, got the number 42",
+            "prompt",
+            "prompt must be a string, got the number 42",
         ),
         (
             r#"{"prompt":"To be","maxTokens":true}"#,
-            "maxTokens in generate options must be a number",
+            "maxTokens",
+            "maxTokens must be a number",
         ),
-        ("null", "generate options must be an object"),
-        ("[1,2]", "generate options must be an object"),
+        ("null", "options", "options must be an object"),
+        ("[1,2]", "options", "options must be an object"),
     ];
-    for (options, needle) in cases {
+    for (options, field, needle) in cases {
         let err = validate_generate_options(js(options)).expect_err(options);
         assert_eq!(error_code(&err), "invalid_option", "{options}");
+        assert_eq!(error_field(&err), field, "{options}");
         let message = error_message(&err);
         assert!(message.contains(needle), "{options}: {message}");
     }
@@ -161,13 +174,13 @@ async fn cpu_model_in_wasm_matches_the_native_greedy_text() {
         assert_eq!(text, expected, "{method} on CPU in wasm");
     }
     // Greedy decoding is exact whatever the draft shape or γ schedule.
-    let tree = GenerateOptions {
+    let tree = specula_engine::options::DecodeOptions {
         gamma: None,
         drafts: None,
         tree: Some(vec![2.0, 1.0, 1.0]),
         ..common::greedy("spectr")
     };
-    let dynamic = GenerateOptions {
+    let dynamic = specula_engine::options::DecodeOptions {
         dynamic_gamma: Some(true),
         ..common::greedy("speculative")
     };

@@ -4,7 +4,7 @@
 //! every other backend must reproduce it exactly.
 #![allow(dead_code)]
 
-use specula_wasm::options::GenerateOptions;
+use specula_engine::options::{DecodeOptions, MethodName};
 
 /// The model seed.
 pub const SEED: u64 = 7;
@@ -15,17 +15,19 @@ pub const MAX_TOKENS: usize = 24;
 /// The recorded continuation.
 pub const FIXTURE: &str = include_str!("../fixtures/greedy.json");
 
-/// Greedy options for `method` (γ = 3 and K = 2 where they apply).
-pub fn greedy(method: &str) -> GenerateOptions {
-    GenerateOptions {
+/// Greedy options for `method` (γ = 3, K = 2 and D = 0 where they apply: an option the
+/// method does not use is refused).
+pub fn greedy(method: &str) -> DecodeOptions {
+    let name: MethodName = method.parse().expect("a method");
+    DecodeOptions {
         prompt: Some(PROMPT.into()),
         method: Some(method.into()),
-        gamma: Some(3.0),
-        drafts: Some(2.0),
-        kl: Some(0.0),
+        gamma: name.drafts().then_some(3.0),
+        drafts: name.multi_draft().then_some(2.0),
+        kl: (name == MethodName::Mentored).then_some(0.0),
         temperature: Some(0.0),
         max_tokens: Some(MAX_TOKENS as f64),
-        ..GenerateOptions::default()
+        ..DecodeOptions::default()
     }
 }
 

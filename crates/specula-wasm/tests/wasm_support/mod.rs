@@ -93,3 +93,11 @@ pub fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         _ => a == b,
     }
 }
+
+/// The `field` of a thrown SpeculaError (empty when it has none).
+pub fn error_field(err: &JsValue) -> String {
+    js_sys::Reflect::get(err, &"field".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,145 @@
+//! The decoding options, defined once for every surface: the CLI's flags, the bindings'
+//! `generate()` options, the npm package and the page all fill one [`DecodeOptions`] and
+//! call [`DecodeOptions::resolve`], which checks every option against [`limits`] and
+//! builds the engine's [`DecodeConfig`](crate::DecodeConfig) or says which option is
+//! wrong with an [`OptionError`].
+//!
+//! **An option the chosen method does not use is refused** (for example `drafts` with
+//! `method: "speculative"`), on every surface: a setting is never silently ignored.
+//!
+//! ```
+//! use specula_engine::options::{DecodeOptions, Raw};
+//!
+//! let raw: Raw = serde_json::from_str(r#"{ "prompt": "To be", "method": "spectr", "drafts": 3 }"#)?;
+//! let resolved = DecodeOptions::from_raw(raw)?.resolve()?;
+//! assert_eq!(resolved.config.method.name(), "spectr_iid");
+//!
+//! let raw: Raw = serde_json::from_str(r#"{ "prompt": "To be", "gamma": 0 }"#)?;
+//! let error = DecodeOptions::from_raw(raw)?.resolve().unwrap_err();
+//! assert_eq!(error.field, "gamma");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+pub mod limits;
+mod method_name;
+mod number;
+mod raw;
+mod resolve;
+
+use serde::Serialize;
+
+pub use error::{OptionError, Problem};
+pub use method_name::MethodName;
+pub use number::{finite, show_number, whole, whole_usize};
+pub use raw::{FromRaw, Raw, take_list};
+pub use resolve::{Resolved, sampling};
+
+/// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
+pub const DECODE_OPTION_NAMES: [&str; 15] = [
+    "prompt",
+    "method",
+    "gamma",
+    "drafts",
+    "tree",
+    "dynamicGamma",
+    "kl",
+    "temperature",
+    "topK",
+    "topP",
+    "seed",
+    "maxTokens",
+    "stop",
+    "recordDistributions",
+    "bug",
+];
+
+/// Decoding options as given, each type-checked but not yet range-checked; every field
+/// may be left out but the prompt. [`limits`] has each default and limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecodeOptions {
+    /// The text to continue (required, at least one character).
+    pub prompt: Option<String>,
+    /// One of [`MethodName::ALL`]; default `"speculative"`.
+    pub method: Option<String>,
+    /// Draft tokens per round: γ for speculative and mentored decoding, the draft length
+    /// L for the multi-draft methods (default [`limits::DEFAULT_GAMMA`]).
+    pub gamma: Option<f64>,
+    /// K, the draft sequences of the multi-draft methods (default
+    /// [`limits::DEFAULT_DRAFTS`]).
+    pub drafts: Option<f64>,
+    /// Children per node at each depth of a prefix tree of drafts (multi-draft methods),
+    /// instead of `drafts` i.i.d. sequences of length `gamma`.
+    pub tree: Option<Vec<f64>>,
+    /// Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
+    /// every draft, −1 otherwise.
+    pub dynamic_gamma: Option<bool>,
+    /// The KL budget D of mentored decoding, in nats per position (required there).
+    pub kl: Option<f64>,
+    /// Sampling temperature; 0 is greedy (default [`limits::DEFAULT_TEMPERATURE`]).
+    pub temperature: Option<f64>,
+    /// Keep the k most likely tokens.
+    pub top_k: Option<f64>,
+    /// Keep the smallest set of tokens with at least this much probability.
+    pub top_p: Option<f64>,
+    /// Seed of the decoder's random numbers (default [`limits::DEFAULT_SEED`]).
+    pub seed: Option<f64>,
+    /// Tokens to generate (default [`limits::DEFAULT_MAX_TOKENS`]).
+    pub max_tokens: Option<f64>,
+    /// Stop once the text contains any of these.
+    pub stop: Option<Vec<String>>,
+    /// Put full distributions in the traces (for teaching pages).
+    pub record_distributions: Option<bool>,
+    /// A deliberate bug to plant in the decoder (one of `specula_core::Bug::ALL`, by
+    /// name), for the lossless drafting methods.
+    pub bug: Option<String>,
+}
+
+impl DecodeOptions {
+    /// Reads the options from an object of raw values: every name must be one of
+    /// [`DECODE_OPTION_NAMES`] and every value of its option's type (null means "not
+    /// given").
+    ///
+    /// # Errors
+    /// [`OptionError`] naming the first unknown option or the first value of a wrong type.
+    pub fn from_raw(raw: Raw) -> Result<Self, OptionError> {
+        let entries = match raw {
+            Raw::Object(entries) => entries,
+            other => {
+                return Err(OptionError::invalid(
+                    "options",
+                    "an object such as { prompt }",
+                    other.describe(),
+                ));
+            }
+        };
+        let mut o = Self::default();
+        for (key, value) in entries {
+            match key.as_str() {
+                "prompt" => o.prompt = String::take(&key, value)?,
+                "method" => o.method = String::take(&key, value)?,
+                "gamma" => o.gamma = f64::take(&key, value)?,
+                "drafts" => o.drafts = f64::take(&key, value)?,
+                "tree" => {
+                    o.tree = take_list(&key, value, "an array of whole numbers such as [2, 2, 1]")?
+                }
+                "dynamicGamma" => o.dynamic_gamma = bool::take(&key, value)?,
+                "kl" => o.kl = f64::take(&key, value)?,
+                "temperature" => o.temperature = f64::take(&key, value)?,
+                "topK" => o.top_k = f64::take(&key, value)?,
+                "topP" => o.top_p = f64::take(&key, value)?,
+                "seed" => o.seed = f64::take(&key, value)?,
+                "maxTokens" => o.max_tokens = f64::take(&key, value)?,
+                "stop" => o.stop = take_list(&key, value, "an array of strings")?,
+                "recordDistributions" => o.record_distributions = bool::take(&key, value)?,
+                "bug" => o.bug = String::take(&key, value)?,
+                _ => return Err(OptionError::unknown(key, &DECODE_OPTION_NAMES)),
+            }
+        }
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests;

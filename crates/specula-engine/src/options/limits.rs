@@ -1,0 +1,95 @@
+//! Every default and limit of the decoding options, defined once: the CLI, the wasm
+//! bindings, the npm package and the page all read these (the page and the package
+//! through `limits()` of the bindings). docs/limits.md says how the limits were sized.
+
+/// The most draft tokens per round: γ for speculative and mentored decoding, L (and the
+/// depth of a tree) for the multi-draft methods.
+pub const MAX_GAMMA: usize = 64;
+/// γ (or L) when the options leave it out.
+pub const DEFAULT_GAMMA: usize = 4;
+/// The most draft sequences K (or leaves of a tree) per round.
+pub const MAX_DRAFTS: usize = 1024;
+/// K when the options leave it out.
+pub const DEFAULT_DRAFTS: usize = 4;
+/// The most draft nodes one round may create (`K × L` for i.i.d. drafts, the sum of the
+/// level widths for a tree): the target verifies them all in one call whose attention is
+/// quadratic in their number, so this keeps the largest round within about a second and
+/// a few hundred megabytes with the bundled target (docs/limits.md).
+pub const MAX_ROUND_NODES: usize = 1024;
+/// The most tokens one call may generate (past the models' context the window slides).
+pub const MAX_TOKENS: usize = 65_536;
+/// Tokens to generate when the options leave it out.
+pub const DEFAULT_MAX_TOKENS: usize = 64;
+/// The largest temperature.
+pub const MAX_TEMPERATURE: f64 = 1e6;
+/// The temperature when the options leave it out.
+pub const DEFAULT_TEMPERATURE: f64 = 1.0;
+/// The most tokens top-k may keep (a vocabulary larger than any model's here).
+pub const MAX_TOP_K: usize = 1 << 20;
+/// The largest KL budget D of mentored decoding (nats per position).
+pub const MAX_KL: f64 = 1e6;
+/// The largest seed: JavaScript's largest exactly representable integer, 2⁵³ − 1, so a
+/// seed means the same number on every surface.
+pub const MAX_SEED: u64 = (1 << 53) - 1;
+/// The seed when the options leave it out.
+pub const DEFAULT_SEED: u64 = 0;
+/// The most stop strings one call may give.
+pub const MAX_STOP_STRINGS: usize = 64;
+/// The longest stop string, in characters.
+pub const MAX_STOP_CHARS: usize = 1024;
+
+/// Every default and limit above in one value, as the bindings hand it to JavaScript
+/// (`limits()`), so that the page's controls and the package read the same numbers.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// [`MAX_GAMMA`].
+    pub max_gamma: usize,
+    /// [`DEFAULT_GAMMA`].
+    pub default_gamma: usize,
+    /// [`MAX_DRAFTS`].
+    pub max_drafts: usize,
+    /// [`DEFAULT_DRAFTS`].
+    pub default_drafts: usize,
+    /// [`MAX_ROUND_NODES`].
+    pub max_round_nodes: usize,
+    /// [`MAX_TOKENS`].
+    pub max_tokens: usize,
+    /// [`DEFAULT_MAX_TOKENS`].
+    pub default_max_tokens: usize,
+    /// [`MAX_TEMPERATURE`].
+    pub max_temperature: f64,
+    /// [`DEFAULT_TEMPERATURE`].
+    pub default_temperature: f64,
+    /// [`MAX_TOP_K`].
+    pub max_top_k: usize,
+    /// [`MAX_KL`].
+    pub max_kl: f64,
+    /// [`MAX_SEED`].
+    pub max_seed: u64,
+    /// [`DEFAULT_SEED`].
+    pub default_seed: u64,
+    /// [`MAX_STOP_STRINGS`].
+    pub max_stop_strings: usize,
+    /// [`MAX_STOP_CHARS`].
+    pub max_stop_chars: usize,
+}
+
+/// The limits, as one value.
+pub const LIMITS: Limits = Limits {
+    max_gamma: MAX_GAMMA,
+    default_gamma: DEFAULT_GAMMA,
+    max_drafts: MAX_DRAFTS,
+    default_drafts: DEFAULT_DRAFTS,
+    max_round_nodes: MAX_ROUND_NODES,
+    max_tokens: MAX_TOKENS,
+    default_max_tokens: DEFAULT_MAX_TOKENS,
+    max_temperature: MAX_TEMPERATURE,
+    default_temperature: DEFAULT_TEMPERATURE,
+    max_top_k: MAX_TOP_K,
+    max_kl: MAX_KL,
+    max_seed: MAX_SEED,
+    default_seed: DEFAULT_SEED,
+    max_stop_strings: MAX_STOP_STRINGS,
+    max_stop_chars: MAX_STOP_CHARS,
+};

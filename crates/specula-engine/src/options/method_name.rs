@@ -1,0 +1,106 @@
+//! The decoding methods by name, as every surface spells them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::error::OptionError;
+
+/// A decoding method's name (`--method`, `method:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MethodName {
+    /// One target call per token, no draft model.
+    Autoregressive,
+    /// Standard speculative sampling.
+    Speculative,
+    /// SpecTr with k-Seq selection.
+    Spectr,
+    /// Multi-round rejection over SpecTr's draft sets.
+    Multiround,
+    /// SpecTr's draft sets with the optimal selection (the ratio race).
+    Otm,
+    /// Mentored decoding (lossy, KL-bounded).
+    Mentored,
+}
+
+impl MethodName {
+    /// Every method, in documentation order.
+    pub const ALL: [Self; 6] = [
+        Self::Autoregressive,
+        Self::Speculative,
+        Self::Spectr,
+        Self::Multiround,
+        Self::Otm,
+        Self::Mentored,
+    ];
+
+    /// The method's name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Autoregressive => "autoregressive",
+            Self::Speculative => "speculative",
+            Self::Spectr => "spectr",
+            Self::Multiround => "multiround",
+            Self::Otm => "otm",
+            Self::Mentored => "mentored",
+        }
+    }
+
+    /// Whether the method drafts several sequences per round (and so takes `drafts` and
+    /// `tree`).
+    #[must_use]
+    pub fn multi_draft(self) -> bool {
+        matches!(self, Self::Spectr | Self::Multiround | Self::Otm)
+    }
+
+    /// Whether the method uses a draft model (and so takes `gamma`).
+    #[must_use]
+    pub fn drafts(self) -> bool {
+        self != Self::Autoregressive
+    }
+
+    /// Whether γ is one sequence's length that can adapt (`dynamicGamma`).
+    #[must_use]
+    pub fn single_draft(self) -> bool {
+        matches!(self, Self::Speculative | Self::Mentored)
+    }
+
+    /// Whether a deliberate bug can be planted (the lossless drafting methods).
+    #[must_use]
+    pub fn takes_bug(self) -> bool {
+        !matches!(self, Self::Autoregressive | Self::Mentored)
+    }
+
+    /// Every name, comma-separated (for messages and help).
+    #[must_use]
+    pub fn list() -> String {
+        Self::ALL.map(Self::as_str).join(", ")
+    }
+}
+
+impl fmt::Display for MethodName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for MethodName {
+    type Err = OptionError;
+
+    fn from_str(s: &str) -> Result<Self, OptionError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                let shown: String = s.chars().take(40).collect();
+                OptionError::invalid(
+                    "method",
+                    format!("one of {}", Self::list()),
+                    format!("{shown:?}"),
+                )
+            })
+    }
+}

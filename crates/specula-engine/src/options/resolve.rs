@@ -1,0 +1,347 @@
+//! From [`DecodeOptions`] as given to a checked [`DecodeConfig`]: defaults filled in,
+//! every range and combination checked, in one place for every surface.
+
+use specula_core::{Bug, SamplingConfig};
+
+use super::DecodeOptions;
+use super::error::OptionError;
+use super::limits::{
+    DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_SEED, DEFAULT_TEMPERATURE,
+    MAX_DRAFTS, MAX_GAMMA, MAX_KL, MAX_ROUND_NODES, MAX_SEED, MAX_STOP_CHARS, MAX_STOP_STRINGS,
+    MAX_TEMPERATURE, MAX_TOKENS, MAX_TOP_K,
+};
+use super::method_name::MethodName;
+use super::number::{finite, show_number, whole, whole_usize};
+use crate::config::node_count;
+use crate::{DecodeConfig, DraftShape, GammaPolicy, Method};
+
+/// Checked options: the prompt and the engine configuration (without the token text
+/// table, which the models add).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The prompt text.
+    pub prompt: String,
+    /// The engine configuration.
+    pub config: DecodeConfig,
+}
+
+const MULTI_DRAFT_USERS: &str = "methods \"spectr\", \"multiround\" and \"otm\"";
+
+/// Temperature, top-k and top-p, checked and with their defaults (decoding, and
+/// planning with a bug).
+///
+/// # Errors
+/// [`OptionError`] naming the first bad one.
+pub fn sampling(
+    temperature: Option<f64>,
+    top_k: Option<f64>,
+    top_p: Option<f64>,
+) -> Result<SamplingConfig, OptionError> {
+    let temperature = match temperature {
+        Some(t) => finite(
+            "temperature",
+            t,
+            0.0,
+            MAX_TEMPERATURE,
+            &format!("a number from 0 (greedy) to {MAX_TEMPERATURE:e}"),
+        )?,
+        None => DEFAULT_TEMPERATURE,
+    };
+    let top_k = top_k
+        .map(|k| whole_usize("topK", k, 1, MAX_TOP_K, " (leave it out for no top-k)"))
+        .transpose()?;
+    let top_p = match top_p {
+        Some(p) if p > 0.0 && p <= 1.0 => Some(p),
+        Some(p) => {
+            return Err(OptionError::invalid(
+                "topP",
+                "a number in (0, 1] (leave it out for no top-p)",
+                show_number(p),
+            ));
+        }
+        None => None,
+    };
+    Ok(SamplingConfig {
+        temperature,
+        top_k,
+        top_p,
+    })
+}
+
+impl DecodeOptions {
+    /// Checks every option, fills in the defaults of [`limits`](super::limits) and builds
+    /// the engine configuration.
+    ///
+    /// # Errors
+    /// [`OptionError`] naming the first bad option: a value out of range, an option the
+    /// method does not use, a missing prompt or KL budget, a tree that disagrees with
+    /// `gamma` or `drafts`, or a round of more than [`MAX_ROUND_NODES`] draft nodes.
+    pub fn resolve(&self) -> Result<Resolved, OptionError> {
+        let prompt = match &self.prompt {
+            Some(p) if !p.is_empty() => p.clone(),
+            Some(_) => {
+                return Err(OptionError::invalid(
+                    "prompt",
+                    "at least one character to continue",
+                    "an empty string",
+                ));
+            }
+            None => {
+                return Err(OptionError::missing(
+                    "prompt",
+                    "give the text to continue (a non-empty string)",
+                ));
+            }
+        };
+        let name: MethodName = self.method.as_deref().unwrap_or("speculative").parse()?;
+        self.refuse_unused(name)?;
+        let gamma = self
+            .gamma
+            .map(|g| whole_usize("gamma", g, 1, MAX_GAMMA, " (draft tokens per round)"))
+            .transpose()?;
+        let drafts = self
+            .drafts
+            .map(|k| whole_usize("drafts", k, 1, MAX_DRAFTS, " (draft sequences per round)"))
+            .transpose()?;
+        let kl = self
+            .kl
+            .map(|d| {
+                finite(
+                    "kl",
+                    d,
+                    0.0,
+                    MAX_KL,
+                    &format!("a KL budget D from 0 (lossless) to {MAX_KL:e} nats"),
+                )
+            })
+            .transpose()?;
+        let policy = if self.dynamic_gamma == Some(true) {
+            GammaPolicy::Heuristic {
+                max_gamma: MAX_GAMMA,
+            }
+        } else {
+            GammaPolicy::Fixed
+        };
+        let gamma_or_default = gamma.unwrap_or(DEFAULT_GAMMA);
+        let method = match name {
+            MethodName::Autoregressive => Method::Autoregressive,
+            MethodName::Speculative => Method::Speculative {
+                gamma: gamma_or_default,
+                policy,
+            },
+            MethodName::Mentored => Method::Mentored {
+                gamma: gamma_or_default,
+                kl_budget: kl.ok_or_else(|| {
+                    OptionError::missing(
+                        "kl",
+                        "method \"mentored\" needs a KL budget D >= 0 in nats (0 is lossless)",
+                    )
+                })?,
+                policy,
+            },
+            MethodName::Spectr | MethodName::Multiround | MethodName::Otm => {
+                let drafts = match &self.tree {
+                    Some(tree) => tree_shape(tree, gamma, drafts)?,
+                    None => iid_shape(drafts.unwrap_or(DEFAULT_DRAFTS), gamma_or_default)?,
+                };
+                match name {
+                    MethodName::Spectr => Method::SpecTr { drafts },
+                    MethodName::Otm => Method::Otm { drafts },
+                    _ => Method::MultiRound { drafts },
+                }
+            }
+        };
+        let sampling = sampling(self.temperature, self.top_k, self.top_p)?;
+        let seed = self
+            .seed
+            .map(|s| whole("seed", s, 0, MAX_SEED, " (2^53 - 1)"))
+            .transpose()?
+            .unwrap_or(DEFAULT_SEED);
+        let max_new_tokens = self
+            .max_tokens
+            .map(|n| whole_usize("maxTokens", n, 1, MAX_TOKENS, " (tokens to generate)"))
+            .transpose()?
+            .unwrap_or(DEFAULT_MAX_TOKENS);
+        let stop_strings = check_stop(self.stop.as_deref().unwrap_or_default())?;
+        let bug = self.bug.as_deref().map(parse_bug).transpose()?;
+        let config = DecodeConfig {
+            method,
+            sampling,
+            max_new_tokens,
+            stop_tokens: Vec::new(),
+            stop_strings,
+            token_text: None,
+            seed,
+            record_distributions: self.record_distributions.unwrap_or(false),
+            bug,
+        };
+        // Everything the engine checks is checked above with the option named; this is
+        // the engine's own word on whatever is left.
+        config.validate().map_err(|e| {
+            OptionError::invalid("method", "settings the engine accepts", e.to_string())
+        })?;
+        Ok(Resolved { prompt, config })
+    }
+
+    /// Refuses every option given that `name` does not use.
+    fn refuse_unused(&self, name: MethodName) -> Result<(), OptionError> {
+        let method = name.as_str();
+        let given = |v: bool, field: &str, users: &str| {
+            if v {
+                Err(OptionError::unused(field, method, users))
+            } else {
+                Ok(())
+            }
+        };
+        given(
+            self.gamma.is_some() && !name.drafts(),
+            "gamma",
+            "the drafting methods (every method but \"autoregressive\")",
+        )?;
+        given(
+            self.drafts.is_some() && !name.multi_draft(),
+            "drafts",
+            MULTI_DRAFT_USERS,
+        )?;
+        given(
+            self.tree.is_some() && !name.multi_draft(),
+            "tree",
+            MULTI_DRAFT_USERS,
+        )?;
+        given(
+            self.dynamic_gamma.is_some() && !name.single_draft(),
+            "dynamicGamma",
+            "methods \"speculative\" and \"mentored\"",
+        )?;
+        given(
+            self.kl.is_some() && name != MethodName::Mentored,
+            "kl",
+            "method \"mentored\"",
+        )?;
+        given(
+            self.bug.is_some() && !name.takes_bug(),
+            "bug",
+            "the lossless drafting methods (\"speculative\", \"spectr\", \"multiround\" and \"otm\")",
+        )
+    }
+}
+
+/// K i.i.d. drafts of length L, within [`MAX_ROUND_NODES`].
+fn iid_shape(k: usize, length: usize) -> Result<DraftShape, OptionError> {
+    let nodes = k.saturating_mul(length);
+    if nodes > MAX_ROUND_NODES {
+        return Err(OptionError::invalid(
+            "drafts",
+            format!("at most {MAX_ROUND_NODES} draft nodes per round with gamma (drafts × gamma)"),
+            format!("{k} × {length} = {nodes}"),
+        ));
+    }
+    Ok(DraftShape::Iid { k, length })
+}
+
+/// A prefix tree from its branching per depth; `gamma` and `drafts`, when also given,
+/// must agree with it (depth and leaves), so no setting is silently ignored.
+fn tree_shape(
+    tree: &[f64],
+    gamma: Option<usize>,
+    drafts: Option<usize>,
+) -> Result<DraftShape, OptionError> {
+    if tree.is_empty() || tree.len() > MAX_GAMMA {
+        return Err(OptionError::invalid(
+            "tree",
+            format!("the branching at each depth, 1 to {MAX_GAMMA} depths"),
+            format!("{} depths", tree.len()),
+        ));
+    }
+    let branching = tree
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            whole_usize(
+                &format!("tree[{i}]"),
+                b,
+                1,
+                MAX_DRAFTS,
+                " (children per node)",
+            )
+        })
+        .collect::<Result<Vec<usize>, _>>()?;
+    let leaves = branching.iter().fold(1_usize, |a, &b| a.saturating_mul(b));
+    let shown = || format!("{branching:?}");
+    if leaves > MAX_DRAFTS {
+        return Err(OptionError::invalid(
+            "tree",
+            format!("a tree of at most {MAX_DRAFTS} leaves (draft sequences)"),
+            format!("{} with {leaves} leaves", shown()),
+        ));
+    }
+    let nodes = node_count(&branching);
+    if nodes > MAX_ROUND_NODES as u128 {
+        return Err(OptionError::invalid(
+            "tree",
+            format!("a tree of at most {MAX_ROUND_NODES} draft nodes per round"),
+            format!("{} with {nodes} nodes", shown()),
+        ));
+    }
+    if let Some(g) = gamma.filter(|&g| g != branching.len()) {
+        return Err(OptionError::invalid(
+            "gamma",
+            format!(
+                "the depth of tree {} ({}), or left out",
+                shown(),
+                branching.len()
+            ),
+            g.to_string(),
+        ));
+    }
+    if let Some(k) = drafts.filter(|&k| k != leaves) {
+        return Err(OptionError::invalid(
+            "drafts",
+            format!(
+                "the number of leaves of tree {} ({leaves}), or left out",
+                shown()
+            ),
+            k.to_string(),
+        ));
+    }
+    Ok(DraftShape::Tree {
+        k: leaves,
+        branching,
+    })
+}
+
+fn check_stop(stop: &[String]) -> Result<Vec<String>, OptionError> {
+    if stop.len() > MAX_STOP_STRINGS {
+        return Err(OptionError::invalid(
+            "stop",
+            format!("at most {MAX_STOP_STRINGS} stop strings"),
+            format!("{} strings", stop.len()),
+        ));
+    }
+    for (i, s) in stop.iter().enumerate() {
+        let chars = s.chars().count();
+        if chars == 0 || chars > MAX_STOP_CHARS {
+            return Err(OptionError::invalid(
+                format!("stop[{i}]"),
+                format!("a string of 1 to {MAX_STOP_CHARS} characters"),
+                if chars == 0 {
+                    "an empty string".into()
+                } else {
+                    format!("{chars} characters")
+                },
+            ));
+        }
+    }
+    Ok(stop.to_vec())
+}
+
+fn parse_bug(name: &str) -> Result<Bug, OptionError> {
+    Bug::from_name(name).ok_or_else(|| {
+        let shown: String = name.chars().take(40).collect();
+        OptionError::invalid(
+            "bug",
+            format!("one of {}", Bug::ALL.map(Bug::name).join(", ")),
+            format!("{shown:?}"),
+        )
+    })
+}

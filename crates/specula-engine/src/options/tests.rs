@@ -1,0 +1,363 @@
+//! The options' rules, one case each, and property tests over arbitrary raw objects.
+
+use proptest::prelude::*;
+
+use super::limits::*;
+use super::*;
+use crate::{DraftShape, GammaPolicy, Method};
+
+fn json(text: &str) -> Result<Resolved, OptionError> {
+    let raw: Raw = serde_json::from_str(text).expect("test JSON");
+    DecodeOptions::from_raw(raw)?.resolve()
+}
+
+fn field(text: &str) -> (String, String) {
+    let e = json(text).expect_err(text);
+    (e.field.clone(), e.to_string())
+}
+
+#[test]
+fn defaults_come_from_the_limits() {
+    let r = json(r#"{"prompt":"To be"}"#).unwrap();
+    assert_eq!(r.prompt, "To be");
+    assert_eq!(r.config.max_new_tokens, DEFAULT_MAX_TOKENS);
+    assert_eq!(r.config.seed, DEFAULT_SEED);
+    assert_eq!(r.config.sampling.temperature, DEFAULT_TEMPERATURE);
+    assert_eq!(
+        r.config.method,
+        Method::Speculative {
+            gamma: DEFAULT_GAMMA,
+            policy: GammaPolicy::Fixed
+        }
+    );
+    let r = json(r#"{"prompt":"x","method":"otm"}"#).unwrap();
+    assert_eq!(
+        r.config.method,
+        Method::Otm {
+            drafts: DraftShape::Iid {
+                k: DEFAULT_DRAFTS,
+                length: DEFAULT_GAMMA
+            }
+        }
+    );
+}
+
+#[test]
+fn every_method_builds() {
+    for m in MethodName::ALL {
+        let kl = if m == MethodName::Mentored {
+            r#","kl":0.1"#
+        } else {
+            ""
+        };
+        let r = json(&format!(r#"{{"prompt":"x","method":"{m}"{kl}}}"#)).unwrap();
+        assert_eq!(r.config.method.needs_draft(), m.drafts());
+    }
+}
+
+#[test]
+fn each_mistake_names_its_option() {
+    let cases = [
+        (
+            r#"{"prompt":"x","gamma":0}"#,
+            "gamma",
+            "gamma must be a whole number from 1 to 64 (draft tokens per round), got 0",
+        ),
+        (r#"{"prompt":"x","gamma":2.5}"#, "gamma", "got 2.5"),
+        (
+            r#"{"prompt":"x","gamma":"4"}"#,
+            "gamma",
+            "gamma must be a number, got the string \"4\"",
+        ),
+        (
+            r#"{"prompt":"x","temprature":1}"#,
+            "temprature",
+            "unknown option \"temprature\"; the options are: prompt, method",
+        ),
+        (
+            r#"{"prompt":""}"#,
+            "prompt",
+            "prompt must be at least one character",
+        ),
+        (r#"{}"#, "prompt", "prompt is required"),
+        (
+            "[1]",
+            "options",
+            "options must be an object such as { prompt }, got an array",
+        ),
+        (
+            r#"{"prompt":"x","method":"beam"}"#,
+            "method",
+            "method must be one of autoregressive, speculative",
+        ),
+        (
+            r#"{"prompt":"x","method":"mentored"}"#,
+            "kl",
+            "kl is required",
+        ),
+        (
+            r#"{"prompt":"x","drafts":3}"#,
+            "drafts",
+            "drafts does not apply to method \"speculative\"",
+        ),
+        (
+            r#"{"prompt":"x","method":"autoregressive","gamma":3}"#,
+            "gamma",
+            "does not apply",
+        ),
+        (r#"{"prompt":"x","kl":0.1}"#, "kl", "does not apply"),
+        (
+            r#"{"prompt":"x","method":"spectr","dynamicGamma":true}"#,
+            "dynamicGamma",
+            "does not apply",
+        ),
+        (
+            r#"{"prompt":"x","method":"mentored","kl":0,"bug":"shared-uniform"}"#,
+            "bug",
+            "does not apply",
+        ),
+        (
+            r#"{"prompt":"x","bug":"typo"}"#,
+            "bug",
+            "bug must be one of resample-from-target",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","tree":[2,0]}"#,
+            "tree[1]",
+            "got 0",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","tree":[2,"a"]}"#,
+            "tree[1]",
+            "tree[1] must be a number, got the string \"a\"",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","tree":[]}"#,
+            "tree",
+            "got 0 depths",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","tree":[32,32,2]}"#,
+            "tree",
+            "2048 leaves",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","tree":[2,2],"gamma":3}"#,
+            "gamma",
+            "the depth of tree [2, 2] (2)",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","tree":[2,2],"drafts":3}"#,
+            "drafts",
+            "leaves of tree [2, 2] (4)",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","drafts":64,"gamma":17}"#,
+            "drafts",
+            "64 × 17 = 1088",
+        ),
+        (
+            r#"{"prompt":"x","temperature":-1}"#,
+            "temperature",
+            "got -1",
+        ),
+        (r#"{"prompt":"x","topK":0}"#, "topK", "got 0"),
+        (r#"{"prompt":"x","topP":0}"#, "topP", "(0, 1]"),
+        (
+            r#"{"prompt":"x","seed":9007199254740992}"#,
+            "seed",
+            "got 9007199254740992",
+        ),
+        (
+            r#"{"prompt":"x","maxTokens":65537}"#,
+            "maxTokens",
+            "from 1 to 65536",
+        ),
+        (
+            r#"{"prompt":"x","stop":[""]}"#,
+            "stop[0]",
+            "an empty string",
+        ),
+        (
+            r#"{"prompt":"x","stop":"x"}"#,
+            "stop",
+            "an array of strings",
+        ),
+        (
+            r#"{"prompt":"x","recordDistributions":1}"#,
+            "recordDistributions",
+            "true or false",
+        ),
+    ];
+    for (text, want_field, want_message) in cases {
+        let (got_field, message) = field(text);
+        assert_eq!(got_field, want_field, "{text}: {message}");
+        assert!(message.contains(want_message), "{text}: {message}");
+    }
+}
+
+#[test]
+fn null_means_not_given_and_negative_zero_is_zero() {
+    let r = json(r#"{"prompt":"x","gamma":null,"seed":null,"stop":null}"#).unwrap();
+    assert_eq!(r.config.seed, 0);
+    let r = json(r#"{"prompt":"x","temperature":-0.0}"#).unwrap();
+    assert_eq!(r.config.sampling.temperature.to_bits(), 0.0f64.to_bits());
+}
+
+#[test]
+fn trees_and_dynamic_gamma_build() {
+    let r = json(r#"{"prompt":"x","method":"spectr","tree":[2,2,1]}"#).unwrap();
+    assert_eq!(
+        r.config.method,
+        Method::SpecTr {
+            drafts: DraftShape::Tree {
+                k: 4,
+                branching: vec![2, 2, 1]
+            }
+        }
+    );
+    let r = json(r#"{"prompt":"x","dynamicGamma":true}"#).unwrap();
+    assert!(matches!(
+        r.config.method,
+        Method::Speculative {
+            policy: GammaPolicy::Heuristic { .. },
+            ..
+        }
+    ));
+}
+
+#[test]
+fn the_names_are_the_serialised_fields() {
+    let all = DecodeOptions {
+        prompt: Some(String::new()),
+        method: Some(String::new()),
+        gamma: Some(0.0),
+        drafts: Some(0.0),
+        tree: Some(vec![]),
+        dynamic_gamma: Some(false),
+        kl: Some(0.0),
+        temperature: Some(0.0),
+        top_k: Some(0.0),
+        top_p: Some(0.0),
+        seed: Some(0.0),
+        max_tokens: Some(0.0),
+        stop: Some(vec![]),
+        record_distributions: Some(false),
+        bug: Some(String::new()),
+    };
+    let value = serde_json::to_value(&all).unwrap();
+    let keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut names = DECODE_OPTION_NAMES.to_vec();
+    let mut sorted = keys.clone();
+    names.sort_unstable();
+    sorted.sort_unstable();
+    assert_eq!(sorted, names);
+}
+
+/// Where a property test's case count comes from: `SPECULA_PROPTEST_CASES` for the
+/// on-demand long run (BENCHMARKS.md), 10,000 in CI.
+pub(crate) fn cases() -> u32 {
+    std::env::var("SPECULA_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
+
+fn number() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        (-3i64..80).prop_map(|n| n as f64),
+        prop::num::f64::ANY,
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(-0.0),
+        Just(9_007_199_254_740_992.0),
+        (0u32..2000).prop_map(|n| f64::from(n) / 7.0),
+    ]
+}
+
+fn leaf() -> impl Strategy<Value = Raw> {
+    prop_oneof![
+        Just(Raw::Null),
+        any::<bool>().prop_map(Raw::Bool),
+        number().prop_map(Raw::Number),
+        prop_oneof![
+            Just("speculative".to_owned()),
+            Just("spectr".to_owned()),
+            Just("mentored".to_owned()),
+            Just("otm".to_owned()),
+            Just("shared-uniform".to_owned()),
+            ".{0,6}"
+        ]
+        .prop_map(Raw::String),
+        Just(Raw::Other("a BigInt")),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Raw> {
+    leaf().prop_recursive(2, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Raw::Array),
+            prop::collection::vec(("[a-z]{1,3}", inner), 0..3).prop_map(Raw::Object),
+        ]
+    })
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => prop::sample::select(DECODE_OPTION_NAMES.to_vec()).prop_map(str::to_owned),
+        1 => "[a-zA-Z_]{1,8}",
+    ]
+}
+
+fn object() -> impl Strategy<Value = Raw> {
+    prop::collection::vec((key(), value()), 0..8).prop_map(|mut entries| {
+        // Most cases carry a prompt, so that they get past it to the other options.
+        entries.insert(0, ("prompt".into(), Raw::String("To be".into())));
+        Raw::Object(entries)
+    })
+}
+
+fn known_field(field: &str) -> bool {
+    let base = field.split('[').next().unwrap_or(field);
+    field == "options" || DECODE_OPTION_NAMES.contains(&base)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// Any object: no panic; a refusal names an option given (or an unknown name given);
+    /// an acceptance is a configuration the engine accepts, within every limit.
+    #[test]
+    fn any_options_resolve_or_name_their_field(raw in object()) {
+        let given: Vec<String> = match &raw { Raw::Object(e) => e.iter().map(|(k, _)| k.clone()).collect(), _ => vec![] };
+        match DecodeOptions::from_raw(raw).and_then(|o| o.resolve()) {
+            Ok(r) => {
+                prop_assert!(r.config.validate().is_ok());
+                prop_assert!((1..=MAX_TOKENS).contains(&r.config.max_new_tokens));
+                prop_assert!(r.config.seed <= MAX_SEED);
+                let nodes = match &r.config.method {
+                    Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Otm { drafts } => {
+                        crate::config::node_count(&drafts.branching())
+                    }
+                    Method::Speculative { gamma, .. } | Method::Mentored { gamma, .. } => *gamma as u128,
+                    Method::Autoregressive => 0,
+                };
+                prop_assert!(nodes <= MAX_ROUND_NODES as u128);
+            }
+            Err(e) => {
+                let base = e.field.split('[').next().unwrap_or(&e.field).to_owned();
+                prop_assert!(
+                    known_field(&e.field) && (base == "options" || base == "prompt" || base == "kl" || given.contains(&base))
+                        || (e.problem == Problem::Unknown && given.contains(&e.field)),
+                    "{e:?}"
+                );
+                prop_assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs)
+// by `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated`: do not edit.
+
+/** Every default and limit of the generate() options, as the engine checks them. */
+export const LIMITS = Object.freeze({
+  "maxGamma": 64,
+  "defaultGamma": 4,
+  "maxDrafts": 1024,
+  "defaultDrafts": 4,
+  "maxRoundNodes": 1024,
+  "maxTokens": 65536,
+  "defaultMaxTokens": 64,
+  "maxTemperature": 1000000.0,
+  "defaultTemperature": 1.0,
+  "maxTopK": 1048576,
+  "maxKl": 1000000.0,
+  "maxSeed": 9007199254740991,
+  "defaultSeed": 0,
+  "maxStopStrings": 64,
+  "maxStopChars": 1024
+});
