@@ -1,13 +1,19 @@
 // The teaching page's hostile-input table (run by run.mjs after its other tests; one browser,
 // one page). Each row is something a student might type, paste or put in a link, and what
 // the page must then do:
-//   refused:  the error banner shows a message with the expected fragment, the page's error
-//             code is the one the package's generate() gives for the same options (checked
-//             against a second instance of the package where the row says how), the field is
-//             marked, the status says "not running", no model ran, the field keeps what was typed;
-//   accepted: it generates, and what is shown is what ran (the options sent, the outputs
-//             beside the sliders, the output text is the engine's text, and where the row
-//             asks, an independent run of the package with the same options gives that text);
+//   refused:  the error banner shows the message, the page's error code and field are the
+//             row's, the field's control is marked, the status says "not running", no model
+//             ran, the field keeps what was typed. Where the row gives the options the
+//             package gets (`pkg`), a second instance of the package's generate() must
+//             refuse them with the same code and field, and the page must show its message
+//             word for word (the package checks every option; the page restates no limit);
+//             where the row gives a `message`, it is the page's own (what only the page can
+//             see: text typed that no number sent can carry, characters outside the alphabet
+//             with their positions, the race's repeats);
+//   accepted: it generates, and what is shown is what ran (the options sent, and with `keys`
+//             exactly those, the outputs beside the sliders, the output text is the engine's
+//             text, and where the row asks, an independent run of the package with the same
+//             options gives that text);
 //   notice:   (links) the page opens with the control at a value it can take and a notice
 //             saying what the link asked for and what the control holds instead.
 // Every row also fails on a page error, a console error, or a main-thread task over 1.5 s.
@@ -32,6 +38,13 @@ const BASE_OPTIONS = { prompt: "ROMEO:\n", method: "speculative", gamma: 4, temp
 
 const NOT_RUN = /^not running: fix /;
 const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+/** The control that sets each option the package names in an error's field (this test's own table). */
+const CONTROL = { prompt: "prompt", maxTokens: "maxtokens", seed: "seed", tree: "tree", repeats: "race-repeats", gamma: "gamma", drafts: "drafts", topK: "topk", topP: "topp", temperature: "temperature", kl: "kl", dynamicGamma: "dynamic" };
+const controlOf = (field) => CONTROL[field.replace(/\[\d+\]$/, "")];
+/** The options every method sends, and each method's own. */
+const COMMON = ["maxTokens", "method", "prompt", "recordDistributions", "seed", "temperature"];
+const TREE = { method: "spectr", gamma: undefined, tree: undefined };
+const ones = (n) => Array(n).fill(1);
 
 /** The table. `prompt` pastes, `controls` sets (input + change), `typed` types into number fields. */
 export const ROWS = [
@@ -62,9 +75,9 @@ export const ROWS = [
     prompt: "ROMEO:\nnaïve ïdea «x»",
     refused: { code: "bad_prompt", field: "prompt", message: /^The prompt contains 'ï' \(U\+00EF\) at character 10 \(line 2, column 3\) \(and 1 more time\), '«' \(U\+00AB\) at character 19 \(line 2, column 12\), '»' \(U\+00BB\) at character 21 \(line 2, column 14\), which/ },
   },
-  { name: "an empty prompt", prompt: "", refused: { code: "invalid_option", field: "prompt", message: /^The prompt is empty: type at least one character\.$/, pkg: { prompt: "" } } },
+  { name: "an empty prompt", prompt: "", refused: { code: "invalid_option", field: "prompt", pkg: { prompt: "" } } },
   { name: "a prompt of one newline", prompt: "\n", accepted: { options: { prompt: "\n" } } },
-  // ---------- tokens (a number field) ----------
+  // ---------- tokens (a number field; the package's range) ----------
   { name: "tokens 1", typed: { maxtokens: "1" }, accepted: { options: { maxTokens: 1 } } },
   {
     name: "tokens 300 (the context window slides)",
@@ -77,33 +90,33 @@ export const ROWS = [
     },
   },
   // At 8×, so that the row's Pause click lands while the run is still paced.
-  { name: "tokens 4096 (the package's limit)", typed: { maxtokens: "4096" }, controls: { speed: 5 }, accepted: { partial: true, options: { maxTokens: 4096 } } },
-  { name: "tokens 4097", typed: { maxtokens: "4097" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 4097\. Nothing was run\.$/, pkg: { maxTokens: 4097 } } },
-  { name: "tokens 0", typed: { maxtokens: "0" }, refused: { code: "invalid_option", field: "maxtokens", message: /^tokens must be a whole number from 1 to 4096; got 0\./, pkg: { maxTokens: 0 } } },
-  { name: "tokens -0", typed: { maxtokens: "-0" }, refused: { code: "invalid_option", field: "maxtokens", message: /got −0\./ } },
-  { name: "tokens empty", typed: { maxtokens: "" }, refused: { code: "invalid_option", field: "maxtokens", message: /got nothing\./ } },
-  { name: "tokens abc", typed: { maxtokens: "abc" }, refused: { code: "invalid_option", field: "maxtokens", message: /got nothing\./ } },
-  { name: "tokens 1e309", typed: { maxtokens: "1e309" }, refused: { code: "invalid_option", field: "maxtokens", message: /got text the browser cannot read as a number\./, pkg: { maxTokens: Infinity } } },
-  { name: "tokens --1", typed: { maxtokens: "--1" }, refused: { code: "invalid_option", field: "maxtokens", message: /got text the browser cannot read as a number\./ } },
-  { name: "tokens 2.5", typed: { maxtokens: "2.5" }, refused: { code: "invalid_option", field: "maxtokens", message: /got 2\.5\./, pkg: { maxTokens: 2.5 } } },
+  { name: "tokens 65536 (the package's limit)", typed: { maxtokens: "65536" }, controls: { speed: 5 }, accepted: { partial: true, options: { maxTokens: 65536 } } },
+  { name: "tokens 65537", typed: { maxtokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
+  { name: "tokens 0", typed: { maxtokens: "0" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 0 } } },
+  { name: "tokens -0", typed: { maxtokens: "-0" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: -0 } } },
+  { name: "tokens empty", typed: { maxtokens: "" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field is empty: type a number\.$/ } },
+  { name: "tokens abc", typed: { maxtokens: "abc" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field is empty: type a number\.$/ } },
+  { name: "tokens 1e309", typed: { maxtokens: "1e309" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field holds text the browser cannot read as a number\.$/ } },
+  { name: "tokens --1", typed: { maxtokens: "--1" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field holds text the browser cannot read as a number\.$/ } },
+  { name: "tokens 2.5", typed: { maxtokens: "2.5" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 2.5 } } },
   { name: "tokens 1e1", typed: { maxtokens: "1e1" }, accepted: { options: { maxTokens: 10 } } },
   // ---------- seed (a number field) ----------
   { name: "seed 0", typed: { seed: "0" }, accepted: { options: { seed: 0 }, keep: "seed0" } },
   { name: "seed -0", typed: { seed: "-0" }, accepted: { options: { seed: 0 }, check: ({ h, kept }) => [h.summary.text === kept.seed0, "the same text as seed 0"] } },
   { name: "seed 2^53-1", typed: { seed: "9007199254740991" }, accepted: { options: { seed: 9007199254740991 } } },
-  { name: "seed 2^53", typed: { seed: "9007199254740992" }, refused: { code: "invalid_option", field: "seed", message: /^seed must be a whole number from 0 to 9007199254740991; got 9007199254740992\./, pkg: { seed: 9007199254740992 } } },
-  { name: "seed 2^53+1 (Number() reads 2^53)", typed: { seed: "9007199254740993" }, refused: { code: "invalid_option", field: "seed", message: /got 9007199254740993\./ } },
-  { name: "seed 2^52+0.5 (Number() reads 2^52)", typed: { seed: "4503599627370496.5" }, refused: { code: "invalid_option", field: "seed", message: /got 4503599627370496\.5\./ } }, // (no package verdict: as a JS number it is 2^52)
-  { name: "seed -1", typed: { seed: "-1" }, refused: { code: "invalid_option", field: "seed", message: /got −1\./, pkg: { seed: -1 } } },
-  { name: "seed 1e309", typed: { seed: "1e309" }, refused: { code: "invalid_option", field: "seed", message: /got text the browser cannot read as a number\./, pkg: { seed: Infinity } } },
-  { name: "seed empty", typed: { seed: "" }, refused: { code: "invalid_option", field: "seed", message: /got nothing\./ } },
+  { name: "seed 2^53", typed: { seed: "9007199254740992" }, refused: { code: "invalid_option", field: "seed", pkg: { seed: 9007199254740992 } } },
+  { name: "seed 2^53+1 (Number() reads 2^53)", typed: { seed: "9007199254740993" }, refused: { code: "invalid_option", field: "seed", message: /^The seed field holds "9007199254740993", which a JavaScript number cannot hold exactly: it would be read as 9007199254740992\.$/ } },
+  { name: "seed 2^52+0.5 (Number() reads 2^52)", typed: { seed: "4503599627370496.5" }, refused: { code: "invalid_option", field: "seed", message: /"4503599627370496\.5", which a JavaScript number cannot hold exactly: it would be read as 4503599627370496\.$/ } },
+  { name: "seed -1", typed: { seed: "-1" }, refused: { code: "invalid_option", field: "seed", pkg: { seed: -1 } } },
+  { name: "seed 1e309", typed: { seed: "1e309" }, refused: { code: "invalid_option", field: "seed", message: /^The seed field holds text the browser cannot read as a number\.$/ } },
+  { name: "seed empty", typed: { seed: "" }, refused: { code: "invalid_option", field: "seed", message: /^The seed field is empty/ } },
   // ---------- sliders, at both ends (a slider cannot hold a value beyond them: see the links) ----------
   { name: "γ 1", controls: { gamma: 1 }, accepted: { options: { gamma: 1 }, shown: { "gamma-out": "1" }, check: ({ h }) => [h.shownRounds[0].branching.length === 1, "1 draft in the first round"] } },
   { name: "γ 16", controls: { gamma: 16 }, typed: { maxtokens: "40" }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" }, check: ({ h }) => [h.shownRounds[0].branching.length === 16, "16 drafts in the first round"] } },
   { name: "γ 17 set on the slider", controls: { gamma: 17 }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" } } },
   { name: "k 1 (SpecTr)", controls: { method: "spectr", drafts: 1 }, accepted: { options: { method: "spectr", drafts: 1 }, shown: { "drafts-out": "1" } } },
   { name: "k 8 (SpecTr)", controls: { method: "spectr", drafts: 8 }, accepted: { options: { method: "spectr", drafts: 8 }, shown: { "drafts-out": "8" } } },
-  { name: "D 0 (mentored)", controls: { method: "mentored", kl: 0 }, accepted: { options: { method: "mentored", kl: 0 }, shown: { "kl-out": "0" } } },
+  { name: "D 0 (mentored)", controls: { method: "mentored", kl: 0 }, accepted: { options: { method: "mentored", kl: 0 }, shown: { "kl-out": "0" }, keys: [...COMMON, "gamma", "kl"] } },
   { name: "D 5 (mentored)", controls: { method: "mentored", kl: 60 }, accepted: { options: { method: "mentored", kl: 5 }, shown: { "kl-out": "5" } } },
   { name: "temperature 0", controls: { temperature: 0 }, accepted: { ref: true, options: { temperature: 0 }, shown: { "temperature-out": "0 (greedy)" } } },
   { name: "temperature 2", controls: { temperature: 2 }, accepted: { options: { temperature: 2 }, shown: { "temperature-out": "2.00" } } },
@@ -111,24 +124,32 @@ export const ROWS = [
   { name: "top-k 65", controls: { topk: 65 }, accepted: { options: { topK: 65 }, shown: { "topk-out": "65" } } },
   { name: "top-p 0.05", controls: { topp: 0.05 }, accepted: { ref: true, options: { topP: 0.05 }, shown: { "topp-out": "0.05" } } },
   { name: "top-p 1 (off)", controls: { topp: 1 }, accepted: { options: { topP: undefined }, shown: { "topp-out": "1 (off)" } } },
-  { name: "dynamic γ", controls: { dynamic: true }, accepted: { options: { dynamicGamma: true } } },
-  // ---------- the draft tree (a text field) ----------
-  { name: "tree 2,a", controls: { method: "spectr-tree", tree: "2,a" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching must be whole numbers 1–8 separated by commas, e\.g\. 2,2,1 — got "2,a"$/ } },
-  { name: "tree empty", controls: { method: "spectr-tree", tree: "" }, refused: { code: "invalid_option", field: "tree", message: /got ""$/, pkg: { method: "spectr", gamma: undefined, tree: [] } } },
-  { name: "tree 2,0,1 (a zero width)", controls: { method: "spectr-tree", tree: "2,0,1" }, refused: { code: "invalid_option", field: "tree", message: /got "2,0,1"$/, pkg: { method: "spectr", gamma: undefined, tree: [2, 0, 1] } } },
-  { name: "tree 0", controls: { method: "spectr-tree", tree: "0" }, refused: { code: "invalid_option", field: "tree", message: /got "0"$/, pkg: { method: "spectr", gamma: undefined, tree: [0] } } },
-  { name: "tree of 300 levels", controls: { method: "spectr-tree", tree: Array(300).fill(1).join(",") }, refused: { code: "invalid_option", field: "tree", message: /^a tree may be at most 16 deep; "1,1,1,.*…" \(599 characters\) has 300 levels$/, pkg: { method: "spectr", gamma: undefined, tree: Array(300).fill(1) } } },
+  { name: "dynamic γ", controls: { dynamic: true }, accepted: { options: { dynamicGamma: true }, keys: [...COMMON, "dynamicGamma", "gamma"] } },
+  // ---------- only the options the method uses (the package refuses the others) ----------
+  { name: "autoregressive with dynamic γ ticked", controls: { dynamic: true, method: "autoregressive" }, accepted: { keys: COMMON } },
+  { name: "SpecTr with dynamic γ ticked", controls: { dynamic: true, method: "spectr" }, accepted: { keys: [...COMMON, "drafts", "gamma"] } },
+  // ---------- the draft tree (a text field: the page reads numbers, the package checks them) ----------
+  { name: "tree 2,a", controls: { method: "spectr-tree", tree: "2,a" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching must be numbers separated by commas, e\.g\. 2,2,1 — got "2,a"$/ } },
+  { name: "tree empty", controls: { method: "spectr-tree", tree: "" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [] } } },
+  { name: "tree 2,0,1 (a zero width)", controls: { method: "spectr-tree", tree: "2,0,1" }, refused: { code: "invalid_option", field: "tree[1]", pkg: { ...TREE, tree: [2, 0, 1] } } },
+  { name: "tree 0", controls: { method: "spectr-tree", tree: "0" }, refused: { code: "invalid_option", field: "tree[0]", pkg: { ...TREE, tree: [0] } } },
+  { name: "tree 2,1.5", controls: { method: "spectr-tree", tree: "2,1.5" }, refused: { code: "invalid_option", field: "tree[1]", pkg: { ...TREE, tree: [2, 1.5] } } },
+  { name: "tree 2048 (one level too wide)", controls: { method: "spectr-tree", tree: "2048" }, refused: { code: "invalid_option", field: "tree[0]", pkg: { ...TREE, tree: [2048] } } },
+  { name: "tree of 65 levels", controls: { method: "spectr-tree", tree: ones(65).join(",") }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: ones(65) } } },
+  { name: "tree of 300 levels", controls: { method: "spectr-tree", tree: ones(300).join(",") }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: ones(300) } } },
   { name: "tree of 100 KB garbage", controls: { method: "spectr-tree", tree: "x#".repeat(50_000) }, refused: { code: "invalid_option", field: "tree", message: /got "x#x#.{36}…" \(100000 characters\)$/ } },
-  { name: "tree 8,8,2 (128 leaves)", controls: { method: "spectr-tree", tree: "8,8,2" }, refused: { code: "invalid_option", field: "tree", message: /^a tree may have at most 64 leaves; 8·8·2 has 128$/, pkg: { method: "spectr", gamma: undefined, tree: [8, 8, 2] } } },
-  // ---------- the race (its repeats field; the race checks the settings as Play does) ----------
-  { name: "race repeats 0", button: "#race", typed: { "race-repeats": "0" }, refused: { code: "invalid_option", field: "race-repeats", message: /^repeats must be a whole number from 1 to 10; got 0\. The race did not run\.$/ } },
-  { name: "race repeats 11", button: "#race", typed: { "race-repeats": "11" }, refused: { code: "invalid_option", field: "race-repeats", message: /got 11\./ } },
-  { name: "race repeats 1e309", button: "#race", typed: { "race-repeats": "1e309" }, refused: { code: "invalid_option", field: "race-repeats", message: /got text the browser cannot read as a number\./ } },
-  { name: "race repeats 2.5", button: "#race", typed: { "race-repeats": "2.5" }, refused: { code: "invalid_option", field: "race-repeats", message: /got 2\.5\./ } },
+  { name: "tree 64,32 (2,048 leaves)", controls: { method: "spectr-tree", tree: "64,32" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [64, 32] } } },
+  { name: "tree 32,32 (1,056 nodes)", controls: { method: "spectr-tree", tree: "32,32" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [32, 32] } } },
+  // ---------- the race (its repeats field, the page's own; the race checks its options as Play does) ----------
+  { name: "race repeats 0", button: "#race", typed: { "race-repeats": "0" }, refused: { code: "invalid_option", field: "repeats", message: /^repeats must be a whole number from 1 to 10; got 0\. The race did not run\.$/ } },
+  { name: "race repeats 11", button: "#race", typed: { "race-repeats": "11" }, refused: { code: "invalid_option", field: "repeats", message: /got 11\./ } },
+  { name: "race repeats 1e309", button: "#race", typed: { "race-repeats": "1e309" }, refused: { code: "invalid_option", field: "repeats", message: /^The repeats field holds text the browser cannot read as a number\. The race did not run\.$/ } },
+  { name: "race repeats 2.5", button: "#race", typed: { "race-repeats": "2.5" }, refused: { code: "invalid_option", field: "repeats", message: /got 2\.5\./ } },
   { name: "race with an emoji in the prompt", button: "#race", prompt: "ROMEO 😀:", refused: { code: "bad_prompt", field: "prompt", message: /'😀' \(U\+1F600\) at character 7,/ } },
+  { name: "race with tokens 65537", button: "#race", typed: { maxtokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
   { name: "tree 8,8 (64 leaves)", controls: { method: "spectr-tree", tree: "8,8" }, accepted: { options: { method: "spectr", tree: [8, 8] } } },
-  { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr-tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] } } },
-  { name: "tree of 16 levels", controls: { method: "spectr-tree", tree: Array(16).fill(1).join(",") }, accepted: { options: { tree: Array(16).fill(1) } } },
+  { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr-tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] }, keys: [...COMMON, "tree"] } },
+  { name: "tree of 64 levels", controls: { method: "spectr-tree", tree: ones(64).join(",") }, accepted: { options: { tree: ones(64) } } },
 ];
 
 /** Links: the page opened with these parameters. `notice` null: no notice about the address. */
@@ -209,7 +230,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
             while (!r.done) r = await it.next();
             return { accepted: true, text: r.value.text };
           } catch (error) {
-            return { code: error.code, message: error.message };
+            return { code: error.code, field: error.field, message: error.message };
           }
         }, plain(options));
       /** The package's verdict on each of `list` (its error, or accepted: its first round, then aborted), in one call. */
@@ -229,7 +250,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
                 } catch {}
                 out.push({ accepted: true });
               } catch (error) {
-                out.push({ code: error.code, message: error.message });
+                out.push({ code: error.code, field: error.field, message: error.message });
               }
             }
             return out;
@@ -306,31 +327,38 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         if (row.refused) {
           const r = row.refused;
           await page.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 10_000, polling: 50 }).catch(() => {});
+          const control = controlOf(r.field);
           // What the page shows and holds, in one call.
-          const { seen, h, stillShows, long } = await page.evaluate(({ field, ids }) => ({
+          const { seen, h, stillShows, long } = await page.evaluate(({ control, ids }) => ({
             seen: {
               error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent,
               state: document.getElementById("run-state").textContent,
-              invalid: document.getElementById(field)?.getAttribute("aria-invalid") ?? null,
+              invalid: document.getElementById(control)?.getAttribute("aria-invalid") ?? null,
+              marked: [...document.querySelectorAll("[aria-invalid='true']")].map((e) => e.id),
               verdict: document.getElementById("race-verdict").textContent,
             },
-            h: { errorCode: window.__speculaPage.errorCode, errorField: window.__speculaPage.errorField, modelRuns: window.__speculaPage.modelRuns },
+            h: { errorCode: window.__speculaPage.errorCode, errorField: window.__speculaPage.errorField, errorControl: window.__speculaPage.errorControl, modelRuns: window.__speculaPage.modelRuns },
             stillShows: Object.fromEntries(ids.map((id) => [id, document.getElementById(id).value])),
             long: window.__hostileLong,
-          }), { field: r.field, ids: Object.keys(row.typed ?? {}) });
+          }), { control, ids: Object.keys(row.typed ?? {}) });
           const problems = [];
-          if (!seen.error || !r.message.test(seen.error)) problems.push(`message ${JSON.stringify(seen.error?.slice(0, 300))} does not match ${r.message}`);
+          const verdict = r.pkg ? pkgVerdicts.get(pkgKey({ ...BASE_OPTIONS, ...r.pkg })) : null;
+          // The page's own message, or else the package's, word for word.
+          if (r.message ? !r.message.test(seen.error ?? "") : seen.error !== verdict?.message) {
+            problems.push(`message ${JSON.stringify(seen.error?.slice(0, 300))} is not ${r.message ?? `the package's ${JSON.stringify(verdict?.message)}`}`);
+          }
           if (h.errorCode !== r.code) problems.push(`code ${h.errorCode}, expected ${r.code}`);
-          if (h.errorField !== r.field || seen.invalid !== "true") problems.push(`field ${h.errorField} (aria-invalid ${seen.invalid}), expected ${r.field}`);
+          if (h.errorField !== r.field || h.errorControl !== control || seen.invalid !== "true" || seen.marked.length !== 1) {
+            problems.push(`field ${h.errorField}, control ${h.errorControl} (marked: ${seen.marked.join(", ")}), expected ${r.field} on #${control}`);
+          }
           if (button === "#play" && !NOT_RUN.test(seen.state)) problems.push(`status "${seen.state}"`);
           if (button === "#race" && !/^Not raced: /.test(seen.verdict)) problems.push(`race verdict "${seen.verdict}"`);
           if (h.modelRuns !== runsBefore) problems.push(`Play ran the models ${h.modelRuns - runsBefore} times`);
           if (!eq(stillShows, typedShows)) problems.push(`the field changed: ${JSON.stringify(typedShows)} → ${JSON.stringify(stillShows)}`);
           let pkgSays = "";
-          if (r.pkg) {
-            const verdict = pkgVerdicts.get(pkgKey({ ...BASE_OPTIONS, ...r.pkg }));
-            pkgSays = `; the package: ${verdict.code ?? "accepted"}`;
-            if (verdict.code !== r.code) problems.push(`the package gives ${JSON.stringify(verdict)} for the same options`);
+          if (verdict) {
+            pkgSays = `; the package: ${verdict.code ?? "accepted"}${verdict.field ? ` on ${verdict.field}` : ""}`;
+            if (verdict.code !== r.code || (r.code === "invalid_option" && verdict.field !== r.field)) problems.push(`the package gives ${JSON.stringify(verdict)} for the same options`);
           }
           if (long > 1500) problems.push(`a ${long.toFixed(0)} ms task on the main thread`);
           if (b.problems.length + consoleErrors.length > errorsBefore) problems.push(`errors: ${[...b.problems, ...consoleErrors].slice(-3).join("; ")}`);
@@ -378,6 +406,8 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
           if (h.error) problems.push(`error "${h.error}"`);
           if (!done(h) || h.runId <= before.runId) problems.push("did not run");
           for (const [k, v] of Object.entries(a.options ?? {})) if (!eq(h.options?.[k], v)) problems.push(`options.${k} = ${JSON.stringify(h.options?.[k])}, expected ${JSON.stringify(v)}`);
+          const sent = Object.keys(h.options ?? {}).filter((k) => h.options[k] !== undefined).sort();
+          if (a.keys && !eq(sent, [...a.keys].sort())) problems.push(`options sent: ${sent.join(", ")}; expected exactly ${[...a.keys].sort().join(", ")}`);
           const shown = await page.evaluate((ids) => Object.fromEntries(ids.map((id) => [id, document.getElementById(id).textContent])), Object.keys(a.shown ?? {}));
           for (const [id, v] of Object.entries(a.shown ?? {})) if (shown[id] !== v) problems.push(`#${id} shows "${shown[id]}", expected "${v}"`);
           const out = await page.evaluate(() => ({
@@ -409,7 +439,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
           const long = await page.evaluate(() => window.__hostileLong);
           if (long > 1500) problems.push(`a ${long.toFixed(0)} ms task on the main thread`);
           if (b.problems.length + consoleErrors.length > errorsBefore) problems.push(`errors: ${[...b.problems, ...consoleErrors].slice(-3).join("; ")}`);
-          const what = a.partial ? `generates (round 1 of maxTokens ${h.options?.maxTokens} in ${took} ms, then paused)` : `generates ${JSON.stringify(h.summary?.text.slice(0, 24))}… in ${took} ms${a.ref ? ", the package's text" : ""}`;
+          const what = a.partial ? `generates (round 1 of maxTokens ${h.options?.maxTokens} in ${took} ms, then paused)` : `generates ${JSON.stringify(h.summary?.text.slice(0, 24))}… in ${took} ms${a.ref ? ", the package's text" : ""}${a.keys ? `, sending only ${a.keys.filter((k) => !COMMON.includes(k)).join(", ") || "the common options"}` : ""}`;
           check(problems.length === 0, `${label}: accepted, ${what}${extra}; longest main-thread task ${long.toFixed(0)} ms`, problems.join("; "));
         }
         rowsRun += 1;

@@ -305,24 +305,16 @@ tests.sliders = async () => {
     await page.evaluate(() => document.getElementById("temperature").dispatchEvent(new Event("change", { bubbles: true })));
     h = await playToEnd(page);
     check(h.options.temperature === 0.4 && h.modelRuns > before, "releasing the temperature slider runs the models at the new temperature");
-    // Tree drafts and dynamic γ (or, with an older package build, a notice and a fallback).
+    // Tree drafts and dynamic γ.
     await setControl(page, "method", "spectr-tree");
     await setControl(page, "tree", "2,2,1");
     h = await playToEnd(page);
-    if (h.options.tree) {
-      check(JSON.stringify(h.shownRounds[0].branching) === "[2,2,1]", "SpecTr tree 2,2,1: the trace has that branching", JSON.stringify(h.shownRounds[0].branching));
-    } else {
-      check(h.notices.some((n) => n.includes("no tree drafts")) && h.options.drafts === 4, "older package: tree falls back to 4 i.i.d. drafts with a notice", JSON.stringify(h.notices));
-    }
+    check(JSON.stringify(h.options.tree) === "[2,2,1]" && JSON.stringify(h.shownRounds[0].branching) === "[2,2,1]", "SpecTr tree 2,2,1: the trace has that branching", JSON.stringify(h.shownRounds[0].branching));
     sameMetrics(h, "spectr tree");
     await setControl(page, "method", "speculative");
     await setControl(page, "dynamic", true);
     h = await playToEnd(page);
-    if (h.options.dynamicGamma) {
-      check(h.shownRounds.some((t) => t.nextGamma !== h.shownRounds[0].branching.length), "dynamic γ changes γ between rounds");
-    } else {
-      check(h.notices.some((n) => n.includes("no dynamic γ")), "older package: dynamic γ falls back to a fixed γ with a notice", JSON.stringify(h.notices));
-    }
+    check(h.options.dynamicGamma === true && h.shownRounds.some((t) => t.nextGamma !== h.shownRounds[0].branching.length), "dynamic γ changes γ between rounds");
     check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
   } finally {
     await b.close();

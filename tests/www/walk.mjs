@@ -364,35 +364,57 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
     }
   };
 
-  // Inputs: out-of-range values refused with a message naming the field and its range;
-  // controls that do not apply are disabled; the prompt is shown; menus and coins fit.
+  // Inputs: out-of-range values refused with the package's message, their field marked;
+  // the package's limits and defaults on the controls; controls that do not apply are
+  // disabled; the prompt is shown; menus and coins fit.
   tests.inputs = async () => {
     const b = await browser();
     try {
       const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=20&seed=1");
       await loaded(page);
-      const refuse = async (id, value, pattern, label) => {
+      // (Once the page has made its first live run: its options are the base of the verdicts.)
+      await page.waitForFunction(() => window.__speculaPage.source === "live" && window.__speculaPage.queued === 0, null, { timeout: 30_000, polling: 50 });
+      // The package's verdict on the page's options with one changed (checkOptions).
+      const verdict = (change) =>
+        page.evaluate(async (change) => {
+          const { checkOptions } = await import("./specula/index.js");
+          try {
+            await checkOptions({ ...window.__speculaPage.options, ...change });
+            return null;
+          } catch (error) {
+            return { code: error.code, field: error.field, message: error.message };
+          }
+        }, change);
+      const refuse = async (id, value, change, label) => {
         const runs = (await hook(page)).modelRuns;
+        const expected = await verdict(change);
         await page.fill(`#${id}`, value);
         await page.click("#play");
         await page.waitForFunction(() => !document.getElementById("error").hidden, null, { timeout: 10_000 }).catch(() => {});
         const seen = await page.evaluate((id) => ({ error: document.getElementById("error").hidden ? null : document.getElementById("error").textContent, state: document.getElementById("run-state").textContent, value: document.getElementById(id).value, invalid: document.getElementById(id).getAttribute("aria-invalid") }), id);
         const h = await hook(page);
-        check(seen.error && pattern.test(seen.error) && /^not running/.test(seen.state) && seen.value === value && seen.invalid === "true" && h.modelRuns === runs,
-          `${label}: refused with "${seen.error}" (status "${seen.state}")`, JSON.stringify(seen));
+        check(expected && seen.error === expected.message && h.errorCode === expected.code && h.errorField === expected.field && /^not running/.test(seen.state) && seen.value === value && seen.invalid === "true" && h.modelRuns === runs,
+          `${label}: refused with the package's message "${seen.error}", ${h.errorField} marked (status "${seen.state}")`, JSON.stringify({ seen, expected, field: h.errorField }));
       };
-      await refuse("maxtokens", "5000", /^tokens must be a whole number from 1 to 4096; got 5000\. Nothing was run\.$/, "tokens 5000");
-      await refuse("maxtokens", "0", /^tokens must be a whole number from 1 to 4096; got 0\./, "tokens 0");
+      const limits = await page.evaluate(async () => (await import("./specula/index.js")).LIMITS);
+      // (The address sets neither γ nor k.)
+      const initial = await page.evaluate(() => ({ gamma: document.getElementById("gamma").value, drafts: document.getElementById("drafts").value, out: document.getElementById("drafts-out").textContent }));
+      await refuse("maxtokens", String(limits.maxTokens + 1), { maxTokens: limits.maxTokens + 1 }, `tokens ${limits.maxTokens + 1}`);
+      await refuse("maxtokens", "0", { maxTokens: 0 }, "tokens 0");
       await page.fill("#maxtokens", "20");
       await page.keyboard.press("Tab"); // leaving the field runs with 20 tokens
       await page.waitForTimeout(300);
-      await refuse("seed", "-5", /^seed must be a whole number from 0 to 9007199254740991; got −5\./, "seed −5");
-      await refuse("seed", "1.5", /^seed must be a whole number from 0 to 9007199254740991; got 1\.5\./, "seed 1.5");
+      await refuse("seed", "-5", { seed: -5 }, "seed −5");
+      await refuse("seed", "1.5", { seed: 1.5 }, "seed 1.5");
       await page.fill("#seed", "1");
       const range = await page.textContent("#maxtokens-range");
       await page.fill("#prompt", "ROMEO:\nWhat say you?\n");
       const longer = await page.textContent("#maxtokens-range");
-      check(range === "1–4096" && longer === "1–4096", `the tokens range is the package's, whatever the prompt: the context window slides (${range}, then ${longer})`);
+      const controls = await page.evaluate(() => ({ seedRange: document.getElementById("seed-range").textContent, max: document.getElementById("maxtokens").max, seedMax: document.getElementById("seed").max }));
+      check(range === `1–${limits.maxTokens}` && longer === range && controls.max === String(limits.maxTokens) && controls.seedMax === String(limits.maxSeed) && controls.seedRange === "0–253−1",
+        `the tokens and seed ranges are the package's LIMITS, whatever the prompt: the context window slides (${range}, then ${longer}; seed ${controls.seedRange})`, JSON.stringify(controls));
+      check(initial.gamma === String(limits.defaultGamma) && initial.drafts === String(limits.defaultDrafts) && initial.out === initial.drafts,
+        `γ and k start at the package's defaults (${initial.gamma}, ${initial.drafts})`, JSON.stringify({ initial, limits }));
       const h = await playToEnd(page);
       const prompt = await page.evaluate(() => {
         const p = document.querySelector("#output .prompt-text");

@@ -6,7 +6,7 @@
 // Test hook: window.__speculaPage (see tests/www/).
 import { $, S, hook, params } from "./state.js";
 import { initGlossary } from "./glossary.js";
-import { applyParams, syncOutputs, notice, showError } from "./settings.js";
+import { applyLimits, applyParams, syncOutputs, notice, showError } from "./settings.js";
 import { newRun, play, step, pause, reset, settingChanged, setRunState, enqueue } from "./run.js";
 import { renderMetrics, selectToken, follow, onOutputKey } from "./view.js";
 import { scheduleTheory } from "./theory.js";
@@ -40,7 +40,7 @@ async function loadModels() {
   const draftBackend = params.get("draft") === "cpu" ? "cpu" : "same";
   const progress = $("progress");
   try {
-    S.pkg = await import("../specula/index.js");
+    S.pkg ??= await import("../specula/index.js");
     const files = new Map();
     S.specula = await S.pkg.Specula.load({
       backend,
@@ -117,6 +117,14 @@ function wire() {
 }
 
 async function main() {
+  // The package first (its module only: no worker yet), for its limits and defaults on the
+  // controls; when it cannot be imported, loadModels says so and the recorded run plays.
+  try {
+    S.pkg = await import("../specula/index.js");
+  } catch {
+    S.pkg = null;
+  }
+  applyLimits(S.pkg?.LIMITS);
   applyParams();
   initGlossary();
   syncOutputs();

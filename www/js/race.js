@@ -2,7 +2,7 @@
 // settings, at the same time in two workers (two copies of the models), so the two wall
 // clocks run side by side. Races add up: the page reports the mean speed-up over repeats.
 import { $, S, hook } from "./state.js";
-import { settings, problem, showError, whole } from "./settings.js";
+import { settings, checked, showError, readNumber } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
 import { scheduleTheory } from "./theory.js";
 
@@ -16,15 +16,19 @@ function freshWorker() {
   return S.pkg.Specula.load({ backend: b.backend, draftBackend: b.backend === "webgpu" && b.draftBackend === "cpu" ? "cpu" : "same" });
 }
 
-function raceRepeats() {
-  const el = $("race-repeats");
-  const raw = el.value.trim();
-  const n = whole("race-repeats");
-  if (!Number.isInteger(n) || n < 1 || n > 10) {
-    const got = el.validity?.badInput ? "text the browser cannot read as a number" : raw === "" ? "nothing" : raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
-    throw Object.assign(new Error(`repeats must be a whole number from 1 to 10; got ${got}. The race did not run.`), { field: "race-repeats", code: "invalid_option" });
-  }
-  return n;
+/** The repeats field: a whole number from 1 to 10 (the page's own limit: races take time). */
+function repeatsRefusal() {
+  const { value, problem } = readNumber("race-repeats", "repeats");
+  const bad = problem ? `${problem}.` : !Number.isInteger(value) || value < 1 || value > 10 ? `repeats must be a whole number from 1 to 10; got ${value}.` : null;
+  return bad && { field: "repeats", code: "invalid_option", message: `${bad} The race did not run.` };
+}
+
+/** The options both lanes share: the settings on screen, without the method's own. */
+function laneOptions(s) {
+  const base = { prompt: s.prompt, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens };
+  if (s.topK > 0) base.topK = s.topK;
+  if (s.topP < 1) base.topP = s.topP;
+  return base;
 }
 
 async function lane(worker, key, options) {
@@ -64,24 +68,21 @@ async function runRace() {
     return;
   }
   const s = settings();
-  const bad = problem(s);
-  let repeats;
-  try {
-    if (bad) throw Object.assign(new Error(bad.message), { field: bad.field, code: bad.code });
-    repeats = raceRepeats();
-  } catch (error) {
-    showError(error.message, error.field, error.code ?? "invalid_option");
-    $("race-verdict").textContent = `Not raced: ${error.message}`;
+  // The speculative lane's options, checked as Play checks its own (the autoregressive
+  // lane's are the same without gamma), then the repeats.
+  const base = laneOptions(s);
+  const gamma = s.gamma;
+  const refused = (await checked(s, () => ({ ...base, method: "speculative", gamma }), ["maxTokens", "seed"])).refused ?? repeatsRefusal();
+  if (refused) {
+    showError(refused.message, refused.field, refused.code);
+    $("race-verdict").textContent = `Not raced: ${refused.message}`;
     return;
   }
+  const repeats = Number($("race-repeats").value);
   await stopRun();
   const button = $("race");
   button.disabled = true;
   showError("");
-  const base = { prompt: s.prompt, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens };
-  if (s.topK > 0) base.topK = s.topK;
-  if (s.topP < 1) base.topP = s.topP;
-  const gamma = s.gamma;
   $("race-spec-label").textContent = `(γ = ${gamma})`;
   try {
     const key = JSON.stringify({ ...base, gamma });

@@ -5,7 +5,7 @@
 import { SPEEDS, Pacer, Cancelled, buildStage } from "./anim.js";
 import { emptyMetrics, record, summarize } from "./metrics.js";
 import { $, S, hook } from "./state.js";
-import { settings, problem, generateOptions, adapt, showError } from "./settings.js";
+import { settings, checked, showError, controlOf } from "./settings.js";
 import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 
@@ -80,22 +80,21 @@ export async function newRun({ live = true } = {}) {
     S.run = recordedRun();
     S.alphabet ??= S.recorded.alphabet;
   } else {
+    S.run = null;
     const s = settings();
-    const bad = problem(s);
+    const { options, refused: bad } = await checked(s);
     if (bad) {
       showError(bad.message, bad.field, bad.code);
-      S.run = null;
-      setRunState(`not running: fix ${bad.field === "maxtokens" ? "tokens" : bad.field} (see the message below)`);
+      setRunState(`not running: fix ${controlOf(bad.field)?.label ?? "the settings"} (see the message below)`);
       return;
     }
-    const options = generateOptions(s);
     const run = { id: ++S.runSeq, source: "live", key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set() };
     S.run = run;
     run.finished = pump(run);
   }
   hook.runId = S.run.id;
   hook.source = S.run.source;
-  hook.options = S.run.sent ?? S.run.options;
+  hook.options = S.run.options;
   clearOutput(S.run.options.prompt);
   setRunState(S.run.source === "recorded" ? "playing a recorded run while the models load" : "ready: press Play or Step");
 }
@@ -107,39 +106,27 @@ function notify(run) {
 
 async function pump(run) {
   hook.generating = true;
-  let options = adapt(run.options);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    run.sent = options;
-    hook.options = options;
-    hook.modelRuns += 1;
-    const started = performance.now();
-    try {
-      const it = S.specula.generate(options);
-      for (;;) {
-        const { value, done } = await it.next();
-        if (done) {
-          run.summary = value;
-          break;
-        }
-        run.rounds.push(value);
-        run.arrivals.push(performance.now() - started);
-        notify(run);
+  hook.modelRuns += 1;
+  const started = performance.now();
+  try {
+    const it = S.specula.generate(run.options);
+    for (;;) {
+      const { value, done } = await it.next();
+      if (done) {
+        run.summary = value;
+        break;
       }
-      run.wallMs = performance.now() - started;
-      break;
-    } catch (error) {
-      const unknown = /unknown option "(\w+)"/.exec(error.message ?? "");
-      if (error.code === "invalid_option" && unknown && ["tree", "dynamicGamma"].includes(unknown[1]) && run.rounds.length === 0) {
-        S.unsupported.add(unknown[1]);
-        options = adapt(options);
-        continue;
-      }
-      if (error.code !== "aborted" && !run.stale) {
-        run.error = error;
-        showError(`${error.code === "bad_prompt" ? "Bad prompt" : "The engine refused"}: ${error.message}`, error.code === "bad_prompt" ? "prompt" : null, error.code ?? "internal");
-        if (S.run === run) setRunState("stopped by an error (see the message below)");
-      }
-      break;
+      run.rounds.push(value);
+      run.arrivals.push(performance.now() - started);
+      notify(run);
+    }
+    run.wallMs = performance.now() - started;
+  } catch (error) {
+    if (error.code !== "aborted" && !run.stale) {
+      run.error = error;
+      const bad = error.code === "bad_prompt";
+      showError(`${bad ? "Bad prompt" : "The engine refused"}: ${error.message}`, bad ? "prompt" : error.field ?? null, error.code ?? "internal");
+      if (S.run === run) setRunState("stopped by an error (see the message below)");
     }
   }
   run.done = true;
@@ -192,7 +179,7 @@ async function advance() {
 }
 
 export function stageOptions(run) {
-  const o = run?.sent ?? run?.options ?? {};
+  const o = run?.options ?? {};
   return { dynamicGamma: !!o.dynamicGamma, greedy: o.temperature === 0 };
 }
 

@@ -1,6 +1,7 @@
-// The settings panel: reading and validating the controls (a value out of range is refused
-// with a message naming the field and its range, never silently changed), the generate
-// options they make, the outputs beside the sliders, messages, and the URL parameters.
+// The settings panel: reading the controls, the generate options they make (only those
+// the method uses), why they will not run (the package checks every option and names it:
+// checked), the outputs beside the sliders, messages, and the URL parameters. A value out
+// of range is refused, never silently changed.
 import { SPEEDS } from "./anim.js";
 import { $, S, hook, params } from "./state.js";
 import { describeMethod } from "./glossary.js";
@@ -19,9 +20,6 @@ export function sliderFromKl(d) {
 const roundKl = (d) => (d === 0 ? 0 : Number(d.toPrecision(2)));
 
 export const MULTI_DRAFT = ["spectr", "spectr-otm", "multiround", "spectr-tree"];
-export const SEED_MAX = Number.MAX_SAFE_INTEGER;
-/** The package's limit on maxTokens: past the models' context the window slides, so it holds whatever the prompt. */
-export const MAX_TOKENS = 4096;
 
 /** Typed text as a message quotes it: at most `n` characters. */
 const quoted = (text, n = 40) => {
@@ -29,18 +27,76 @@ const quoted = (text, n = 40) => {
   return `"${chars.length > n ? `${chars.slice(0, n).join("")}…" (${chars.length} characters)` : `${chars.join("")}"`}`;
 };
 
+/** A number as typed: optional sign, digits with an optional point, an optional exponent. */
+const NUMBER = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i;
+
+/**
+ * The tree field's text as the branching per depth (numbers separated by commas, spaces,
+ * × or ·). Only the syntax is the page's to check: the numbers go to the package, which
+ * says what is wrong with them (and names the depth: field "tree[1]").
+ */
 export function parseTree(text) {
-  const parts = String(text).split(/[\s,×x*·]+/).filter(Boolean).map(Number);
-  if (parts.length === 0 || parts.some((n) => !Number.isInteger(n) || n < 1 || n > 8)) {
-    throw new Error(`tree branching must be whole numbers 1–8 separated by commas, e.g. 2,2,1 — got ${quoted(text)}`);
+  const parts = String(text).split(/[\s,×x*·]+/).filter(Boolean);
+  if (parts.some((p) => !NUMBER.test(p) || !/\d/.test(p))) {
+    throw new Error(`tree branching must be numbers separated by commas, e.g. 2,2,1 — got ${quoted(text)}`);
   }
-  if (parts.length > 16) throw new Error(`a tree may be at most 16 deep; ${quoted(text)} has ${parts.length} levels`);
-  const leaves = parts.reduce((a, b) => a * b, 1);
-  if (leaves > 64) throw new Error(`a tree may have at most 64 leaves; ${parts.join("·")} has ${leaves}`);
-  return parts;
+  return parts.map(Number);
 }
 
-/** The settings on screen, as typed (numbers are not clamped: see problems()). */
+/**
+ * Each option, as the package names it in an error's `field` ("tree[1]" is the tree's),
+ * with the control that sets it and that control's name on the page.
+ */
+const CONTROLS = {
+  prompt: ["prompt", "the prompt"],
+  method: ["method", "the method"],
+  gamma: ["gamma", "γ"],
+  drafts: ["drafts", "k"],
+  tree: ["tree", "the tree"],
+  dynamicGamma: ["dynamic", "dynamic γ"],
+  kl: ["kl", "D"],
+  temperature: ["temperature", "temperature"],
+  topK: ["topk", "top-k"],
+  topP: ["topp", "top-p"],
+  seed: ["seed", "seed"],
+  maxTokens: ["maxtokens", "tokens"],
+  repeats: ["race-repeats", "repeats"],
+};
+/** The control an error's `field` is about, and its name: { id, label } or null. */
+export function controlOf(field) {
+  const c = CONTROLS[String(field ?? "").replace(/\[\d+\]$/, "")];
+  return c ? { id: c[0], label: c[1] } : null;
+}
+
+/**
+ * The package's limits and defaults on the controls (`LIMITS` of the package): the number
+ * fields take the package's whole range, the sliders keep their teaching range within it,
+ * and γ and k start at the package's defaults. Temperature, seed and tokens start where
+ * the recorded run was made (www/recorded-trace.json), which plays before the models load.
+ */
+export function applyLimits(L) {
+  if (!L) return;
+  const cap = (id, max) => {
+    const el = $(id);
+    el.max = String(Math.min(Number(el.max), max));
+  };
+  cap("gamma", L.maxGamma);
+  cap("drafts", L.maxDrafts);
+  cap("temperature", L.maxTemperature);
+  cap("topk", L.maxTopK);
+  $("gamma").value = String(L.defaultGamma);
+  $("drafts").value = String(L.defaultDrafts);
+  $("maxtokens").max = String(L.maxTokens);
+  $("maxtokens-range").textContent = `1–${L.maxTokens}`;
+  $("seed").max = String(L.maxSeed);
+  const bits = Math.log2(L.maxSeed + 1);
+  const sup = document.createElement("sup");
+  sup.textContent = String(bits);
+  if (Number.isInteger(bits)) $("seed-range").replaceChildren("0–2", sup, "−1");
+  else $("seed-range").textContent = `0–${L.maxSeed}`;
+}
+
+/** The settings on screen, as typed (nothing clamped: see checked()). */
 export function settings() {
   const method = $("method").value;
   return {
@@ -53,45 +109,45 @@ export function settings() {
     temperature: Number($("temperature").value),
     topK: Number($("topk").value),
     topP: Number($("topp").value),
-    seed: whole("seed"),
-    maxTokens: whole("maxtokens"),
+    seed: readNumber("seed").value ?? NaN,
+    maxTokens: readNumber("maxtokens").value ?? NaN,
     dynamicGamma: $("dynamic").checked,
   };
 }
 
-/**
- * A typed whole number: the number field's text read exactly (so "4503599627370496.5" is
- * not taken for 4503599627370496, as Number() would round it), NaN when the text is not a
- * whole number, ±Infinity when it is one beyond ±2^53.
- */
-export function whole(id) {
-  const raw = $(id).value.trim();
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(raw);
-  if (!m || (m[2] + (m[3] ?? "")) === "") return NaN;
-  const [, sign, int, frac = ""] = m;
-  const exp = Number(m[4] ?? 0) - frac.length;
-  let digits = (int + frac).replace(/^0+/, "");
-  if (digits === "") return 0; // "-0" too
-  if (exp < 0) {
-    if (!/^0+$/.test(digits.slice(exp))) return NaN; // a fraction
-    digits = digits.slice(0, exp).replace(/^0+/, "");
-    if (digits === "") return 0;
-  } else if (digits.length + exp > 17) return sign === "-" ? -Infinity : Infinity;
-  else digits += "0".repeat(exp);
-  const n = BigInt(digits);
-  if (n > BigInt(Number.MAX_SAFE_INTEGER)) return sign === "-" ? -Infinity : Infinity;
-  return sign === "-" ? -Number(n) : Number(n);
+/** A decimal as typed (NUMBER), canonical: "0", or its sign, significant digits and exponent. */
+function canonical(m) {
+  const frac = m[3] ?? "";
+  const digits = (m[2] + frac).replace(/^0+/, "");
+  const significant = digits.replace(/0+$/, "");
+  if (significant === "") return "0";
+  // Exponents as numbers: a long run of zeros or digits cannot make them inexact.
+  const exp = Number(m[4] ?? 0) - frac.length + (digits.length - significant.length);
+  return `${m[1] === "-" ? "-" : ""}${significant}e${exp}`;
 }
 
-/** What a number field holds, as a message quotes it. */
-function typed(id) {
+/**
+ * A number field's text as the number it denotes: `{ value }`, or `{ problem }` when it
+ * cannot be sent as typed: the field is empty or unreadable, or reading it as a JavaScript
+ * number changes it ("9007199254740993" is read as 9007199254740992, and
+ * "4503599627370496.5" as 4503599627370496), so that the number the package checks, and
+ * quotes, is the one typed. A fraction stays a fraction; ranges are the package's to check.
+ */
+export function readNumber(id, label = id) {
   const el = $(id);
+  const name = `The ${label} field`;
   // A number field whose text is not a number reads as "" (validity.badInput says so).
-  if (el.validity?.badInput) return "text the browser cannot read as a number";
+  if (el.validity?.badInput) return { problem: `${name} holds text the browser cannot read as a number` };
   const raw = el.value.trim();
-  if (raw === "") return "nothing";
-  const chars = [...raw.replace(/^-/, "−")];
-  return chars.length > 40 ? `${chars.slice(0, 40).join("")}… (${chars.length} characters)` : chars.join("");
+  if (raw === "") return { problem: `${name} is empty: type a number` };
+  const m = NUMBER.exec(raw);
+  if (!m || m[2] + (m[3] ?? "") === "") return { problem: `${name} holds ${quoted(raw)}, which is not a number` };
+  const value = Number(raw);
+  if (!Number.isFinite(value)) return { problem: `${name} holds ${quoted(raw)}, beyond the largest number JavaScript holds` };
+  // String(value) is the shortest decimal that reads back as `value`: the typed text means
+  // the same number exactly when the two are the same decimal.
+  const same = canonical(m) === canonical(NUMBER.exec(String(value).replace("e+", "e")));
+  return same ? { value } : { problem: `${name} holds ${quoted(raw)}, which a JavaScript number cannot hold exactly: it would be read as ${value}` };
 }
 
 /** A character as a message names it: visible ones quoted, the others by name; always its code point. */
@@ -105,7 +161,6 @@ export function charName(c) {
 }
 
 function promptProblem(prompt) {
-  if (prompt.length === 0) return { code: "invalid_option", message: "The prompt is empty: type at least one character." };
   if (!S.alphabet) return null;
   // Each character outside the alphabet: where it first is (1-based, in characters; line
   // and column too) and how often.
@@ -140,81 +195,69 @@ function promptProblem(prompt) {
 }
 
 /**
- * The first problem with the settings on screen: { field, code, message } or null. `code` is
- * the one the package's generate() gives the same input ("bad_prompt", "invalid_option").
+ * What is wrong with the settings that only the page can see, since the package sees only
+ * the numbers sent, never the text typed: a number field of `fields` empty, unreadable or
+ * changed by reading it, or (with "tree" in `fields`, for the tree method) tree text that
+ * is not numbers. { field, code, message } or null.
  */
-export function problem(s = settings()) {
-  const p = promptProblem(s.prompt);
-  if (p) return { field: "prompt", ...p };
-  if (!Number.isInteger(s.maxTokens) || s.maxTokens < 1 || s.maxTokens > MAX_TOKENS) {
-    return {
-      field: "maxtokens",
-      code: "invalid_option",
-      message: `tokens must be a whole number from 1 to ${MAX_TOKENS}; got ${typed("maxtokens")}. Nothing was run.`,
-    };
-  }
-  if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > SEED_MAX) {
-    return { field: "seed", code: "invalid_option", message: `seed must be a whole number from 0 to ${SEED_MAX}; got ${typed("seed")}. Nothing was run.` };
-  }
-  if (s.method === "spectr-tree") {
-    try {
-      parseTree(s.tree);
-    } catch (error) {
-      return { field: "tree", code: "invalid_option", message: error.message };
+function readProblem(s, fields) {
+  for (const field of fields) {
+    if (field === "tree") {
+      if (s.method !== "spectr-tree") continue;
+      try {
+        parseTree(s.tree);
+      } catch (error) {
+        return { field, code: "invalid_option", message: error.message };
+      }
+      continue;
     }
+    const { id, label } = controlOf(field);
+    const { problem } = readNumber(id, label);
+    if (problem) return { field, code: "invalid_option", message: `${problem}.` };
   }
   return null;
 }
 
-/** The generate options for valid settings `s`. */
-export function generateOptions(s) {
-  const o = { prompt: s.prompt, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens, recordDistributions: true };
-  if (s.topK > 0) o.topK = s.topK;
-  if (s.topP < 1) o.topP = s.topP;
-  switch (s.method) {
-    case "autoregressive":
-      o.method = "autoregressive";
-      break;
-    case "speculative":
-      Object.assign(o, { method: "speculative", gamma: s.gamma });
-      if (s.dynamicGamma) o.dynamicGamma = true;
-      break;
-    case "spectr":
-      Object.assign(o, { method: "spectr", gamma: s.gamma, drafts: s.drafts });
-      break;
-    case "spectr-tree":
-      Object.assign(o, { method: "spectr", tree: parseTree(s.tree) });
-      break;
-    case "multiround":
-      Object.assign(o, { method: "multiround", gamma: s.gamma, drafts: s.drafts });
-      break;
-    case "spectr-otm":
-      Object.assign(o, { method: "otm", gamma: s.gamma, drafts: s.drafts });
-      break;
-    case "mentored":
-      Object.assign(o, { method: "mentored", gamma: s.gamma, kl: s.kl });
-      if (s.dynamicGamma) o.dynamicGamma = true;
-      break;
-    default:
-      throw new Error(`unknown method ${s.method}`);
+/**
+ * The generate options of settings `s` (made by `build`), checked: `{ options }`, or
+ * `{ refused: { field, code, message } }` saying why the page will not run them. First what
+ * only the page can see (readProblem, over `fields`), then the package's own verdict
+ * (checkOptions: the code, field and message of the SpeculaError generate() would throw),
+ * then the prompt's characters outside the models' alphabet, named with their positions
+ * (generate() refuses them too, code "bad_prompt", but without positions).
+ */
+export async function checked(s, build = generateOptions, fields = ["maxTokens", "seed", "tree"]) {
+  const read = readProblem(s, fields);
+  if (read) return { refused: read };
+  const options = build(s);
+  try {
+    await S.pkg.checkOptions(options);
+  } catch (error) {
+    return { refused: { field: error.field ?? null, code: error.code ?? "internal", message: error.message } };
   }
-  return o;
+  const p = promptProblem(s.prompt);
+  return p ? { refused: { field: "prompt", ...p } } : { options };
 }
 
-/** Options this package build does not know are replaced by their nearest equivalent. */
-export function adapt(options) {
-  const o = { ...options };
-  if (o.tree && S.unsupported.has("tree")) {
-    const tree = o.tree;
-    delete o.tree;
-    o.gamma = tree.length;
-    o.drafts = Math.min(16, tree.reduce((a, b) => a * b, 1));
-    notice("tree", `This build of the specula package has no tree drafts yet: ran ${o.drafts} i.i.d. drafts of length ${o.gamma} instead of the tree ${tree.join("·")}.`);
-  }
-  if (o.dynamicGamma && S.unsupported.has("dynamicGamma")) {
-    delete o.dynamicGamma;
-    notice("dynamicGamma", "This build of the specula package has no dynamic γ yet: ran with a fixed γ.");
-  }
+/** The package's method for each of the page's (the page offers two kinds of SpecTr). */
+const PACKAGE_METHOD = { "spectr-tree": "spectr", "spectr-otm": "otm" };
+
+/**
+ * The generate options of settings `s`: only the options its method uses (the controls
+ * that apply to it, ACTIVE), since the package refuses any other (gamma for
+ * autoregressive, drafts or a tree for one draft, kl but for mentored, dynamicGamma, even
+ * false, but for speculative and mentored).
+ */
+export function generateOptions(s) {
+  const uses = (key) => ACTIVE[key].includes(s.method);
+  const o = { prompt: s.prompt, method: PACKAGE_METHOD[s.method] ?? s.method, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens, recordDistributions: true };
+  if (s.topK > 0) o.topK = s.topK;
+  if (s.topP < 1) o.topP = s.topP;
+  if (uses("gamma")) o.gamma = s.gamma;
+  if (uses("drafts")) o.drafts = s.drafts;
+  if (uses("tree")) o.tree = parseTree(s.tree);
+  if (uses("kl")) o.kl = s.kl;
+  if (uses("dynamic") && s.dynamicGamma) o.dynamicGamma = true;
   return o;
 }
 
@@ -229,19 +272,23 @@ export function notice(key, text) {
 
 /**
  * Shows an error in the banner under the transport bar (it overlays the stage, so nothing
- * moves when it appears or goes) and marks the field it is about.
+ * moves when it appears or goes) and marks the control of the option it is about (`field`
+ * as the package names it: "maxTokens", "tree[1]").
  */
 export function showError(text, field = null, code = null) {
+  const control = (text && controlOf(field)?.id) || null;
   hook.error = text || null;
   hook.errorField = (text && field) || null;
+  hook.errorControl = control;
   hook.errorCode = (text && code) || null;
   const e = $("error");
   e.textContent = text;
   e.hidden = !text;
   for (const el of document.querySelectorAll("[aria-invalid='true']")) el.removeAttribute("aria-invalid");
-  if (text && field) $(field)?.setAttribute("aria-invalid", "true");
+  if (control) $(control).setAttribute("aria-invalid", "true");
 }
 
+/** Which methods each control applies to (the others disable it, and it is not sent). */
 const ACTIVE = {
   gamma: ["speculative", "spectr", "spectr-otm", "multiround", "mentored"],
   drafts: ["spectr", "spectr-otm", "multiround"],

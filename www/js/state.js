@@ -28,7 +28,6 @@ export const S = {
   stageRound: null, // { index, trace } of the round on the stage
   races: [],
   notices: new Set(),
-  unsupported: new Set(), // generate options this build of the package rejects
 };
 
 /** The test hook: window.__speculaPage (see tests/www/). */
@@ -44,7 +43,8 @@ export const hook = {
   summary: null,
   pageMetrics: null,
   error: null,
-  errorField: null, // the control the error is about
+  errorField: null, // the option the error is about, as the package names it ("maxTokens", "tree[1]")
+  errorControl: null, // the id of that option's control, marked aria-invalid
   errorCode: null, // the package's error code for it ("bad_prompt", "invalid_option", …)
   notices: [],
   race: null,

@@ -59,7 +59,7 @@ async function renderTheory() {
     const s = settings();
     const sum = summarize(S.metrics);
     const pairs = cachedPairs();
-    const ran = S.run?.sent ?? S.run?.options;
+    const ran = S.run?.options;
     const runMethod = ran?.method === "spectr" && ran.tree ? "spectr-tree" : ran?.method === "otm" ? "spectr-otm" : ran?.method;
     const multi = MULTI_DRAFT.includes(runMethod);
     // α per position: accepted positions / tested positions (the vLLM acceptance rate also
@@ -76,7 +76,8 @@ async function renderTheory() {
     const overlap = pairs.length ? pairs.reduce((a, { target, draft }) => a + target.reduce((x, t, i) => x + Math.min(t, draft[i]), 0), 0) / pairs.length : null;
     const alpha = measuredAlpha ?? overlap;
     const c = sum.costRatio ?? 0.1;
-    const gammas = Array.from({ length: 16 }, (_, i) => i + 1);
+    // The curves span the sliders' ranges.
+    const gammas = Array.from({ length: Number($("gamma").max) }, (_, i) => i + 1);
     const runGamma = ran?.tree ? ran.tree.length : ran?.gamma ?? s.gamma;
     const note = $("theory-note");
     const wallNote = $("walltime-note");
@@ -147,7 +148,7 @@ async function renderTheory() {
       });
     }
     if (MULTI_DRAFT.includes(s.method)) {
-      const ks = [1, 2, 3, 4, 5, 6, 7, 8];
+      const ks = Array.from({ length: Number($("drafts").max) }, (_, i) => i + 1);
       const kseq = [];
       const multiRound = [];
       let race = [];
