@@ -35,6 +35,14 @@ export type ErrorCode =
 export class SpeculaError extends Error {
   readonly name: "SpeculaError";
   readonly code: ErrorCode;
+  /**
+   * With code "invalid_option" (and "invalid_option" errors of plan()): the option the
+   * error is about, spelt as in the options object: "topK", "maxTokens", an item of a list
+   * ("tree[1]", "stop[0]"), an unknown option's own name ("temprature"), or "options" for
+   * the options object itself. Meant for a form that marks the control at fault; the
+   * message says what was wrong. Undefined for other codes.
+   */
+  readonly field?: string;
   /** With code "aborted": the generation up to the abort. */
   readonly summary?: Summary;
 }
@@ -78,44 +86,134 @@ export interface BackendInfo {
   reason: string | null;
 }
 
+/**
+ * Every default and limit of the generate() options, as the engine checks them (the same
+ * numbers on the CLI, in this package and on the teaching page).
+ */
+export interface Limits {
+  /** Largest `gamma`, and the most depths of a `tree`: 64. */
+  readonly maxGamma: number;
+  /** `gamma` when left out: 4. */
+  readonly defaultGamma: number;
+  /** Largest `drafts`, the most leaves of a `tree` and its largest entry: 1024. */
+  readonly maxDrafts: number;
+  /** `drafts` when left out: 4. */
+  readonly defaultDrafts: number;
+  /** The most draft nodes per round: `drafts × gamma`, or a tree's level widths summed: 1024. */
+  readonly maxRoundNodes: number;
+  /** Largest `maxTokens`: 65536. */
+  readonly maxTokens: number;
+  /** `maxTokens` when left out: 64. */
+  readonly defaultMaxTokens: number;
+  /** Largest `temperature`: 1e6. */
+  readonly maxTemperature: number;
+  /** `temperature` when left out: 1. */
+  readonly defaultTemperature: number;
+  /** Largest `topK`: 2^20. */
+  readonly maxTopK: number;
+  /** Largest `kl`: 1e6 nats. */
+  readonly maxKl: number;
+  /** Largest `seed`: 2^53 − 1. */
+  readonly maxSeed: number;
+  /** `seed` when left out: 0. */
+  readonly defaultSeed: number;
+  /** The most `stop` strings: 64. */
+  readonly maxStopStrings: number;
+  /** The longest `stop` string, in characters: 1024. */
+  readonly maxStopChars: number;
+}
+
+/** The limits and defaults, generated from the engine's (a frozen object). */
+export const LIMITS: Limits;
+
+/** The bugs generate() can plant (`bug`) for the lossless drafting methods. */
+export type BugName = PlanBugName | "cache-reset";
+
+/**
+ * Options of {@link Specula.generate}. Every value is checked, never clamped: a value out
+ * of range, of the wrong type or an unknown option is refused with a SpeculaError of code
+ * "invalid_option" whose `field` names it. `null` means "left out". **An option the
+ * method does not use is refused too, rather than ignored** (`field` names it): `gamma`
+ * with "autoregressive"; `drafts` and `tree` except with spectr/multiround/otm; `kl`
+ * except with mentored; `dynamicGamma`, even `false`, except with speculative/mentored;
+ * `bug` with autoregressive/mentored. The limits are in {@link LIMITS}.
+ */
 export interface GenerateOptions {
   /** Text to continue; every character must be in `alphabet`. */
   prompt: string;
   /** Default "speculative". */
   method?: Method;
-  /** Draft tokens per round (γ), or the draft length for spectr/multiround/otm: 1–32, default 4. */
+  /**
+   * Draft tokens per round (γ), or the draft length L for spectr/multiround/otm: 1–64,
+   * default 4. Not for autoregressive.
+   */
   gamma?: number;
-  /** Draft sequences K for spectr/multiround/otm: 1–16, default 2. */
+  /**
+   * Draft sequences K for spectr/multiround/otm only: 1–1024, default 4, and
+   * `drafts × gamma` at most 1024 draft nodes per round.
+   */
   drafts?: number;
   /**
-   * spectr/multiround/otm: draft a prefix tree instead of `drafts` i.i.d. sequences — the
-   * children per node at each depth, e.g. [2, 2, 1] (depth 3, 4 leaves; at most 64 leaves).
+   * spectr/multiround/otm only: draft a prefix tree instead of `drafts` i.i.d. sequences —
+   * the children per node at each depth, e.g. [2, 2, 1] (depth 3, 4 leaves): 1–64 depths,
+   * entries 1–1024, at most 1024 leaves and 1024 nodes (the level widths summed).
    * `gamma` and `drafts`, if given too, must equal its depth and leaf count.
    */
   tree?: number[];
   /**
-   * speculative/mentored: adapt γ between rounds (Hugging Face's heuristic: +2 after a
-   * round that accepted every draft, −1 otherwise; never below 1 or above 32). Default false.
+   * speculative/mentored only: adapt γ between rounds (Hugging Face's heuristic: +2 after
+   * a round that accepted every draft, −1 otherwise; never below 1 or above 64). Default
+   * false.
    */
   dynamicGamma?: boolean;
-  /** KL budget D ≥ 0 (nats) for mentored decoding; required there. */
+  /** KL budget D (nats per position) for mentored decoding only, 0–1e6; required there. */
   kl?: number;
-  /** ≥ 0, default 1; 0 is greedy. Applied to both models. */
+  /** 0–1e6, default 1; 0 is greedy. Applied to both models. */
   temperature?: number;
-  /** Keep the k most likely tokens (both models). */
+  /** Keep the k most likely tokens (both models): 1–2^20. */
   topK?: number;
   /** Keep the smallest set with this much probability, in (0, 1]. */
   topP?: number;
   /** Seed of the random generator, 0 to 2^53 − 1; default 0. */
   seed?: number;
-  /** Tokens (characters) to generate: 1–4096, default 64; past the models' context the window slides (both models go on from the last half of it). */
+  /** Tokens (characters) to generate: 1–65536, default 64; past the models' context the window slides (both models go on from the last half of it). */
   maxTokens?: number;
-  /** Stop once the generated text contains any of these. */
+  /** Stop once the generated text contains any of these: at most 64 strings of 1–1024 characters. */
   stop?: string[];
   /** Put full draft/target distributions in each round's trace (large). */
   recordDistributions?: boolean;
+  /**
+   * Plant a deliberate mistake in the decoder (a bug lab): the output then no longer
+   * follows the target. For speculative/spectr/multiround/otm only.
+   */
+  bug?: BugName;
   /** Aborting it has the effect of `abort()`. */
   signal?: AbortSignal;
+}
+
+/**
+ * What {@link checkOptions} resolves to: the prompt and the engine's configuration with
+ * every default filled in (keys in camelCase; see specula-engine's `DecodeConfig`).
+ */
+export interface CheckedOptions {
+  prompt: string;
+  config: {
+    /**
+     * The method and its settings, e.g. `{ kind: "speculative", gamma: 4, policy: { kind: "fixed" } }`
+     * or `{ kind: "otm", drafts: { kind: "iid", k: 4, length: 4 } }`.
+     */
+    method: { kind: string; [key: string]: unknown };
+    sampling: { temperature: number; topK: number | null; topP: number | null };
+    maxNewTokens: number;
+    stopTokens: number[];
+    stopStrings: string[];
+    tokenText: null;
+    seed: number;
+    recordDistributions: boolean;
+    /** Only when a bug is planted. */
+    bug?: BugName;
+    [key: string]: unknown;
+  };
 }
 
 export type TokenSource = "accepted" | "resampled" | "bonus";
@@ -319,3 +417,11 @@ export interface PlanReport {
 
 /** The closed-form analysis of one token-level scheme (no models needed). */
 export function plan(options: PlanOptions): Promise<PlanReport>;
+
+/**
+ * Checks generate() options without the models (in the worker plan() uses): resolves to
+ * the checked settings, or rejects with the SpeculaError generate() would throw for the
+ * same options (code "invalid_option" and its `field`). The prompt's characters are left
+ * to generate(), which knows the models' alphabet (code "bad_prompt").
+ */
+export function checkOptions(options: GenerateOptions): Promise<CheckedOptions>;

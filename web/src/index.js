@@ -1,10 +1,17 @@
 // The page side of `specula`: a promise API over the worker that owns the wasm module
-// and the models. Every failure is a thrown SpeculaError with a `code`.
+// and the models. Every failure is a thrown SpeculaError with a `code`; an
+// "invalid_option" one also names the option in `field`.
+
+export { LIMITS } from "./limits.js";
 
 const BACKENDS = ["auto", "webgpu", "cpu"];
 const DRAFT_BACKENDS = ["same", "cpu"];
 
-/** An error from Specula: `code` tells the cases apart (see index.d.ts). */
+/**
+ * An error from Specula: `code` tells the cases apart, and with code "invalid_option"
+ * `field` names the option as the options object spells it ("topK", "tree[1]", "options"
+ * for the object itself; see index.d.ts).
+ */
 export class SpeculaError extends Error {
   constructor(message, code, extra = {}) {
     super(message);
@@ -15,7 +22,38 @@ export class SpeculaError extends Error {
 }
 
 function fromPayload(payload) {
-  return new SpeculaError(payload?.message ?? "unknown error", payload?.code ?? "internal");
+  const field = typeof payload?.field === "string" ? { field: payload.field } : {};
+  return new SpeculaError(payload?.message ?? "unknown error", payload?.code ?? "internal", field);
+}
+
+/** An "invalid_option" SpeculaError about the option `field`. */
+function optionError(field, message) {
+  return new SpeculaError(message, "invalid_option", { field });
+}
+
+/**
+ * The first part of an options object that a worker cannot be sent (a function, a symbol,
+ * a DOM object), named as in the object ("seed", "stop[0]"; "" for the object itself):
+ * `{ path, value }`, or null when all of it can be sent.
+ */
+function unclonable(value, path = "", seen = new Set()) {
+  try {
+    structuredClone(value);
+    return null;
+  } catch {
+    // Look inside for the part that was refused.
+  }
+  if (value !== null && typeof value === "object" && !seen.has(value)) {
+    seen.add(value);
+    const entries = Array.isArray(value)
+      ? value.map((item, i) => [`${path || "options"}[${i}]`, item])
+      : Object.entries(value).map(([key, item]) => [path ? `${path}.${key}` : key, item]);
+    for (const [inner, item] of entries) {
+      const found = unclonable(item, inner, seen);
+      if (found) return found;
+    }
+  }
+  return { path, value };
 }
 
 function spawnWorker() {
@@ -52,10 +90,10 @@ class Channel {
       this.worker.postMessage({ ...message, id });
     } catch (error) {
       this.handlers.delete(id);
-      throw new SpeculaError(
-        `options must be plain data (strings, numbers, booleans, arrays, objects): ${error.message}`,
-        "invalid_option",
-      );
+      const found = unclonable(message.options);
+      const field = found?.path || "options";
+      const got = found ? describe(found.value) : error.message;
+      throw optionError(field, `${field} must be plain data (strings, numbers, booleans, arrays, objects), got ${got}`);
     }
     return id;
   }
@@ -93,34 +131,34 @@ class Channel {
 
 function checkLoadOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    throw new SpeculaError(`load options must be an object, got ${describe(options)}`, "invalid_option");
+    throw optionError("options", `load options must be an object, got ${describe(options)}`);
   }
   const { backend = "auto", draftBackend = "same", onProgress, weightsUrl, wasmUrl, ...unknown } = options;
   const extra = Object.keys(unknown);
   if (extra.length > 0) {
-    throw new SpeculaError(
+    throw optionError(
+      extra[0],
       `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, draftBackend, onProgress, weightsUrl, wasmUrl`,
-      "invalid_option",
     );
   }
   if (!BACKENDS.includes(backend)) {
-    throw new SpeculaError(
+    throw optionError(
+      "backend",
       `unknown backend ${typeof backend === "string" ? JSON.stringify(backend) : describe(backend)}; use "auto", "webgpu" or "cpu"`,
-      "invalid_option",
     );
   }
   if (!DRAFT_BACKENDS.includes(draftBackend)) {
-    throw new SpeculaError(
+    throw optionError(
+      "draftBackend",
       `unknown draftBackend ${typeof draftBackend === "string" ? JSON.stringify(draftBackend) : describe(draftBackend)}; use "same" (where the target runs) or "cpu"`,
-      "invalid_option",
     );
   }
   if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw new SpeculaError(`onProgress must be a function, got ${describe(onProgress)}`, "invalid_option");
+    throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);
   }
   for (const [name, value] of [["weightsUrl", weightsUrl], ["wasmUrl", wasmUrl]]) {
     if (value !== undefined && typeof value !== "string" && !(value instanceof URL)) {
-      throw new SpeculaError(`${name} must be a string or URL, got ${describe(value)}`, "invalid_option");
+      throw optionError(name, `${name} must be a string or URL, got ${describe(value)}`);
     }
   }
   return { backend, draftBackend, onProgress, weightsUrl, wasmUrl };
@@ -131,6 +169,7 @@ function describe(value) {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
   if (typeof value === "number" || typeof value === "boolean") return `the ${typeof value} ${value}`;
+  if (typeof value === "bigint") return "a BigInt";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
@@ -139,8 +178,25 @@ function resolving(name, value, f) {
   try {
     return f();
   } catch (error) {
-    throw new SpeculaError(`${name} ${JSON.stringify(String(value))} is not a URL: ${error.message}`, "invalid_option");
+    throw optionError(name, `${name} ${JSON.stringify(String(value))} is not a URL: ${error.message}`);
   }
+}
+
+/**
+ * `options` without `signal`, and the signal (checked: an AbortSignal, null or left out).
+ * generate() keeps the signal on this side; checkOptions() checks it the same way.
+ */
+function splitSignal(options) {
+  if (options === null || typeof options !== "object" || Array.isArray(options) || !("signal" in options)) {
+    return { options, signal: undefined };
+  }
+  let { signal, ...rest } = options;
+  if (signal === null) signal = undefined;
+  // Duck-typed, so a signal from another realm (an iframe's AbortController) works too.
+  if (signal !== undefined && (typeof signal?.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
+    throw optionError("signal", `signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+  return { options: rest, signal };
 }
 
 function urlsFor({ weightsUrl, wasmUrl }) {
@@ -231,14 +287,7 @@ export class Specula {
       throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
     }
     let signal;
-    if (options !== null && typeof options === "object" && !Array.isArray(options) && "signal" in options) {
-      ({ signal, ...options } = options);
-      if (signal === null) signal = undefined;
-      // Duck-typed, so a signal from another realm (an iframe's AbortController) works too.
-      if (signal !== undefined && (typeof signal?.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
-        throw new SpeculaError(`signal must be an AbortSignal, got ${describe(signal)}`, "invalid_option");
-      }
-    }
+    ({ options, signal } = splitSignal(options));
     const queue = [];
     let wake = null;
     const push = (item) => {
@@ -333,5 +382,18 @@ let mathChannel = null;
 export async function plan(options) {
   mathChannel ??= new Channel();
   const reply = await mathChannel.request({ type: "plan", options });
+  return reply.value;
+}
+
+/**
+ * Checks generate() options without the models, in the same worker as plan(): resolves to
+ * the checked settings `{ prompt, config }` (defaults filled in) or rejects with the
+ * SpeculaError generate() would throw for them. Only the prompt's characters are left to
+ * generate(), which knows the models' alphabet (code "bad_prompt").
+ */
+export async function checkOptions(options) {
+  ({ options } = splitSignal(options));
+  mathChannel ??= new Channel();
+  const reply = await mathChannel.request({ type: "check", options });
   return reply.value;
 }

@@ -1,10 +1,11 @@
 // The Web Worker that owns the wasm module and the models, so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
-//   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort | plan {options}
+//   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort
+//                   | plan {options} | check {options}
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
 //                   round {round} | done {summary | value} | abort {summary}
-//                   error {error: {name, message, code}}
-import init, { Engine, plan } from "./wasm/specula_wasm.js";
+//                   error {error: {name, message, code, field}}
+import init, { Engine, plan, validateGenerateOptions } from "./wasm/specula_wasm.js";
 import { fetchWithProgress } from "./weights.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
@@ -33,6 +34,8 @@ function errorPayload(error) {
         ? `the wasm module crashed (${error.message}); this is a bug — create a new Specula instance`
         : String(error.message ?? error),
       code: isWasmTrap ? "crashed" : (error.code ?? "internal"),
+      // The option an "invalid_option" error is about ("topK", "tree[1]", "options").
+      field: typeof error.field === "string" ? error.field : undefined,
     };
   }
   return { name: "SpeculaError", message: String(error), code: "internal" };
@@ -176,6 +179,11 @@ self.onmessage = async (event) => {
       case "plan":
         await ensureWasm(id, { ...DEFAULT_URLS, ...(rest.urls ?? {}) });
         post({ type: "done", id, value: plan(rest.options) });
+        break;
+      case "check":
+        // The checks engine.start() makes before it needs the models.
+        await ensureWasm(id, { ...DEFAULT_URLS, ...(rest.urls ?? {}) });
+        post({ type: "done", id, value: validateGenerateOptions(rest.options) });
         break;
       default:
         throw Object.assign(new Error(`unknown message type ${JSON.stringify(type)}`), {

@@ -2,43 +2,61 @@
 // ends of its range and with wrong types, plan() with broken vectors, load() with bad
 // options and with bad weight files (served from public/weights-bad/, written at test time
 // by tests/web-package/bad-weights.mjs). Each row names the call, its options and either
-// the SpeculaError it must throw (`code` and fragments of the message) or, with code null,
-// that it must succeed (and, with `expect`, what the result must be). The limits and
-// messages are the wasm crate's (crates/specula-wasm/src/options.rs, fields.rs, plan.rs).
-import { Specula, SpeculaError, plan } from "specula";
+// the SpeculaError it must throw (`code`, fragments of the message and, for code
+// "invalid_option", the `field` it names) or, with code null, that it must succeed (and,
+// with `expect`, what the result must be). Every generate() row is also put to
+// checkOptions(), which must throw the very same error (or succeed where generate()
+// succeeds or refuses only the prompt's characters). The limits are LIMITS, generated from
+// the engine's (crates/specula-engine/src/options/limits.rs); the messages are the
+// engine's (options/error.rs, resolve.rs), the wasm crate's for plan() (plan.rs,
+// fields.rs) and the package's own for load() and what cannot reach the worker.
+import { LIMITS, Specula, SpeculaError, checkOptions, plan } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft";
-/** generate/complete rows are merged into this unless they set `raw`. */
+/** generate/complete/check rows are merged into this unless they set `raw`. */
 const BASE = { prompt: PROMPT, maxTokens: 2, temperature: 0 };
 const ROW_TIMEOUT_MS = 30_000;
 const OPTION = "invalid_option";
+const GENERATE_CALLS = ["generate", "complete", "generate:first"];
 
-/** A generate() row that must throw `code` with every fragment of `message`. */
-const gen = (name, options, message, code = OPTION) => ({ name, call: "generate", options, code, message });
+/** A generate() row that must throw "invalid_option" naming `field`, with every fragment of `message`. */
+const gen = (name, options, field, message) => ({ name, call: "generate", options, code: OPTION, field, message });
+/** A generate() row that must throw `code` (another code than "invalid_option", so no field). */
+const genFail = (name, options, code, message) => ({ name, call: "generate", options, code, message });
 /** A generate() row that must succeed; `expect(summary, ctx)` returns true or what is wrong. */
 const genOk = (name, options, expect) => ({ name, call: "generate", options, code: null, expect });
+/** A checkOptions() row that must succeed; `expect(checked, ctx)` as above. */
+const checkOk = (name, options, expect) => ({ name, call: "check", options, code: null, expect });
+
+/** The sentence of an option the method does not use (options/error.rs). */
+const unused = (field, method, users) =>
+  `${field} does not apply to method "${method}" and is refused rather than ignored; it is for ${users}`;
+const MULTI_DRAFT = 'methods "spectr", "multiround" and "otm"';
 
 /**
  * The rows for one number option: NaN, ±Infinity, just past each end, a fraction where
- * only whole numbers go, wrong types, -0, and (succeeding) both ends of the range.
+ * only whole numbers go, wrong types, -0, and (succeeding) both ends of the range. The
+ * ends come from LIMITS, so the rows prove that LIMITS is what generate() accepts.
+ * `atMax` is the call for the highest value when a whole generate() there costs too much.
  */
 function numberRows({ key, min, max, whole = true, minOpen = false, msg, with: extra = {}, call = "generate", atMax }) {
   const rows = [];
   const o = (value) => ({ ...extra, [key]: value });
+  const bad = (name, value, message) => gen(name, o(value), key, message);
   for (const [label, value, shown] of [
     ["NaN", NaN, "got NaN"],
     ["Infinity", Infinity, "got Infinity"],
     ["-Infinity", -Infinity, "got -Infinity"],
   ]) {
-    rows.push(gen(`${key} ${label}`, o(value), [msg, shown]));
+    rows.push(bad(`${key} ${label}`, value, [msg, shown]));
   }
   if (minOpen) {
-    rows.push(gen(`${key} ${min} (excluded)`, o(min), [msg, `got ${min}`]));
-    rows.push(gen(`${key} -0 (excluded like 0)`, o(-0), msg));
+    rows.push(bad(`${key} ${min} (excluded)`, min, [msg, `got ${min}`]));
+    rows.push(bad(`${key} -0 (excluded like 0)`, -0, [msg, "got 0"]));
     rows.push(genOk(`${key} smallest above ${min}`, o(Number.MIN_VALUE)));
   } else {
     const below = whole ? min - 1 : -Number.MIN_VALUE;
-    rows.push(gen(`${key} ${whole ? below : "just below 0"}`, o(below), whole ? [msg, `got ${below}`] : msg));
+    rows.push(bad(`${key} ${whole ? below : "just below 0"}`, below, [msg, `got ${whole ? below : "-5e-324"}`]));
     rows.push(genOk(`${key} ${min} (lowest)`, o(min)));
     if (min === 0) {
       rows.push(genOk(`${key} -0 accepted as 0`, o(-0), async (r, ctx) => {
@@ -46,49 +64,49 @@ function numberRows({ key, min, max, whole = true, minOpen = false, msg, with: e
         return r.text === zero.text || `text ${JSON.stringify(r.text)}, with 0: ${JSON.stringify(zero.text)}`;
       }));
     } else {
-      rows.push(gen(`${key} -0`, o(-0), msg));
+      rows.push(bad(`${key} -0`, -0, [msg, "got 0"]));
     }
   }
   rows.push({ ...genOk(`${key} ${max} (highest)`, o(max)), call: atMax ?? call });
-  if (max !== Number.MAX_VALUE) {
-    const above = whole ? max + 1 : max + 2 ** -52 * max;
-    rows.push(gen(`${key} ${above} (above)`, o(above), whole ? [msg, `got ${above}`] : msg));
-  }
-  if (whole) rows.push(gen(`${key} ${min + 0.5}`, o(min + 0.5), [msg, `got ${min + 0.5}`]));
-  const typeMsg = `${key} in generate options must be a number, got`;
-  rows.push(gen(`${key} as a string`, o(String(min + 1)), `${typeMsg} the string "${min + 1}"`));
-  rows.push(gen(`${key} as a boolean`, o(true), `${typeMsg} the boolean true`));
-  rows.push(gen(`${key} as an array`, o([min + 1]), `${typeMsg} an array`));
-  rows.push(gen(`${key} as a BigInt`, o(BigInt(min + 1)), `${typeMsg} a BigInt`));
+  const above = whole ? max + 1 : max + 2 ** -52 * max;
+  rows.push(bad(`${key} ${above} (above)`, above, [msg, `got ${above}`]));
+  if (whole) rows.push(bad(`${key} ${min + 0.5}`, min + 0.5, [msg, `got ${min + 0.5}`]));
+  const typeMsg = `${key} must be a number, got`;
+  rows.push(bad(`${key} as a string`, String(min + 1), `${typeMsg} the string "${min + 1}"`));
+  rows.push(bad(`${key} as a boolean`, true, `${typeMsg} the boolean true`));
+  rows.push(bad(`${key} as an array`, [min + 1], `${typeMsg} an array`));
+  rows.push(bad(`${key} as a BigInt`, BigInt(min + 1), `${typeMsg} a BigInt`));
   return rows;
 }
 
 const LONG_LINE = "ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet is the sun.\n";
 const LONG_PROMPT = LONG_LINE.repeat(Math.ceil(100 * 1024 / LONG_LINE.length));
 const SPECTR = { method: "spectr", gamma: 1 };
+const L = LIMITS;
 
 const GENERATE_ROWS = [
   // The options object itself.
-  { name: "options null", call: "generate", raw: true, options: null, code: OPTION, message: "generate options must be an object such as { prompt }, got null" },
-  { name: "options a string", call: "generate", raw: true, options: "To be", code: OPTION, message: 'got the string "To be"' },
-  { name: "options an array", call: "generate", raw: true, options: [PROMPT], code: OPTION, message: "got an array" },
-  { name: "options undefined", call: "complete", raw: true, options: undefined, code: OPTION, message: "got undefined" },
-  gen("unknown option", { temprature: 1 }, ['unknown option "temprature" in generate options', "the options are: prompt, method"]),
-  gen("unknown option in snake case", { max_tokens: 2 }, 'unknown option "max_tokens"'),
-  gen("a function (not plain data)", { stop: [() => 1] }, "options must be plain data"),
-  gen("a symbol (not plain data)", { seed: Symbol("seed") }, "options must be plain data"),
-  genOk("null means not given", { gamma: null, seed: null, stop: null }),
+  { name: "options null", call: "generate", raw: true, options: null, code: OPTION, field: "options", message: "options must be an object such as { prompt }, got null" },
+  { name: "options a string", call: "generate", raw: true, options: "To be", code: OPTION, field: "options", message: 'options must be an object such as { prompt }, got the string "To be"' },
+  { name: "options an array", call: "generate", raw: true, options: [PROMPT], code: OPTION, field: "options", message: "options must be an object such as { prompt }, got an array" },
+  // undefined reaches the wasm module as null, and its message says null.
+  { name: "options undefined", call: "complete", raw: true, options: undefined, code: OPTION, field: "options", message: "options must be an object such as { prompt }, got" },
+  gen("unknown option", { temprature: 1 }, "temprature", ['unknown option "temprature"; the options are: prompt, method, gamma', "recordDistributions, bug"]),
+  gen("unknown option in snake case", { max_tokens: 2 }, "max_tokens", 'unknown option "max_tokens"'),
+  gen("a function (not plain data)", { stop: [() => 1] }, "stop[0]", "stop[0] must be plain data (strings, numbers, booleans, arrays, objects), got a function"),
+  gen("a symbol (not plain data)", { seed: Symbol("seed") }, "seed", "seed must be plain data (strings, numbers, booleans, arrays, objects), got a symbol"),
+  genOk("null means not given", { gamma: null, seed: null, stop: null, drafts: null, kl: null, bug: null }),
   // prompt
-  gen("prompt missing", { prompt: undefined }, "prompt is required (a non-empty string)"),
-  gen("prompt empty", { prompt: "" }, "prompt is empty"),
-  gen("prompt a number", { prompt: 42 }, "prompt in generate options must be a string, got the number 42"),
-  gen("prompt a String object", { prompt: new String("abc") }, "prompt in generate options must be a string, got an object"),
-  gen("prompt with ï", { prompt: "naïve" }, ["prompt: character 'ï' (U+00EF) at position 2 is not in the vocabulary", "the models know only these characters"], "bad_prompt"),
-  gen("prompt with an emoji", { prompt: "hi 🙂" }, "(U+1F642) at position 3", "bad_prompt"),
-  gen("prompt with a tab", { prompt: "a\tb" }, "(U+0009) at position 1", "bad_prompt"),
-  gen("prompt with NUL", { prompt: "a\0" }, "(U+0000) at position 1", "bad_prompt"),
-  gen("prompt with a lone surrogate", { prompt: "a\ud800" }, "(U+FFFD) at position 1", "bad_prompt"),
-  gen("100 KB prompt, bad last character", { prompt: LONG_PROMPT + "é" }, `(U+00E9) at position ${LONG_PROMPT.length}`, "bad_prompt"),
+  gen("prompt missing", { prompt: undefined }, "prompt", "prompt is required: give the text to continue (a non-empty string)"),
+  gen("prompt empty", { prompt: "" }, "prompt", "prompt must be at least one character to continue, got an empty string"),
+  gen("prompt a number", { prompt: 42 }, "prompt", "prompt must be a string, got the number 42"),
+  gen("prompt a String object", { prompt: new String("abc") }, "prompt", "prompt must be a string, got an object"),
+  genFail("prompt with ï", { prompt: "naïve" }, "bad_prompt", ["prompt: character 'ï' (U+00EF) at position 2 is not in the vocabulary", "the models know only these characters"]),
+  genFail("prompt with an emoji", { prompt: "hi 🙂" }, "bad_prompt", "(U+1F642) at position 3"),
+  genFail("prompt with a tab", { prompt: "a\tb" }, "bad_prompt", "(U+0009) at position 1"),
+  genFail("prompt with NUL", { prompt: "a\0" }, "bad_prompt", "(U+0000) at position 1"),
+  genFail("prompt with a lone surrogate", { prompt: "a\ud800" }, "bad_prompt", "(U+FFFD) at position 1"),
+  genFail("100 KB prompt, bad last character", { prompt: LONG_PROMPT + "é" }, "bad_prompt", `(U+00E9) at position ${LONG_PROMPT.length}`),
   genOk(`100 KB prompt (${LONG_PROMPT.length} characters)`, { prompt: LONG_PROMPT, maxTokens: 8, temperature: 1, seed: 7 }, async (r, ctx) => {
     // The window slides: the models read the prompt's last 128 characters (docs/limits.md).
     const tail = await ctx.specula.complete({ ...BASE, prompt: LONG_PROMPT.slice(-128), maxTokens: 8, temperature: 1, seed: 7 });
@@ -96,75 +114,143 @@ const GENERATE_ROWS = [
       `${r.tokens} tokens ${JSON.stringify(r.text)}; from the last 128 characters: ${JSON.stringify(tail.text)}`;
   }),
   // method
-  gen("unknown method", { method: "beam" }, ['unknown method "beam"', "use one of: autoregressive, speculative, spectr, multiround, otm, mentored"]),
-  gen("method in capitals", { method: "Speculative" }, 'unknown method "Speculative"'),
-  gen("method empty", { method: "" }, 'unknown method ""'),
-  gen("method a number", { method: 1 }, "method in generate options must be a string, got the number 1"),
-  gen("mentored without kl", { method: "mentored" }, 'method "mentored" needs kl'),
+  gen("unknown method", { method: "beam" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, otm, mentored, got "beam"'),
+  gen("method in capitals", { method: "Speculative" }, "method", 'got "Speculative"'),
+  gen("method empty", { method: "" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, otm, mentored, got ""'),
+  gen("method a number", { method: 1 }, "method", "method must be a string, got the number 1"),
+  gen("mentored without kl", { method: "mentored" }, "kl", 'kl is required: method "mentored" needs a KL budget D >= 0 in nats (0 is lossless)'),
   ...["autoregressive", "speculative", "spectr", "multiround", "otm"].map((method) => genOk(`method ${method}`, { method })),
   genOk("method mentored", { method: "mentored", kl: 0.1 }),
+  // Options the method does not use are refused, not ignored (null still means not given).
+  gen("drafts with speculative", { drafts: 2 }, "drafts", unused("drafts", "speculative", MULTI_DRAFT)),
+  gen("drafts with mentored", { method: "mentored", kl: 0.1, drafts: 2 }, "drafts", unused("drafts", "mentored", MULTI_DRAFT)),
+  gen("kl with spectr", { method: "spectr", kl: 0.1 }, "kl", unused("kl", "spectr", 'method "mentored"')),
+  gen("kl 0 with speculative", { kl: 0 }, "kl", unused("kl", "speculative", 'method "mentored"')),
+  gen("gamma with autoregressive", { method: "autoregressive", gamma: 4 }, "gamma", unused("gamma", "autoregressive", 'the drafting methods (every method but "autoregressive")')),
+  gen("gamma 0 with autoregressive (unused before range)", { method: "autoregressive", gamma: 0 }, "gamma", 'gamma does not apply to method "autoregressive"'),
+  gen("dynamicGamma false with spectr", { method: "spectr", dynamicGamma: false }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative" and "mentored"')),
+  gen("dynamicGamma false with autoregressive", { method: "autoregressive", dynamicGamma: false }, "dynamicGamma", 'dynamicGamma does not apply to method "autoregressive"'),
+  gen("tree with speculative", { tree: [2] }, "tree", unused("tree", "speculative", MULTI_DRAFT)),
+  genOk("unused options given as null", { method: "autoregressive", gamma: null, drafts: null, tree: null, kl: null, dynamicGamma: null, bug: null }),
+  // bug
+  genOk("bug resample-from-target with speculative", { bug: "resample-from-target", temperature: 1, seed: 5 }),
+  genOk("bug cache-reset with otm", { method: "otm", bug: "cache-reset", temperature: 1 }),
+  gen("bug with mentored", { method: "mentored", kl: 0.1, bug: "shared-uniform" }, "bug",
+    unused("bug", "mentored", 'the lossless drafting methods ("speculative", "spectr", "multiround" and "otm")')),
+  gen("bug with autoregressive", { method: "autoregressive", bug: "argmax-draft" }, "bug", 'bug does not apply to method "autoregressive"'),
+  gen("bug unknown", { bug: "typo" }, "bug",
+    'bug must be one of resample-from-target, argmax-draft, shared-uniform, unprocessed-target, filtered-draft, cache-reset, got "typo"'),
+  gen("bug a number", { bug: 1 }, "bug", "bug must be a string, got the number 1"),
   // gamma, drafts, tree
-  ...numberRows({ key: "gamma", min: 1, max: 32, msg: "gamma must be a whole number from 1 to 32 (draft tokens per round)" }),
-  genOk("gamma 32 for spectr", { method: "spectr", gamma: 32, drafts: 1 }),
-  gen("gamma 33 for spectr", { method: "spectr", gamma: 33 }, "gamma must be a whole number from 1 to 32"),
-  ...numberRows({ key: "drafts", min: 1, max: 16, with: SPECTR, msg: "drafts must be a whole number from 1 to 16 (draft sequences per round)" }),
-  gen("tree empty", { ...SPECTR, gamma: undefined, tree: [] }, "tree must list the branching at each depth, 1 to 32 depths, got 0 depths"),
-  gen("tree 33 depths", { method: "spectr", tree: Array(33).fill(1) }, "1 to 32 depths, got 33 depths"),
-  genOk("tree 32 depths", { method: "spectr", tree: Array(32).fill(1) }),
-  gen("tree width 0", { method: "spectr", tree: [2, 0] }, "tree[1] must be a whole number from 1 to 64 (children per node), got 0"),
-  gen("tree width 65", { method: "otm", tree: [65] }, "tree[0] must be a whole number from 1 to 64 (children per node), got 65"),
-  gen("tree width NaN", { method: "spectr", tree: [NaN] }, "tree[0] must be a whole number from 1 to 64 (children per node), got NaN"),
-  gen("tree width 1.5", { method: "spectr", tree: [1.5] }, "got 1.5"),
+  ...numberRows({ key: "gamma", min: 1, max: L.maxGamma, msg: `gamma must be a whole number from 1 to ${L.maxGamma} (draft tokens per round)` }),
+  genOk(`gamma ${L.maxGamma} for spectr`, { method: "spectr", gamma: L.maxGamma, drafts: 1 }),
+  gen(`gamma ${L.maxGamma + 1} for spectr`, { method: "spectr", gamma: L.maxGamma + 1 }, "gamma", `gamma must be a whole number from 1 to ${L.maxGamma}`),
+  // drafts × gamma = 1024 nodes: one target call over all of them costs seconds here, so
+  // only checkOptions() takes them (the rows above show it agrees with generate()).
+  ...numberRows({ key: "drafts", min: 1, max: L.maxDrafts, with: SPECTR, atMax: "check", msg: `drafts must be a whole number from 1 to ${L.maxDrafts} (draft sequences per round)` }),
+  checkOk(`drafts × gamma = ${L.maxRoundNodes} nodes`, { method: "otm", drafts: L.maxRoundNodes / 16, gamma: 16 }),
+  gen(`drafts × gamma past ${L.maxRoundNodes} nodes`, { method: "spectr", drafts: L.maxRoundNodes / 16, gamma: 17 }, "drafts",
+    `drafts must be at most ${L.maxRoundNodes} draft nodes per round with gamma (drafts × gamma), got ${L.maxRoundNodes / 16} × 17 = ${(L.maxRoundNodes / 16) * 17}`),
+  gen("default drafts × gamma past the nodes", { method: "multiround", gamma: L.maxGamma, drafts: L.maxRoundNodes / L.maxGamma + 1 }, "drafts", "draft nodes per round"),
+  gen("tree empty", { ...SPECTR, gamma: undefined, tree: [] }, "tree", `tree must be the branching at each depth, 1 to ${L.maxGamma} depths, got 0 depths`),
+  gen(`tree ${L.maxGamma + 1} depths`, { method: "spectr", tree: Array(L.maxGamma + 1).fill(1) }, "tree", `1 to ${L.maxGamma} depths, got ${L.maxGamma + 1} depths`),
+  genOk(`tree ${L.maxGamma} depths`, { method: "spectr", tree: Array(L.maxGamma).fill(1) }),
+  gen("tree width 0", { method: "spectr", tree: [2, 0] }, "tree[1]", `tree[1] must be a whole number from 1 to ${L.maxDrafts} (children per node), got 0`),
+  gen(`tree width ${L.maxDrafts + 1}`, { method: "otm", tree: [L.maxDrafts + 1] }, "tree[0]", `tree[0] must be a whole number from 1 to ${L.maxDrafts} (children per node), got ${L.maxDrafts + 1}`),
+  gen("tree width NaN", { method: "spectr", tree: [NaN] }, "tree[0]", `tree[0] must be a whole number from 1 to ${L.maxDrafts} (children per node), got NaN`),
+  gen("tree width 1.5", { method: "spectr", tree: [2, 1.5] }, "tree[1]", "got 1.5"),
   genOk("tree [64] (64 leaves)", { method: "spectr", tree: [64] }),
-  gen("tree of 128 leaves", { method: "multiround", tree: [8, 8, 2] }, "tree [8, 8, 2] has 128 leaves (draft sequences); at most 64"),
-  gen("tree a string", { method: "spectr", tree: "2,2" }, 'tree in generate options must be an array of numbers, got the string "2,2"'),
-  gen("tree with a string", { method: "spectr", tree: [2, "2"] }, 'tree[1] in generate options must be a number, got the string "2"'),
-  gen("tree and a different gamma", { method: "spectr", tree: [2, 2], gamma: 4 }, "gamma 4 disagrees with tree [2, 2] of depth 2"),
-  gen("tree and different drafts", { method: "spectr", tree: [2, 2], drafts: 3 }, "drafts 3 disagrees with tree [2, 2], which has 4 leaves"),
+  checkOk(`tree [${L.maxDrafts}] (${L.maxDrafts} leaves)`, { method: "spectr", tree: [L.maxDrafts] }),
+  gen("tree of 2048 leaves", { method: "multiround", tree: [32, 32, 2] }, "tree", `tree must be a tree of at most ${L.maxDrafts} leaves (draft sequences), got [32, 32, 2] with 2048 leaves`),
+  gen(`tree of ${L.maxDrafts} leaves but more nodes`, { method: "otm", tree: [2, L.maxDrafts / 2] }, "tree",
+    `tree must be a tree of at most ${L.maxRoundNodes} draft nodes per round, got [2, ${L.maxDrafts / 2}] with ${2 + L.maxDrafts} nodes`),
+  gen("tree a string", { method: "spectr", tree: "2,2" }, "tree", 'tree must be an array of whole numbers such as [2, 2, 1], got the string "2,2"'),
+  gen("tree with a string", { method: "spectr", tree: [2, "2"] }, "tree[1]", 'tree[1] must be a number, got the string "2"'),
+  gen("tree and a different gamma", { method: "spectr", tree: [2, 2], gamma: 4 }, "gamma", "gamma must be the depth of tree [2, 2] (2), or left out, got 4"),
+  gen("tree and different drafts", { method: "spectr", tree: [2, 2], drafts: 3 }, "drafts", "drafts must be the number of leaves of tree [2, 2] (4), or left out, got 3"),
   genOk("tree with agreeing gamma and drafts", { method: "otm", tree: [2, 2], gamma: 2, drafts: 4 }),
-  gen("tree for speculative", { tree: [2] }, 'tree is for methods "spectr", "multiround" and "otm", not "speculative"'),
   // dynamicGamma, recordDistributions
-  gen("dynamicGamma a string", { dynamicGamma: "yes" }, 'dynamicGamma in generate options must be true or false, got the string "yes"'),
-  gen("dynamicGamma 1", { dynamicGamma: 1 }, "dynamicGamma in generate options must be true or false, got the number 1"),
-  gen("dynamicGamma for spectr", { method: "spectr", dynamicGamma: true }, 'dynamicGamma is for methods "speculative" and "mentored", not "spectr"'),
-  genOk("dynamicGamma for speculative", { dynamicGamma: true, gamma: 32, maxTokens: 4 }),
-  genOk("dynamicGamma false for spectr", { method: "spectr", dynamicGamma: false }),
-  gen("recordDistributions a string", { recordDistributions: "true" }, 'recordDistributions in generate options must be true or false, got the string "true"'),
+  gen("dynamicGamma a string", { dynamicGamma: "yes" }, "dynamicGamma", 'dynamicGamma must be true or false, got the string "yes"'),
+  gen("dynamicGamma 1", { dynamicGamma: 1 }, "dynamicGamma", "dynamicGamma must be true or false, got the number 1"),
+  gen("dynamicGamma for spectr", { method: "spectr", dynamicGamma: true }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative" and "mentored"')),
+  genOk("dynamicGamma for speculative", { dynamicGamma: true, gamma: L.maxGamma, maxTokens: 4 }),
+  genOk("dynamicGamma false for mentored", { method: "mentored", kl: 0.1, dynamicGamma: false }),
+  gen("recordDistributions a string", { recordDistributions: "true" }, "recordDistributions", 'recordDistributions must be true or false, got the string "true"'),
   genOk("recordDistributions", { recordDistributions: true, maxTokens: 1 }),
   // kl, temperature, topK, topP, seed, maxTokens
-  ...numberRows({ key: "kl", min: 0, max: Number.MAX_VALUE, whole: false, with: { method: "mentored", temperature: 1, seed: 3 }, msg: "kl (the KL budget D of mentored decoding) must be a finite number >= 0 (nats)" }),
-  ...numberRows({ key: "temperature", min: 0, max: Number.MAX_VALUE, whole: false, msg: "temperature must be a finite number >= 0 (0 is greedy)" }),
+  ...numberRows({ key: "kl", min: 0, max: L.maxKl, whole: false, with: { method: "mentored", temperature: 1, seed: 3 }, msg: `kl must be a KL budget D from 0 (lossless) to 1e6 nats` }),
+  ...numberRows({ key: "temperature", min: 0, max: L.maxTemperature, whole: false, msg: "temperature must be a number from 0 (greedy) to 1e6" }),
   genOk("temperature 1e-300 (tiny)", { temperature: 1e-300 }, (r, ctx) => r.text === ctx.greedy || `${JSON.stringify(r.text)}, greedy: ${JSON.stringify(ctx.greedy)}`),
   // Subnormal: 1 / T overflows, and the limit, greedy, is what it must give (not NaN).
   genOk("temperature 5e-324 (subnormal)", { temperature: Number.MIN_VALUE }, (r, ctx) => r.text === ctx.greedy || `${JSON.stringify(r.text)}, greedy: ${JSON.stringify(ctx.greedy)}`),
-  ...numberRows({ key: "topK", min: 1, max: 2 ** 32 - 1, with: { temperature: 1 }, msg: "topK must be a whole number from 1 to 4294967295 (leave it out for no top-k)" }),
-  ...numberRows({ key: "topP", min: 0, max: 1, minOpen: true, whole: false, with: { temperature: 1 }, msg: "topP must be in (0, 1] (leave it out for no top-p)" }),
-  ...numberRows({ key: "seed", min: 0, max: 2 ** 53 - 1, with: { temperature: 1, maxTokens: 4 }, msg: "seed must be a whole number from 0 to 2^53 - 1" }),
-  // maxTokens 4096 succeeds: its first round arrives and the rest is cut short.
-  ...numberRows({ key: "maxTokens", min: 1, max: 4096, atMax: "generate:first", msg: "maxTokens must be a whole number from 1 to 4096" }),
+  ...numberRows({ key: "topK", min: 1, max: L.maxTopK, with: { temperature: 1 }, msg: `topK must be a whole number from 1 to ${L.maxTopK} (leave it out for no top-k)` }),
+  ...numberRows({ key: "topP", min: 0, max: 1, minOpen: true, whole: false, with: { temperature: 1 }, msg: "topP must be a number in (0, 1] (leave it out for no top-p)" }),
+  ...numberRows({ key: "seed", min: 0, max: L.maxSeed, with: { temperature: 1, maxTokens: 4 }, msg: `seed must be a whole number from 0 to ${L.maxSeed} (2^53 - 1)` }),
+  // maxTokens at the limit succeeds: its first round arrives and the rest is cut short.
+  ...numberRows({ key: "maxTokens", min: 1, max: L.maxTokens, atMax: "generate:first", msg: `maxTokens must be a whole number from 1 to ${L.maxTokens} (tokens to generate)` }),
+  checkOk(`maxTokens ${L.maxTokens} in checkOptions`, { maxTokens: L.maxTokens }, (r) => r.config.maxNewTokens === L.maxTokens || `maxNewTokens ${r.config.maxNewTokens}`),
   // stop
-  gen("stop a string", { stop: "\n" }, 'stop in generate options must be an array of strings, got the string "\\n"'),
-  gen("stop an object", { stop: { 0: "a" } }, "stop in generate options must be an array of strings, got an object"),
-  gen("stop with a number", { stop: ["a", 1] }, "stop[1] in generate options must be a string, got the number 1"),
-  gen("stop with null", { stop: [null] }, "stop[0] in generate options must be a string, got null"),
-  gen("stop with an empty string", { stop: ["a", ""] }, "stop[1] is empty; every stop string needs at least one character"),
+  gen("stop a string", { stop: "\n" }, "stop", 'stop must be an array of strings, got the string "\\n"'),
+  gen("stop an object", { stop: { 0: "a" } }, "stop", "stop must be an array of strings, got an object"),
+  gen("stop with a number", { stop: ["a", 1] }, "stop[1]", "stop[1] must be a string, got the number 1"),
+  gen("stop with null", { stop: [null] }, "stop[0]", "stop[0] must be a string, got null"),
+  gen("stop with an empty string", { stop: ["a", ""] }, "stop[1]", `stop[1] must be a string of 1 to ${L.maxStopChars} characters, got an empty string`),
+  gen(`stop with a string of ${L.maxStopChars + 1} characters`, { stop: ["a", "z".repeat(L.maxStopChars + 1)] }, "stop[1]",
+    `stop[1] must be a string of 1 to ${L.maxStopChars} characters, got ${L.maxStopChars + 1} characters`),
+  genOk(`stop with a string of ${L.maxStopChars} characters`, { stop: ["z".repeat(L.maxStopChars)] }),
+  // Characters, not UTF-16 code units: each emoji is two.
+  genOk(`stop with ${L.maxStopChars} emoji (${2 * L.maxStopChars} UTF-16 units)`, { stop: ["🙂".repeat(L.maxStopChars)] }),
+  gen(`stop with ${L.maxStopStrings + 1} strings`, { stop: Array.from({ length: L.maxStopStrings + 1 }, (_, i) => `z${i}`) }, "stop",
+    `stop must be at most ${L.maxStopStrings} stop strings, got ${L.maxStopStrings + 1} strings`),
+  genOk(`stop with ${L.maxStopStrings} strings`, { stop: Array.from({ length: L.maxStopStrings }, (_, i) => `z${i}`) }),
   genOk("stop empty list", { stop: [] }),
   genOk("stop at a space", { stop: [" "], maxTokens: 64 }, (r) =>
     (r.finish?.kind === "stop_string" && r.text.endsWith(" ")) || `finish ${JSON.stringify(r.finish)}, text ${JSON.stringify(r.text)}`),
   genOk("stop strings outside the alphabet", { stop: ["ï", "🙂"], maxTokens: 4 }, (r) => r.tokens === 4 || `${r.tokens} tokens`),
 ];
 
+const LIMIT_KEYS = [
+  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxRoundNodes", "maxTokens", "defaultMaxTokens",
+  "maxTemperature", "defaultTemperature", "maxTopK", "maxKl", "maxSeed", "defaultSeed", "maxStopStrings", "maxStopChars",
+];
+const LIMITS_ROWS = [
+  {
+    name: "LIMITS is frozen and has every limit", call: "custom", code: null,
+    run: () => LIMITS,
+    expect: (l) => (Object.isFrozen(l) && JSON.stringify(Object.keys(l)) === JSON.stringify(LIMIT_KEYS) &&
+      Object.values(l).every((v) => Number.isSafeInteger(v) || (Number.isFinite(v) && v > 0))) || `LIMITS ${JSON.stringify(l)}`,
+  },
+  // The defaults are what the engine fills in for options left out.
+  { ...checkOk("defaults of speculative", null, (r) => {
+    const { config: c } = r;
+    const got = [c.method.kind, c.method.gamma, c.method.policy?.kind, c.maxNewTokens, c.seed, c.sampling.temperature, c.bug];
+    const want = ["speculative", L.defaultGamma, "fixed", L.defaultMaxTokens, L.defaultSeed, L.defaultTemperature, undefined];
+    return JSON.stringify(got) === JSON.stringify(want) || `config ${JSON.stringify(c)}`;
+  }), raw: true, options: { prompt: PROMPT } },
+  checkOk("defaults of spectr", { method: "spectr" }, (r) => {
+    const { drafts } = r.config.method;
+    return (drafts?.kind === "iid" && drafts.k === L.defaultDrafts && drafts.length === L.defaultGamma) || `method ${JSON.stringify(r.config.method)}`;
+  }),
+  checkOk("bug in the checked settings", { method: "multiround", bug: "shared-uniform" }, (r) => r.config.bug === "shared-uniform" || `bug ${r.config.bug}`),
+  checkOk("checkOptions leaves the prompt's characters to generate()", { prompt: "naïve" }, (r) => r.prompt === "naïve" || `prompt ${JSON.stringify(r.prompt)}`),
+  { name: "checkOptions(null)", call: "check", raw: true, options: null, code: OPTION, field: "options", message: "options must be an object such as { prompt }, got null" },
+  { name: "checkOptions with a bad signal", call: "check", options: { signal: {} }, code: OPTION, field: "signal", message: "signal must be an AbortSignal, got an object" },
+  { name: "checkOptions drops a good signal", call: "check", options: { signal: new AbortController().signal }, code: null },
+];
+
 const PLAN_BASE = { method: "speculative", target: [0.5, 0.5], draft: [0.25, 0.75] };
-const planRow = (name, options, code, message, expect) => ({ name, call: "plan", options: { ...PLAN_BASE, ...options }, code, message, expect });
+/** A plan() row; `field` is what an "invalid_option" error names (undefined where plan() names none). */
+const planRow = (name, options, code, message, expect, field) => ({ name, call: "plan", options: { ...PLAN_BASE, ...options }, code, message, expect, field });
+const planBad = (name, options, field, message) => planRow(name, options, OPTION, message, undefined, field);
 const PLAN_ROWS = [
-  { name: "options null", call: "plan", options: null, code: OPTION, message: "plan options must be an object such as { method }, got null" },
-  planRow("unknown option", { normalise: true }, OPTION, 'unknown option "normalise" in plan options'),
-  planRow("method missing", { method: undefined }, OPTION, "method is required: one of"),
-  planRow("unknown method", { method: "beam" }, OPTION, 'unknown method "beam"; use one of:'),
-  planRow("target missing", { target: undefined }, OPTION, "target is required"),
-  planRow("mismatched lengths", { draft: [0.2, 0.3, 0.5] }, OPTION, "target has 2 entries but draft has 3; both must cover the same vocabulary"),
-  planRow("target a string", { target: "0.5,0.5" }, OPTION, 'target in plan options must be an array of numbers, got the string "0.5,0.5"'),
-  planRow("draft with a string", { draft: [0.5, "0.5"] }, OPTION, 'draft[1] in plan options must be a number, got the string "0.5"'),
+  { name: "options null", call: "plan", options: null, code: OPTION, field: "options", message: "plan options must be an object such as { method }, got null" },
+  planBad("unknown option", { normalise: true }, "normalise", 'unknown option "normalise" in plan options'),
+  planBad("method missing", { method: undefined }, undefined, "method is required: one of"),
+  planBad("unknown method", { method: "beam" }, undefined, 'unknown method "beam"; use one of:'),
+  planBad("target missing", { target: undefined }, undefined, "target is required"),
+  planBad("mismatched lengths", { draft: [0.2, 0.3, 0.5] }, undefined, "target has 2 entries but draft has 3; both must cover the same vocabulary"),
+  planBad("target a string", { target: "0.5,0.5" }, "target", 'target in plan options must be an array of numbers, got the string "0.5,0.5"'),
+  planBad("draft with a string", { draft: [0.5, "0.5"] }, "draft[1]", 'draft[1] in plan options must be a number, got the string "0.5"'),
   planRow("negative entry", { target: [-0.5, 1.5] }, "invalid_plan", "target: entry 0 is negative (-0.5); probabilities must be >= 0"),
   planRow("NaN entry", { draft: [NaN, 1] }, "invalid_plan", "draft: entry 0 is NaN"),
   planRow("infinite entry", { target: [0, Infinity] }, "invalid_plan", "target: entry 1 is infinite"),
@@ -174,46 +260,49 @@ const PLAN_ROWS = [
   planRow("not normalised, normalize: true", { target: [1, 3], normalize: true }, null, null, (r) => r.normalized === true || `normalized ${r.normalized}`),
   planRow("-0 entry read as 0", { target: [-0, 1] }, null, null, (r) => Object.is(r.target[0], 0) || `target[0] is ${Object.is(r.target[0], -0) ? "-0" : r.target[0]}`),
   planRow("Float64Array vectors", { target: new Float64Array([0.5, 0.5]), draft: new Float64Array([0.25, 0.75]) }, null, null, (r) => r.acceptance === 0.75 || `acceptance ${r.acceptance}`),
-  planRow("drafts for speculative", { drafts: 2 }, OPTION, 'drafts does not apply to method "speculative"; it is only for kseq, multiround, otm and race'),
-  planRow("kl for kseq", { method: "kseq", kl: 0.1 }, OPTION, 'kl does not apply to method "kseq"; it is only for mentored'),
-  planRow("drafts 0", { method: "kseq", drafts: 0 }, OPTION, "drafts must be a whole number from 1 to 1000000, got 0"),
-  planRow("drafts 1000001", { method: "race", drafts: 1_000_001 }, OPTION, "drafts must be a whole number from 1 to 1000000, got 1000001"),
+  planBad("drafts for speculative", { drafts: 2 }, undefined, 'drafts does not apply to method "speculative"; it is only for kseq, multiround, otm and race'),
+  planBad("kl for kseq", { method: "kseq", kl: 0.1 }, undefined, 'kl does not apply to method "kseq"; it is only for mentored'),
+  planBad("drafts 0", { method: "kseq", drafts: 0 }, "drafts", "drafts must be a whole number from 1 to 1000000, got 0"),
+  planBad("drafts 1000001", { method: "race", drafts: 1_000_001 }, "drafts", "drafts must be a whole number from 1 to 1000000, got 1000001"),
   planRow("drafts 1000000 (highest)", { method: "kseq", drafts: 1_000_000 }, null, null, (r) => r.drafts === 1_000_000 || `drafts ${r.drafts}`),
-  planRow("drafts NaN", { method: "kseq", drafts: NaN }, OPTION, "drafts must be a whole number from 1 to 1000000, got NaN"),
-  planRow("rho NaN", { method: "kseq", rho: NaN }, OPTION, "rho must be a finite number >= rho* (at least 1), got NaN"),
+  planBad("drafts NaN", { method: "kseq", drafts: NaN }, "drafts", "drafts must be a whole number from 1 to 1000000, got NaN"),
+  planBad("rho NaN", { method: "kseq", rho: NaN }, undefined, "rho must be a finite number >= rho* (at least 1), got NaN"),
   planRow("rho below rho*", { method: "kseq", rho: 0.5 }, "invalid_plan", "rho must be at least rho* ="),
-  planRow("mentored without kl", { method: "mentored" }, OPTION, 'method "mentored" needs kl'),
-  planRow("kl negative", { method: "mentored", kl: -1 }, OPTION, "kl must be a finite number >= 0 (nats), got -1"),
+  planBad("mentored without kl", { method: "mentored" }, undefined, 'method "mentored" needs kl'),
+  planBad("kl negative", { method: "mentored", kl: -1 }, undefined, "kl must be a finite number >= 0 (nats), got -1"),
   planRow("kl -0", { method: "mentored", kl: -0 }, null, null),
   planRow("OTM too large", { method: "otm", drafts: 3, target: Array(100).fill(0.01), draft: Array(100).fill(0.01) }, "invalid_plan", ["OTM is too large: vocabulary 100 with k = 3 drafts", "the limit is 262144"]),
   planRow("multi-round too large", { method: "multiround", drafts: 1_000_000, target: Array(200).fill(0.005), draft: Array(200).fill(0.005) }, "invalid_plan", "multi-round is too large: 1000000 drafts over 200 tokens"),
-  planRow("vocabulary past the limit", { target: Array(1_048_577).fill(0), draft: Array(1_048_577).fill(0) }, OPTION, "target has 1048577 entries; the limit is 1048576"),
+  planBad("vocabulary past the limit", { target: Array(1_048_577).fill(0), draft: Array(1_048_577).fill(0) }, undefined, "target has 1048577 entries; the limit is 1048576"),
   // The bug lab: the buggy output is the one worked out by hand (crates/specula-cli/tests/plan_bug.rs).
   planRow("bug resample-from-target", { target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], bug: "resample-from-target" }, null, null,
     (r) => (Math.abs(r.tv - 0.15) < 1e-12 && r.bug?.name === "resample-from-target") || `tv ${r.tv}, bug ${JSON.stringify(r.bug)}`),
-  planRow("bug unknown", { bug: "typo" }, OPTION, 'unknown bug "typo"; use one of: resample-from-target'),
-  planRow("bug cache-reset", { bug: "cache-reset" }, OPTION, "cache-reset acts only over a sequence"),
-  planRow("bug on kseq", { method: "kseq", bug: "argmax-draft" }, OPTION, "no token-level plan for kseq"),
-  planRow("topK without a bug", { topK: 2 }, OPTION, "topK applies only with bug"),
-  planRow("bug with topP 0", { bug: "filtered-draft", topP: 0 }, OPTION, "topP must be in (0, 1]"),
-  { name: "in the instance's worker: mismatched lengths", call: "s.plan", options: { ...PLAN_BASE, draft: [1] }, code: OPTION, message: "target has 2 entries but draft has 1" },
+  planBad("bug unknown", { bug: "typo" }, undefined, 'unknown bug "typo"; use one of: resample-from-target'),
+  planBad("bug cache-reset", { bug: "cache-reset" }, undefined, "cache-reset acts only over a sequence"),
+  planBad("bug on kseq", { method: "kseq", bug: "argmax-draft" }, undefined, "no token-level plan for kseq"),
+  planBad("topK without a bug", { topK: 2 }, undefined, "topK applies only with bug"),
+  planBad("bug with topP 0", { bug: "filtered-draft", topP: 0 }, "topP", "topP must be a number in (0, 1] (leave it out for no top-p), got 0"),
+  planBad("bug with temperature past the limit", { bug: "filtered-draft", temperature: L.maxTemperature * 2 }, "temperature", "temperature must be a number from 0 (greedy) to 1e6, got 2000000"),
+  { name: "in the instance's worker: mismatched lengths", call: "s.plan", options: { ...PLAN_BASE, draft: [1] }, code: OPTION, field: undefined, message: "target has 2 entries but draft has 1" },
 ];
 
 const weights = (name) => `/weights-bad/${name}/`;
+/** A load() row that must throw "invalid_option" naming `field`. */
+const loadOption = (name, options, field, message) => ({ name, call: "Specula.load", options, code: OPTION, field, message });
 const loadBad = (name, code, message) => ({ name: `weights ${name}`, call: "s.load", options: { backend: "cpu", weightsUrl: weights(name) }, code, message });
 const LOAD_ROWS = [
-  { name: "options null", call: "Specula.load", options: null, code: OPTION, message: "load options must be an object, got null" },
-  { name: "options a string", call: "Specula.load", options: "cpu", code: OPTION, message: 'load options must be an object, got the string "cpu"' },
-  { name: "unknown option", call: "Specula.load", options: { backends: "cpu" }, code: OPTION, message: 'unknown option "backends" in load options' },
-  { name: "unknown backend", call: "Specula.load", options: { backend: "metal" }, code: OPTION, message: 'unknown backend "metal"; use "auto", "webgpu" or "cpu"' },
-  { name: "backend a number", call: "Specula.load", options: { backend: 1 }, code: OPTION, message: "unknown backend the number 1" },
-  { name: "unknown draftBackend", call: "Specula.load", options: { draftBackend: "gpu" }, code: OPTION, message: 'unknown draftBackend "gpu"' },
-  { name: "onProgress not a function", call: "Specula.load", options: { onProgress: "log" }, code: OPTION, message: 'onProgress must be a function, got the string "log"' },
-  { name: "weightsUrl a number", call: "Specula.load", options: { weightsUrl: 42 }, code: OPTION, message: "weightsUrl must be a string or URL, got the number 42" },
-  { name: "weightsUrl not a URL", call: "Specula.load", options: { weightsUrl: "http://[" }, code: OPTION, message: 'weightsUrl "http://[" is not a URL' },
-  { name: "weightsUrl a data: URL", call: "Specula.load", options: { weightsUrl: "data:,x" }, code: OPTION, message: 'weightsUrl "data:,x" is not a URL' },
-  { name: "wasmUrl not a URL", call: "Specula.load", options: { wasmUrl: "http://[" }, code: OPTION, message: 'wasmUrl "http://[" is not a URL' },
-  { name: "wasmUrl an object", call: "Specula.load", options: { wasmUrl: {} }, code: OPTION, message: "wasmUrl must be a string or URL, got an object" },
+  loadOption("options null", null, "options", "load options must be an object, got null"),
+  loadOption("options a string", "cpu", "options", 'load options must be an object, got the string "cpu"'),
+  loadOption("unknown option", { backends: "cpu" }, "backends", 'unknown option "backends" in load options'),
+  loadOption("unknown backend", { backend: "metal" }, "backend", 'unknown backend "metal"; use "auto", "webgpu" or "cpu"'),
+  loadOption("backend a number", { backend: 1 }, "backend", "unknown backend the number 1"),
+  loadOption("unknown draftBackend", { draftBackend: "gpu" }, "draftBackend", 'unknown draftBackend "gpu"'),
+  loadOption("onProgress not a function", { onProgress: "log" }, "onProgress", 'onProgress must be a function, got the string "log"'),
+  loadOption("weightsUrl a number", { weightsUrl: 42 }, "weightsUrl", "weightsUrl must be a string or URL, got the number 42"),
+  loadOption("weightsUrl not a URL", { weightsUrl: "http://[" }, "weightsUrl", 'weightsUrl "http://[" is not a URL'),
+  loadOption("weightsUrl a data: URL", { weightsUrl: "data:,x" }, "weightsUrl", 'weightsUrl "data:,x" is not a URL'),
+  loadOption("wasmUrl not a URL", { wasmUrl: "http://[" }, "wasmUrl", 'wasmUrl "http://[" is not a URL'),
+  loadOption("wasmUrl an object", { wasmUrl: {} }, "wasmUrl", "wasmUrl must be a string or URL, got an object"),
   { name: "wasmUrl missing (404)", call: "Specula.load", options: { backend: "cpu", wasmUrl: "/weights-bad/nothing.wasm" }, code: "download_failed", message: ["cannot download specula_wasm_bg.wasm", "HTTP 404"] },
   { name: "wasmUrl not wasm", call: "Specula.load", options: { backend: "cpu", wasmUrl: weights("manifest-lies") + "manifest.json" }, code: "download_failed", message: ["specula_wasm_bg.wasm from", "is not the specula WebAssembly module"] },
   { name: "weightsUrl unreachable", call: "Specula.load", options: { backend: "cpu", weightsUrl: "http://127.0.0.1:9/" }, code: "download_failed", message: ["cannot download", "http://127.0.0.1:9/"] },
@@ -281,20 +370,26 @@ const CUSTOM_ROWS = [
       }
     },
   },
-  { name: "signal not an AbortSignal", call: "generate", options: { signal: "stop" }, code: OPTION, message: 'signal must be an AbortSignal, got the string "stop"' },
+  { name: "signal not an AbortSignal", call: "generate", options: { signal: "stop" }, code: OPTION, field: "signal", message: 'signal must be an AbortSignal, got the string "stop"' },
   { name: "signal already aborted", call: "custom", code: "aborted", message: "aborted", run: ({ specula }) => specula.complete({ ...BASE, maxTokens: 40, signal: AbortSignal.abort() }) },
 ];
 
 /** Every row, by table. */
 export const HOSTILE = {
   generate: GENERATE_ROWS,
+  limits: LIMITS_ROWS,
   plan: PLAN_ROWS,
   load: LOAD_ROWS,
   misuse: CUSTOM_ROWS,
 };
 
+/** The options a row passes: generate-like and check rows are merged into BASE. */
+function optionsOf(row) {
+  return row.raw || ![...GENERATE_CALLS, "check"].includes(row.call) ? row.options : { ...BASE, ...row.options };
+}
+
 async function invoke(row, ctx) {
-  const options = row.raw || !["generate", "complete", "generate:first"].includes(row.call) ? row.options : { ...BASE, ...row.options };
+  const options = optionsOf(row);
   switch (row.call) {
     case "generate": {
       let summary;
@@ -315,6 +410,8 @@ async function invoke(row, ctx) {
     }
     case "complete":
       return ctx.specula.complete(options);
+    case "check":
+      return checkOptions(options);
     case "plan":
       return plan(options);
     case "s.plan":
@@ -344,23 +441,65 @@ function withTimeout(promise) {
 
 const show = (x) => (typeof x === "string" ? JSON.stringify(x.length > 60 ? `${x.slice(0, 60)}…` : x) : x);
 
+/** What a row's error must be, or why it is not that; null when it is. */
+function wrongError(row, error) {
+  const fragments = [row.message ?? []].flat();
+  if (row.code === null) return "success";
+  if (!(error instanceof SpeculaError) || error.code !== row.code || !fragments.every((f) => String(error.message).includes(f))) {
+    return `${row.code} ${fragments.map(show).join(" + ")}`;
+  }
+  // Every option error names its option (or, in plan(), states that it names none);
+  // no other error names one.
+  const field = row.code === OPTION ? row.field : undefined;
+  if (row.code === OPTION && !("field" in row)) return "a row that says which field (test bug)";
+  if (error.field !== field) return `field ${JSON.stringify(field)}`;
+  return null;
+}
+
+const describeError = (e) => `${e?.name} ${e?.code}${e?.field === undefined ? "" : ` [${e.field}]`}: ${String(e?.message).slice(0, 300)}`;
+
+/**
+ * checkOptions() on a generate() row's options against what generate() did: the same
+ * "invalid_option" error (message and field), or success where generate() succeeded or
+ * refused only the prompt's characters. null when they agree, otherwise what differs.
+ */
+async function checkAgrees(row, outcome) {
+  let checked;
+  try {
+    checked = { value: await withTimeout(Promise.resolve().then(() => checkOptions(optionsOf(row)))) };
+  } catch (error) {
+    checked = { error };
+  }
+  const e = outcome.error;
+  if (e?.code === OPTION) {
+    const c = checked.error;
+    const same = c instanceof SpeculaError && c.code === e.code && c.message === e.message && c.field === e.field;
+    return same ? null : `checkOptions() gave ${c ? describeError(c) : "success"}`;
+  }
+  if (e && e.code !== "bad_prompt") return null; // aborted, busy …: not about the options
+  return checked.error ? `checkOptions() refused what generate() took: ${describeError(checked.error)}` : null;
+}
+
 /** Runs one row; returns [passed, line]. */
 async function runRow(table, row, ctx) {
   const label = `${table}: ${row.name} [${row.call}]`;
+  const agreement = (outcome) => (GENERATE_CALLS.includes(row.call) ? checkAgrees(row, outcome) : null);
   let result;
   try {
     result = await withTimeout(Promise.resolve().then(() => invoke(row, ctx)));
   } catch (error) {
-    const fragments = [row.message ?? []].flat();
-    const good = row.code !== null && error instanceof SpeculaError && error.code === row.code &&
-      fragments.every((f) => String(error.message).includes(f));
-    const want = row.code === null ? "success" : `${row.code} ${fragments.map(show).join(" + ")}`;
-    const got = `${error?.name} ${error?.code}: ${String(error?.message).slice(0, 300)}`;
-    return [good, good ? `${label} -> ${row.code}: ${String(error.message).slice(0, 160)}` : `${label}: expected ${want}, got ${got}`];
+    const want = wrongError(row, error);
+    if (want !== null) return [false, `${label}: expected ${want}, got ${describeError(error)}`];
+    const differs = await agreement({ error });
+    if (differs !== null) return [false, `${label}: ${differs}; generate() gave ${describeError(error)}`];
+    const field = error.field === undefined ? "" : ` [${error.field}]`;
+    return [true, `${label} -> ${row.code}${field}: ${String(error.message).slice(0, 160)}`];
   }
   if (row.code !== null) return [false, `${label}: expected ${row.code}, but it succeeded`];
   const verdict = row.expect ? await withTimeout(Promise.resolve(row.expect(result, ctx))).catch((e) => `expect threw ${e?.code} ${e?.message}`) : true;
-  return [verdict === true, verdict === true ? `${label} -> succeeds` : `${label}: succeeded but ${verdict}`];
+  if (verdict !== true) return [false, `${label}: succeeded but ${verdict}`];
+  const differs = await agreement({ value: result });
+  return differs === null ? [true, `${label} -> succeeds`] : [false, `${label}: ${differs}`];
 }
 
 /**
