@@ -5,7 +5,8 @@
 #   3. wasm-bindgen tests in headless Chromium with WebGPU: WebGPU greedy == native greedy
 #      == CPU-in-wasm greedy, speculative == autoregressive, lost device -> CPU, abort, busy;
 #      the few-row WebGPU kernels (crates/specula-kernels) == burn's matmul
-#   4. the npm package (scripts/build-web.sh), and plan() == `specula plan --json`
+#   4. the npm package (scripts/build-web.sh), plan() == `specula plan --json`, and the
+#      options table (tests/options/table.json) with the CLI's verdicts, codes and fields
 #   5. a fresh Vite 7 app installs the tarball, builds, is served on 127.0.0.1 and driven
 #      by playwright-core in /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
 # CARGO_TARGET_DIR defaults as in scripts/test.sh. Set SPECULA_WEB_NO_WEBGPU=1 to skip the
@@ -97,6 +98,7 @@ step "wasm-bindgen tests in Node" wasm_test node
 step "wasm-bindgen tests in Chromium + WebGPU" browser_test
 step "package build (wasm, bindings, wasm-opt, npm pack)" package
 step "plan() vs specula plan --json" plan_vs_cli
+step "the options table in the wasm module (Node)" node tests/web-package/options-table.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm"
 step "fresh Vite app: npm install" app_install
 step "fresh Vite app: vite build" app_build
 step "fresh Vite app in Chromium (WebGPU + CPU)" app_run

@@ -28,7 +28,10 @@ use crate::args::{Cli, Command, PlanArgs};
 use crate::error::CliError;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(&e),
+    };
     // With --json an error is one JSON object `{ code, field?, message }` on stderr, the
     // shape of the npm package's SpeculaError.
     let json = match &cli.command {
@@ -55,6 +58,59 @@ fn main() -> ExitCode {
             error.exit_code()
         }
     }
+}
+
+/// A value clap's typed parsers refused (`--gamma abc`, `--method beam`) is one
+/// `error:` line, or with `--json` the object `{ code, field, message }`, like every
+/// other refused option; clap prints everything else (help, missing flags) itself.
+fn clap_error(e: &clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        e.exit();
+    }
+    let rendered = e.to_string();
+    let line = rendered.lines().next().unwrap_or("error: invalid value");
+    let message = line.strip_prefix("error: ").unwrap_or(line);
+    // The flag as clap names it ("--top-k <N>"), as the option's JavaScript name ("topK").
+    let field = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => option_name(arg),
+        _ => String::new(),
+    };
+    let json = std::env::args().any(|a| a == "--json");
+    let mut stderr = io::stderr().lock();
+    let _ = if json {
+        let out =
+            serde_json::json!({ "code": "invalid_option", "field": field, "message": message });
+        writeln!(stderr, "{out}")
+    } else {
+        writeln!(stderr, "error: {message}")
+    };
+    ExitCode::from(error::EXIT_USAGE)
+}
+
+/// `--top-k <N>` → `topK`.
+fn option_name(arg: &str) -> String {
+    let flag = arg
+        .split_whitespace()
+        .next()
+        .unwrap_or(arg)
+        .trim_start_matches('-');
+    let mut name = String::with_capacity(flag.len());
+    let mut upper = false;
+    for ch in flag.chars() {
+        if ch == '-' {
+            upper = true;
+        } else if upper {
+            name.push(ch.to_ascii_uppercase());
+            upper = false;
+        } else {
+            name.push(ch);
+        }
+    }
+    name
 }
 
 /// `specula plan`.

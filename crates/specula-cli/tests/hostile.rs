@@ -268,14 +268,14 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         ),
         // generate/sample: sizes.
         generate(
-            &["--method", "spectr", "--drafts", "4096", "--gamma", "16"],
+            &["--method", "spectr", "--drafts", "1025", "--gamma", "1"],
             2,
-            "65536 draft nodes per round; the limit is 1024",
+            "--drafts must be a whole number from 1 to 1024 (draft sequences per round), got 1025",
         ),
         generate(
             &["--method", "otm", "--drafts", "128", "--gamma", "9"],
             2,
-            "1152 draft nodes per round; the limit is 1024",
+            "--drafts must be at most 1024 draft nodes per round with gamma (drafts × gamma), got 128 × 9 = 1152",
         ),
         generate(
             &["--method", "spectr", "--drafts", "64", "--gamma", "16"],
@@ -285,18 +285,18 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         generate(
             &["--method", "spectr", "--tree", &deep_300],
             2,
-            "--tree has 300 levels; the limit is 64",
+            "--tree must be the branching at each depth, 1 to 64 depths, got 300 depths",
         ),
         generate(
             &["--method", "multiround", "--tree", &deep_2000],
             2,
-            "--tree has 2000 levels; the limit is 64",
+            "--tree must be the branching at each depth, 1 to 64 depths, got 2000 depths",
         ),
         generate(&["--method", "spectr", "--tree", &deep_64], 0, "--- spectr"),
         generate(
             &["--gamma", "65"],
             2,
-            "--gamma must be a whole number in 1..=64",
+            "--gamma must be a whole number from 1 to 64 (draft tokens per round), got 65",
         ),
         generate(&["--top-p", "0"], 2, "--top-p must be a number in (0, 1]"),
         generate(&["--top-p", "1.5"], 2, "--top-p must be a number in (0, 1]"),
@@ -426,7 +426,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         row(
             &["generate", "--prompt", "A", "--max-tokens", "65537"],
             2,
-            "--max-tokens must be a whole number in 1..=65536",
+            "--max-tokens must be a whole number from 1 to 65536 (tokens to generate), got 65537",
         ),
         Row {
             args: [

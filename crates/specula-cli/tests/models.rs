@@ -72,28 +72,31 @@ fn generate<'a>(extra: &[&'a str]) -> Vec<&'a str> {
 #[test]
 fn bad_generate_flags_are_refused_with_one_line() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--method", "beam"], "--method must be one of"),
+        (&["--method", "beam"], "method must be one of"),
         (&["--gamma", "0"], "--gamma"),
         (&["--gamma", "x"], "--gamma"),
-        (&["--method", "mentored"], "needs a KL budget"),
+        (
+            &["--method", "mentored"],
+            "--kl is required: method \"mentored\" needs a KL budget",
+        ),
         (&["--method", "mentored", "--kl", "-1"], "--kl"),
         (&["--method", "mentored", "--kl", "NaN"], "--kl"),
         (&["--method", "spectr", "--tree", "2,0"], "--tree"),
         (
             &["--method", "spectr", "--tree", "2,2", "--drafts", "3"],
-            "product of --tree",
+            "--drafts must be the number of leaves of tree [2, 2] (4), or left out, got 3",
         ),
         (
             &["--method", "spectr", "--tree", "2,2", "--gamma", "3"],
-            "depth of --tree",
+            "--gamma must be the depth of tree [2, 2] (2), or left out, got 3",
         ),
         (
-            &["--method", "spectr", "--drafts", "4096", "--gamma", "64"],
-            "262144 draft nodes per round",
+            &["--method", "spectr", "--drafts", "1024", "--gamma", "64"],
+            "--drafts must be at most 1024 draft nodes per round with gamma (drafts × gamma), got 1024 × 64 = 65536",
         ),
         (
-            &["--method", "multiround", "--tree", "256,256"],
-            "draft nodes per round",
+            &["--method", "multiround", "--tree", "32,32"],
+            "--tree must be a tree of at most 1024 draft nodes per round, got [32, 32] with 1056 nodes",
         ),
         (&["--method", "otm", "--tree", "2,0"], "--tree"),
         (&["--temperature", "-1"], "--temperature"),
@@ -110,7 +113,10 @@ fn bad_generate_flags_are_refused_with_one_line() {
     for (extra, needle) in cases {
         assert_error(&generate(extra), needle);
     }
-    assert_error(&["generate", "--prompt", ""], "--prompt is empty");
+    assert_error(
+        &["generate", "--prompt", ""],
+        "--prompt must be at least one character to continue, got an empty string",
+    );
     assert_error(&["generate", "--prompt", "ROMEO€"], "'€'");
     assert_error(&["sample", "--prompt", "A", "--samples", "0"], "--samples");
     assert_error(&["sample", "--prompt", "A", "--length", "x"], "--length");
@@ -274,49 +280,76 @@ fn generate_json_reports_text_tokens_and_vllm_metrics() {
     assert_eq!(ar["tokens"], json["tokens"]);
 }
 
-/// One command line serves every method: the flags a method does not use are ignored,
-/// each with a note on stderr, and greedy decoding gives the same text throughout.
+/// A flag the method does not use is refused, naming it (with `--json`, as the object
+/// npm's SpeculaError carries); each method with its own flags decodes the same greedy
+/// text.
 #[test]
-fn flags_a_method_does_not_use_are_ignored_with_a_note() {
-    let shared = [
-        "--gamma",
-        "3",
-        "--tree",
-        "2,2,1",
-        "--kl",
-        "0.1",
-        "--temperature",
-        "0",
-        "--max-tokens",
-        "12",
-        "--json",
-    ];
-    let cases: &[(&str, &str, &[&str])] = &[
+fn flags_a_method_does_not_use_are_refused_naming_them() {
+    // (method, its trace name, its own flags, a flag it does not use and that flag's
+    // option name). The rule is the engine's, as for npm generate() and the page.
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], &'a [&'a str], &'a str);
+    let cases: &[Case] = &[
         (
             "autoregressive",
             "autoregressive",
-            &["--gamma", "--tree", "--kl"],
+            &[],
+            &["--gamma", "3"],
+            "gamma",
         ),
-        ("speculative", "speculative", &["--tree", "--kl"]),
-        ("spectr", "spectr_tree", &["--kl"]),
-        ("multiround", "multiround", &["--kl"]),
-        ("otm", "otm", &["--kl"]),
-        ("mentored", "mentored", &["--tree"]),
+        (
+            "speculative",
+            "speculative",
+            &["--gamma", "3"],
+            &["--tree", "2,2,1"],
+            "tree",
+        ),
+        (
+            "spectr",
+            "spectr_tree",
+            &["--tree", "2,2,1"],
+            &["--kl", "0.1"],
+            "kl",
+        ),
+        (
+            "multiround",
+            "multiround",
+            &["--tree", "2,2,1"],
+            &["--dynamic-gamma"],
+            "dynamicGamma",
+        ),
+        ("otm", "otm", &["--tree", "2,2,1"], &["--kl", "0.1"], "kl"),
+        (
+            "mentored",
+            "mentored",
+            &["--gamma", "3", "--kl", "0.1"],
+            &["--drafts", "2"],
+            "drafts",
+        ),
     ];
+    let shared = ["--temperature", "0", "--max-tokens", "12", "--json"];
     let mut texts = Vec::new();
-    for (method, name, ignored) in cases {
-        let out = specula(&generate(&[&["--method", method][..], &shared].concat()));
+    for (method, name, own, unused, field) in cases {
+        let args = [&["--method", method][..], own, &shared].concat();
+        let refused = specula(&generate(&[&args[..], unused].concat()));
+        assert_eq!(refused.status.code(), Some(2), "{method}");
+        assert!(refused.stdout.is_empty(), "{method}");
+        let error: Value = serde_json::from_slice(&refused.stderr).expect("a JSON error");
+        assert_eq!(error["code"], "invalid_option", "{method}: {error}");
+        assert_eq!(error["field"], *field, "{method}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!(
+                "{} does not apply to method \"{method}\"",
+                unused[0]
+            )),
+            "{method}: {message}"
+        );
+        let out = specula(&generate(&args));
         let stderr = text(&out.stderr);
-        assert!(out.status.success(), "{method}: {stderr}");
-        let notes: Vec<&str> = stderr.lines().collect();
-        assert_eq!(notes.len(), ignored.len(), "{method}: {stderr}");
-        for (note, flag) in notes.iter().zip(*ignored) {
-            assert!(
-                note.starts_with(&format!("note: {flag} does not apply to --method {method}"))
-                    && note.contains("ignored"),
-                "{method}: {note}"
-            );
-        }
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "{method}: {stderr}"
+        );
         let json: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["method"], *name);
         if *method != "autoregressive" {
@@ -327,10 +360,16 @@ fn flags_a_method_does_not_use_are_ignored_with_a_note() {
         }
         texts.push(json["text"].as_str().unwrap().to_owned());
     }
+    // Greedy decoding is the same text for every method.
     assert!(texts.iter().all(|t| *t == texts[0]), "{texts:?}");
-    // Without a mismatch no note is written.
-    let out = specula(&generate(&["--method", "speculative", "--max-tokens", "4"]));
-    assert!(out.status.success() && out.stderr.is_empty());
+    // Without --json the refusal is one `error:` line naming the flag.
+    let out = specula(&generate(&["--method", "speculative", "--drafts", "2"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with("error: --drafts does not apply to method \"speculative\""),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -157,7 +157,7 @@ fn bugs_outside_the_token_level_plan_are_refused() {
                 "--top-k",
                 "0",
             ],
-            "--top-k must be a whole number in 1..=",
+            "--top-k must be a whole number from 1 to 1048576 (leave it out for no top-k), got 0",
         ),
         (
             &[

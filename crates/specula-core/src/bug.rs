@@ -56,6 +56,7 @@ use crate::speculative::{accept_prob, combine, speculative_sample_wired};
 /// `cache-reset`. Greedy decoding (temperature 0) verifies greedily and is unaffected by
 /// all of them but `cache-reset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum Bug {
     /// After a rejection the replacement token is drawn from the target itself instead of

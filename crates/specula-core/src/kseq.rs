@@ -23,6 +23,8 @@ pub const RHO_TOLERANCE: f64 = 1e-12;
 
 /// The parameters k-Seq uses for one pair of distributions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct KSeqPlan {
     /// Number of drafts.
     pub k: usize,

@@ -92,6 +92,8 @@ const MAX_REFINE_STEPS: usize = 200;
 
 /// The thresholds mentored decoding uses for one pair of distributions and one budget.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct MentoredPlan {
     /// The KL budget `D` (nats).
     pub kl_budget: f64,

@@ -7,6 +7,8 @@ use crate::residual::Residual;
 
 /// One acceptance test of one draft token.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct DraftTest {
     /// Which draft this was (0-based, in the order tested).
     pub draft_index: usize,
@@ -29,6 +31,8 @@ pub struct DraftTest {
 
 /// A draw from a residual (correction) distribution after every draft was rejected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct ResidualDraw {
     /// Which residual distribution was sampled (recompute it with
     /// [`Residual::distribution`]).
@@ -41,6 +45,8 @@ pub struct ResidualDraw {
 
 /// The result of one token-level selection.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct TokenOutcome {
     /// The token emitted.
     pub token: usize,

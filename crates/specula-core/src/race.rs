@@ -63,6 +63,8 @@ const WEIGHT_RANGE: f64 = 1e60;
 
 /// The fitted race for one pair of distributions and `k` drafts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct RacePlan {
     /// Number of drafts.
     pub k: usize,

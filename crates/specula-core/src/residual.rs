@@ -18,7 +18,12 @@ pub const RESIDUAL_EPSILON: f64 = 1e-12;
 /// Which residual distribution a scheme samples after rejecting every draft.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Residual {
     /// `norm(max(0, target − draft))`: standard speculative sampling.
     TargetMinusDraft,

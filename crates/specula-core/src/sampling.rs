@@ -10,6 +10,8 @@ use crate::error::{Error, Result};
 /// Speculative decoding stays exact only when both models go through the same settings
 /// and the draft token is sampled from exactly the draft distribution later used to test it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct SamplingConfig {
     /// Softmax temperature, `>= 0`; 0 means greedy (one-hot on the argmax).
     pub temperature: f64,

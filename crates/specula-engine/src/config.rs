@@ -11,7 +11,12 @@ pub const MAX_DRAFT_NODES: usize = 1 << 16;
 
 /// How each round drafts and selects tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Method {
     /// One target call per token, no draft model: the baseline.
     Autoregressive,
@@ -84,7 +89,12 @@ impl Method {
 
 /// The set of draft sequences a SpecTr or multi-round round scores.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum DraftShape {
     /// K independent draft sequences of length L (SpecTr §7).
     Iid {
@@ -179,7 +189,12 @@ pub(crate) fn node_count(branching: &[usize]) -> u128 {
 
 /// How the draft length γ of speculative and mentored decoding changes between rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum GammaPolicy {
     /// γ never changes.
     #[default]
@@ -236,6 +251,8 @@ impl GammaPolicy {
 
 /// Everything a [`Decoder`](crate::Decoder) needs besides the prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct DecodeConfig {
     /// The decoding method.
     pub method: Method,

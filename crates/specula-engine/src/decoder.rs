@@ -259,9 +259,11 @@ impl Decoder {
                 return Err(Error::NoPendingRequest);
             }
         };
-        // A failure can come after some uniforms were drawn; restoring the generator
-        // keeps a retried response on the same random path as a first good one.
+        // A failure can come after some uniforms were drawn, or after the vocabulary was
+        // learned from a response refused later (a non-finite logit): restoring both keeps a
+        // retried response on the same path as a first good one.
         let rng = self.rng.clone();
+        let vocab = self.vocab;
         let result = match state.stage {
             Stage::Draft(depth) => self.apply_draft(&mut state, depth, &response, arrive),
             Stage::Target => self.apply_target(&mut state, &response, arrive),
@@ -269,6 +271,7 @@ impl Decoder {
         match result {
             Err(e) => {
                 self.rng = rng;
+                self.vocab = vocab;
                 self.phase = Phase::Round(state);
                 Err(e)
             }

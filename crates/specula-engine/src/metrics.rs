@@ -19,6 +19,8 @@ use crate::trace::{RoundTrace, Timing, TokenSource};
 
 /// Totals over every round so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct Metrics {
     /// Rounds completed (target calls that produced tokens).
     pub rounds: u64,
@@ -48,6 +50,8 @@ pub struct Metrics {
 
 /// The derived figures of [`Metrics`], for reports and JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct MetricsSummary {
     /// Accepted / drafted.
     pub acceptance_rate: Option<f64>,

@@ -57,6 +57,7 @@ pub const DECODE_OPTION_NAMES: [&str; 15] = [
 /// Decoding options as given, each type-checked but not yet range-checked; every field
 /// may be left out but the prompt. [`limits`] has each default and limit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct DecodeOptions {
     /// The text to continue (required, at least one character).

@@ -12,7 +12,12 @@ pub type Detokenizer = Box<dyn Fn(&[u32]) -> String + Send>;
 
 /// Why generation finished.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum FinishReason {
     /// `max_new_tokens` tokens were generated.
     MaxNewTokens,

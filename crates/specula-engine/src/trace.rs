@@ -10,6 +10,7 @@ use crate::stopping::FinishReason;
 
 /// How an emitted token was produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum TokenSource {
     /// A draft token that passed its acceptance test.
@@ -24,6 +25,8 @@ pub enum TokenSource {
 
 /// One draft token of the round's draft set.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct DraftNode {
     /// Index in [`RoundTrace::drafts`].
     pub id: usize,
@@ -37,11 +40,14 @@ pub struct DraftNode {
     pub draft_prob: f64,
     /// That whole distribution, when the config asks for distributions.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub draft_probs: Option<Vec<f64>>,
 }
 
 /// The selection at one depth of the accepted path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct DepthStep {
     /// 1-based depth.
     pub depth: usize,
@@ -60,24 +66,31 @@ pub struct DepthStep {
     pub source: TokenSource,
     /// The k-Seq parameters (ρ, acceptance), for SpecTr.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub kseq: Option<KSeqPlan>,
     /// The mentored thresholds (α, β, KL), for mentored decoding.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub mentored: Option<MentoredPlan>,
     /// The fitted ratio race (weights, selection distribution r, acceptance and the
     /// optimum), for SpecTr with the optimal selection.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub otm: Option<RacePlan>,
     /// The target distribution tested against, when the config asks for distributions.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub target_probs: Option<Vec<f64>>,
     /// The draft distribution the candidates were drawn from, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub draft_probs: Option<Vec<f64>>,
 }
 
 /// The bonus token drawn from the target after a draft survived every depth.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct BonusStep {
     /// The token.
     pub token: u32,
@@ -85,11 +98,14 @@ pub struct BonusStep {
     pub uniform: Option<f64>,
     /// The target distribution sampled, when the config asks for distributions.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub target_probs: Option<Vec<f64>>,
 }
 
 /// Emitted tokens by source. `accepted + resampled + bonus` is the number emitted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct TokenCounts {
     /// Accepted draft tokens.
     pub accepted: usize,
@@ -109,6 +125,8 @@ impl TokenCounts {
 
 /// Time spent, in nanoseconds of the decoder's [`Clock`](crate::Clock).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct Timing {
     /// Between handing out a draft request and receiving its logits.
     pub draft_nanos: u64,
@@ -138,6 +156,8 @@ impl Timing {
 
 /// Everything that happened in one round.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct RoundTrace {
     /// 0-based round number.
     pub round: usize,

@@ -293,7 +293,7 @@ fn selection_time_is_measured_between_model_calls() {
     );
     let json = serde_json::to_value(m.summary()).unwrap();
     assert_eq!(
-        json["block_efficiency"].as_f64(),
+        json["blockEfficiency"].as_f64(),
         Some(200.0 / m.rounds as f64)
     );
 }

@@ -238,9 +238,9 @@ fn traces_serialize_to_json_with_target_and_draft_names() {
     let json = serde_json::to_value(&out).unwrap();
     let round = &json["rounds"][0];
     assert_eq!(round["method"], "spectr_tree");
-    assert!(round["drafts"][0]["draft_prob"].is_number());
+    assert!(round["drafts"][0]["draftProb"].is_number());
     assert!(round["steps"][0]["outcome"]["tests"].is_array());
-    assert!(round["steps"][0]["target_probs"].is_array());
+    assert!(round["steps"][0]["targetProbs"].is_array());
     assert!(round["steps"][0]["kseq"]["rho"].is_number());
     let text = serde_json::to_string(&json).unwrap();
     assert!(!text.contains("\"p\"") && !text.contains("\"q\""));
@@ -256,7 +256,7 @@ fn traces_serialize_to_json_with_target_and_draft_names() {
     };
     let out = common::run(config, &[0], &mut draft, &mut target);
     let text = serde_json::to_string(&out.rounds).unwrap();
-    assert!(!text.contains("target_probs") && !text.contains("draft_probs"));
+    assert!(!text.contains("targetProbs") && !text.contains("draftProbs"));
 }
 
 #[test]

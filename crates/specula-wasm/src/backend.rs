@@ -29,7 +29,7 @@ pub(crate) fn mark_gpu_lost() {
 }
 
 /// What the caller asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendChoice {
     /// WebGPU when available, else CPU.
@@ -80,7 +80,8 @@ impl DraftBackend {
 }
 
 /// Where the models run, as reported to JavaScript.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct BackendInfo {
     /// Where the target runs: `"webgpu"` or `"cpu"`.
     pub backend: &'static str,

@@ -1,6 +1,8 @@
-//! Rust values to plain JavaScript objects with camelCase keys (the convention of the
-//! JS API), through serde_json so maps become objects and non-finite numbers become
-//! `null`, exactly as in `specula plan --json`.
+//! Rust values to plain JavaScript objects, through serde_json so maps become objects
+//! and non-finite numbers become `null`, exactly as in `specula plan --json`. The types
+//! that cross to JavaScript serialise with camelCase keys themselves (and are declared in
+//! `web/src/types.d.ts`); only the plan report, whose keys the CLI's `plan --json` prints
+//! in snake_case, is re-keyed here.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -48,12 +50,25 @@ fn rename(value: Value) -> Value {
     }
 }
 
-/// `value` as a plain JavaScript object with camelCase keys.
+/// `value` as a plain JavaScript object, keys as serialised.
+///
+/// # Errors
+/// [`WasmError::Engine`] when the value cannot be serialised (never for this crate's types).
+pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
+    let json = serde_json::to_value(value)
+        .map_err(|e| WasmError::Engine(format!("internal: cannot serialise: {e}")))?;
+    json_to_js(&json)
+}
+
+/// `value` as a plain JavaScript object with every key re-keyed to camelCase.
 ///
 /// # Errors
 /// As [`camel_json`].
-pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue> {
-    let json = camel_json(value)?;
+pub fn camel_to_js<T: Serialize>(value: &T) -> Result<JsValue> {
+    json_to_js(&camel_json(value)?)
+}
+
+fn json_to_js(json: &Value) -> Result<JsValue> {
     json.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| WasmError::Engine(format!("internal: cannot convert to JavaScript: {e}")))
 }

@@ -20,7 +20,8 @@ use crate::models::Models;
 use specula_engine::options::Resolved;
 
 /// What one round produced, for JavaScript.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct RoundReport {
     /// 0-based round number.
     pub round: usize,
@@ -41,7 +42,8 @@ pub struct RoundReport {
 }
 
 /// The outcome of a whole generation, for JavaScript.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
 pub struct Summary {
     /// The prompt.
     pub prompt: String,

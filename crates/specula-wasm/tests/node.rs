@@ -80,9 +80,8 @@ fn generate_options_are_checked_with_named_errors() {
         r#"{"prompt":"To be","method":"spectr","gamma":3,"drafts":2}"#,
     ));
     assert!(ok.is_ok());
-    let tree = validate_generate_options(js(
-        r#"{"prompt":"To be","method":"spectr","tree":[2,2,1],"dynamicGamma":false}"#,
-    ));
+    let tree =
+        validate_generate_options(js(r#"{"prompt":"To be","method":"spectr","tree":[2,2,1]}"#));
     assert!(tree.is_ok());
     // (options, the field named, a fragment of the message): the engine's one options
     // parser (specula_engine::options) through the bindings.
@@ -216,12 +215,14 @@ async fn bad_calls_throw_and_leave_the_engine_usable() {
         .start(js(r#"{"prompt":"To be","gamma":0}"#))
         .expect_err("gamma 0");
     assert_eq!(error_code(&err), "invalid_option");
+    assert_eq!(error_field(&err), "gamma");
     // Past the models' context the window slides; only maxTokens' own limit refuses.
     let err = engine
-        .start(js(r#"{"prompt":"To be","maxTokens":4097}"#))
+        .start(js(r#"{"prompt":"To be","maxTokens":65537}"#))
         .expect_err("too long");
+    assert_eq!(error_field(&err), "maxTokens");
     assert!(
-        error_message(&err).contains("maxTokens must be a whole number from 1 to 4096"),
+        error_message(&err).contains("maxTokens must be a whole number from 1 to 65536"),
         "{}",
         error_message(&err)
     );

@@ -9,6 +9,7 @@ use serde::Serialize;
 /// What kind of mistake an [`OptionError`] reports; it picks the sentence its message
 /// uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum Problem {
     /// A value of the wrong type or out of range.
@@ -24,6 +25,7 @@ pub enum Problem {
 
 /// An option that was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct OptionError {
     /// The option's name as the JavaScript API spells it (`topK`, `maxTokens`, `tree`);

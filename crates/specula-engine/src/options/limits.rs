@@ -41,6 +41,7 @@ pub const MAX_STOP_CHARS: usize = 1024;
 /// Every default and limit above in one value, as the bindings hand it to JavaScript
 /// (`limits()`), so that the page's controls and the package read the same numbers.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// [`MAX_GAMMA`].

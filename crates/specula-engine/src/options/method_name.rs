@@ -9,6 +9,7 @@ use super::error::OptionError;
 
 /// A decoding method's name (`--method`, `method:`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum MethodName {
     /// One target call per token, no draft model.
