@@ -311,7 +311,17 @@ finish: FinishReason | null,
 /**
  * The engine's full record of the round (drafts, tests, uniforms, ratios).
  */
-trace: RoundTrace, };
+trace: RoundTrace, 
+/**
+ * The whole generation's metrics up to and including this round (vLLM's
+ * definitions, over every stretch of the sliding window), so a page shows them
+ * without recounting.
+ */
+metrics: Metrics, 
+/**
+ * The rates derived from [`Self::metrics`].
+ */
+summary: MetricsSummary, };
 
 export type RoundTrace = { 
 /**
@@ -454,7 +464,13 @@ targetProbs?: Array<number>,
 /**
  * The draft distribution the candidates were drawn from, when asked for.
  */
-draftProbs?: Array<number>, };
+draftProbs?: Array<number>, 
+/**
+ * The residual distribution the replacement token was drawn from
+ * ([`Residual::distribution`](specula_core::Residual::distribution) of the outcome's
+ * residual), when distributions are asked for and every draft was rejected.
+ */
+residualProbs?: Array<number>, };
 
 export type BonusStep = { 
 /**
@@ -824,3 +840,18 @@ isFallbackAdapter: boolean | null,
 reason: string | null, };
 
 export type BackendChoice = "auto" | "webgpu" | "cpu";
+
+export type TheoryCurves = { 
+/**
+ * γ, as asked.
+ */
+gammas: Array<number>, 
+/**
+ * `(1 − α^{γ+1}) / (1 − α)`: expected tokens per round.
+ */
+expectedTokens: Array<number>, 
+/**
+ * `(1 − α^{γ+1}) / ((1 − α)(γc + 1))`: the walltime factor, when a cost ratio c was
+ * given.
+ */
+walltimeFactor: Array<number> | null, };

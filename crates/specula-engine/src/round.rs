@@ -96,6 +96,15 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             TokenSource::Resampled
         };
         tokens.push((token, source));
+        let residual_probs = match (&selection.outcome.residual, record) {
+            (Some(draw), true) => Some(
+                draw.residual
+                    .distribution(&target_dist, draft)?
+                    .probs()
+                    .to_vec(),
+            ),
+            _ => None,
+        };
         steps.push(DepthStep {
             depth,
             candidates: candidates.iter().map(|&n| n - 1).collect(),
@@ -108,6 +117,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             otm: selection.otm,
             target_probs: record.then(|| target_dist.probs().to_vec()),
             draft_probs: record.then(|| draft.probs().to_vec()),
+            residual_probs,
         });
         match survivors.first() {
             Some(&first) => path = tree.nodes[first].path,

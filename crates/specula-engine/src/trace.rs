@@ -85,6 +85,12 @@ pub struct DepthStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub draft_probs: Option<Vec<f64>>,
+    /// The residual distribution the replacement token was drawn from
+    /// ([`Residual::distribution`](specula_core::Residual::distribution) of the outcome's
+    /// residual), when distributions are asked for and every draft was rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub residual_probs: Option<Vec<f64>>,
 }
 
 /// The bonus token drawn from the target after a draft survived every depth.

@@ -447,6 +447,26 @@ fn drafts_are_sampled_from_the_distribution_used_to_test_them() {
                     assert_eq!(test.draft_prob, draft[test.token], "{name}");
                     assert_eq!(test.target_prob, target[test.token], "{name}");
                 }
+                // The residual a rejection drew from, computed by the core from the two
+                // recorded distributions; none when a draft was accepted.
+                let residual = step.outcome.residual.as_ref().map(|draw| {
+                    let t = Distribution::from_probs(target.clone()).unwrap();
+                    let d = Distribution::from_probs(draft.clone()).unwrap();
+                    draw.residual.distribution(&t, &d).unwrap().probs().to_vec()
+                });
+                match (&step.residual_probs, &residual) {
+                    (Some(got), Some(want)) => {
+                        // The recorded distributions are renormalised when read back.
+                        assert!(
+                            got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12),
+                            "{name}: {got:?} != {want:?}"
+                        );
+                    }
+                    (got, want) => assert_eq!(got.is_some(), want.is_some(), "{name}"),
+                }
+                if let (Some(r), Some(draw)) = (&step.residual_probs, &step.outcome.residual) {
+                    assert!(r[draw.token] > 0.0, "{name}: the replacement has mass");
+                }
                 context.push(step.token);
             }
             if let Some(bonus) = &round.bonus {

@@ -39,6 +39,12 @@ pub struct RoundReport {
     pub finish: Option<FinishReason>,
     /// The engine's full record of the round (drafts, tests, uniforms, ratios).
     pub trace: RoundTrace,
+    /// The whole generation's metrics up to and including this round (vLLM's
+    /// definitions, over every stretch of the sliding window), so a page shows them
+    /// without recounting.
+    pub metrics: Metrics,
+    /// The rates derived from [`Self::metrics`].
+    pub summary: MetricsSummary,
 }
 
 /// The outcome of a whole generation, for JavaScript.
@@ -191,6 +197,9 @@ impl Generation {
             if let Some(trace) = self.decoder.supply(response)? {
                 // Round numbers run on over the stretches (each decoder counts from 0).
                 let round = self.earlier_rounds + trace.round;
+                // Before a slide, which moves the decoder's metrics into `earlier`.
+                let mut metrics = self.earlier.clone();
+                metrics.add(self.decoder.metrics());
                 let mut finish = trace.finish.clone();
                 match finish {
                     Some(FinishReason::MaxNewTokens) if self.remaining > 0 => {
@@ -215,6 +224,8 @@ impl Generation {
                     fallback: models.take_fallback(),
                     finish,
                     trace,
+                    summary: metrics.summary(),
+                    metrics,
                 }));
             }
         }
@@ -307,6 +318,15 @@ mod tests {
         assert_eq!(numbers, (0..rounds.len()).collect::<Vec<_>>(), "{method}");
         let summary = generation.summary(&models);
         assert_eq!(summary.metrics.rounds as usize, rounds.len(), "{method}");
+        // Each round carries the run's metrics so far, over every stretch.
+        let mut emitted = 0;
+        for r in &rounds {
+            emitted += r.tokens.len();
+            assert_eq!(r.metrics.emitted_tokens as usize, emitted, "{method}");
+            assert_eq!(r.summary, r.metrics.summary(), "{method}");
+        }
+        let last = rounds.last().expect("a round");
+        assert_eq!(last.metrics, summary.metrics, "{method}");
         (generation.text().to_owned(), summary)
     }
 

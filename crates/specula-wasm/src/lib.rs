@@ -29,6 +29,7 @@ mod generation;
 #[cfg(target_arch = "wasm32")]
 mod gpu_probe;
 mod js_options;
+mod math;
 mod models;
 pub mod plan;
 pub mod untrained;
@@ -41,6 +42,7 @@ pub use camel::{camel_case, camel_json};
 pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
+pub use math::TheoryCurves;
 pub use models::{Bundles, Models};
 
 /// Runs at instantiation: installs the panic hook, so a panic (a bug) shows its message in
@@ -112,6 +114,26 @@ pub fn validate_generate_options(options: JsValue) -> std::result::Result<JsValu
         .map_err(WasmError::from)?;
     let json = serde_json::json!({ "prompt": checked.prompt, "config": checked.config });
     Ok(camel::to_js(&json)?)
+}
+
+/// Speculative decoding's theory curves over γ, computed by the core:
+/// `theory({ alpha, gammas, costRatio? })` → `{ gammas, expectedTokens, walltimeFactor }`.
+///
+/// # Errors
+/// A `SpeculaError` naming the bad option.
+#[wasm_bindgen]
+pub fn theory(options: JsValue) -> std::result::Result<JsValue, JsValue> {
+    Ok(camel::to_js(&math::theory(&options)?)?)
+}
+
+/// A distribution recorded at temperature `from` as the engine would process it with
+/// other settings: `retarget({ probs, from, temperature?, topK?, topP? })` → `number[]`.
+///
+/// # Errors
+/// A `SpeculaError` naming the bad option.
+#[wasm_bindgen]
+pub fn retarget(options: JsValue) -> std::result::Result<JsValue, JsValue> {
+    Ok(camel::to_js(&math::retarget(&options)?)?)
 }
 
 /// Every default and limit of the `generate()` options (`specula_engine::options::limits`),

@@ -52,6 +52,7 @@ fn types_d_ts() -> String {
         specula_engine::MetricsSummary::decl(&cfg),
         specula_wasm::BackendInfo::decl(&cfg),
         specula_wasm::BackendChoice::decl(&cfg),
+        specula_wasm::TheoryCurves::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test\n\

@@ -8,7 +8,8 @@ mod wasm_support;
 
 use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
 use specula_wasm::{
-    BackendChoice, DraftBackend, Engine, camel_json, plan, validate_generate_options,
+    BackendChoice, DraftBackend, Engine, camel_json, plan, retarget, theory,
+    validate_generate_options,
 };
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -308,4 +309,64 @@ async fn an_edited_description_fails_its_own_checksum() {
             .contains("draft model: checksum mismatch for the draft description"),
         "{err}"
     );
+}
+
+#[wasm_bindgen_test]
+fn theory_and_retarget_are_the_cores_closed_forms() {
+    let curves =
+        stringify(&theory(js(r#"{"alpha":0.8,"gammas":[1,4],"costRatio":0.1}"#)).expect("theory"));
+    for (i, g) in [1_u32, 4].into_iter().enumerate() {
+        let tokens = specula_core::theory::expected_tokens_per_round(0.8, g).unwrap();
+        let factor = specula_core::theory::walltime_factor(0.8, g, 0.1).unwrap();
+        assert_eq!(curves["expectedTokens"][i].as_f64(), Some(tokens));
+        assert_eq!(curves["walltimeFactor"][i].as_f64(), Some(factor));
+    }
+    let err = theory(js(r#"{"alpha":1.5,"gammas":[1]}"#)).expect_err("alpha > 1");
+    assert_eq!(
+        (error_code(&err).as_str(), error_field(&err).as_str()),
+        ("invalid_option", "alpha")
+    );
+    let err = theory(js(r#"{"alpha":0.5,"gammas":[1,0]}"#)).expect_err("gamma 0");
+    assert_eq!(error_field(&err), "gammas[1]");
+
+    let probs = [0.5, 0.3, 0.2];
+    let same: Vec<f64> = serde_wasm_bindgen::from_value(
+        retarget(js(
+            r#"{"probs":[0.5,0.3,0.2],"from":0.8,"temperature":0.8}"#,
+        ))
+        .expect("same T"),
+    )
+    .unwrap();
+    assert!(
+        same.iter().zip(probs).all(|(a, b)| (a - b).abs() < 1e-12),
+        "{same:?}"
+    );
+    // Halving the temperature squares the ratios: p ∝ q².
+    let colder: Vec<f64> = serde_wasm_bindgen::from_value(
+        retarget(js(r#"{"probs":[0.5,0.3,0.2],"from":1,"temperature":0.5}"#)).expect("T/2"),
+    )
+    .unwrap();
+    let z: f64 = probs.iter().map(|q| q * q).sum();
+    assert!(
+        colder
+            .iter()
+            .zip(probs)
+            .all(|(a, q)| (a - q * q / z).abs() < 1e-12),
+        "{colder:?}"
+    );
+    let greedy: Vec<f64> = serde_wasm_bindgen::from_value(
+        retarget(js(r#"{"probs":[0.2,0.5,0.3],"from":1,"temperature":0}"#)).expect("greedy"),
+    )
+    .unwrap();
+    assert_eq!(greedy, [0.0, 1.0, 0.0]);
+    let top2: Vec<f64> = serde_wasm_bindgen::from_value(
+        retarget(js(r#"{"probs":[0.2,0.5,0.3],"from":1,"topK":2}"#)).expect("top-k"),
+    )
+    .unwrap();
+    assert!(
+        (top2[0]).abs() < 1e-15 && (top2[1] - 0.625).abs() < 1e-12,
+        "{top2:?}"
+    );
+    let err = retarget(js(r#"{"probs":[0.5,0.5],"from":0}"#)).expect_err("from 0");
+    assert_eq!(error_field(&err), "from");
 }
