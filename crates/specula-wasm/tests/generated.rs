@@ -3,9 +3,9 @@
 //! - `web/src/limits.js`, every default and limit of the options
 //!   (`specula_engine::options::limits`), which the npm package exports and the page's
 //!   controls read;
-//! - `web/src/types.d.ts`, the TypeScript declarations (ts-rs, from the serde attributes)
-//!   of everything that crosses to JavaScript: the options and their error, rounds and
-//!   traces, metrics, the summary.
+//! - `web/src/types.d.ts` and `web/src/types/*.d.ts`, the TypeScript declarations (ts-rs,
+//!   from the serde attributes) of everything that crosses to JavaScript: the options and
+//!   their error, rounds and traces, metrics, the summary.
 //!
 //! `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated` rewrites them (refused
 //! in CI, so a drift always fails there).
@@ -15,56 +15,113 @@ use std::path::PathBuf;
 use specula_engine::options::limits::LIMITS;
 use ts_rs::{Config, TS};
 
-/// The declarations, every type once, in an order a reader can follow.
-fn types_d_ts() -> String {
+/// A type's name and declaration.
+fn decl<T: TS>(cfg: &Config) -> (String, String) {
+    (T::name(cfg), T::decl(cfg))
+}
+
+/// The declarations in three files by theme (`web/src/types/<file>.d.ts`, each under a
+/// few hundred lines), every type once, in an order a reader can follow.
+fn groups() -> Vec<(&'static str, &'static str, Vec<(String, String)>)> {
     // u64 counters (nanoseconds, seeds) are plain numbers in JavaScript.
-    let cfg = Config::new().with_large_int("number");
-    let decls = [
-        specula_engine::options::DecodeOptions::decl(&cfg),
-        specula_engine::options::MethodName::decl(&cfg),
-        specula_engine::options::OptionError::decl(&cfg),
-        specula_engine::options::Problem::decl(&cfg),
-        specula_engine::options::limits::Limits::decl(&cfg),
-        specula_engine::DecodeConfig::decl(&cfg),
-        specula_engine::Method::decl(&cfg),
-        specula_engine::DraftShape::decl(&cfg),
-        specula_engine::GammaPolicy::decl(&cfg),
-        specula_core::SamplingConfig::decl(&cfg),
-        specula_core::Bug::decl(&cfg),
-        specula_wasm::RoundReport::decl(&cfg),
-        specula_engine::RoundTrace::decl(&cfg),
-        specula_engine::DraftNode::decl(&cfg),
-        specula_engine::DepthStep::decl(&cfg),
-        specula_engine::BonusStep::decl(&cfg),
-        specula_engine::TokenSource::decl(&cfg),
-        specula_engine::TokenCounts::decl(&cfg),
-        specula_engine::Timing::decl(&cfg),
-        specula_engine::FinishReason::decl(&cfg),
-        specula_core::TokenOutcome::decl(&cfg),
-        specula_core::DraftTest::decl(&cfg),
-        specula_core::ResidualDraw::decl(&cfg),
-        specula_core::Residual::decl(&cfg),
-        specula_core::KSeqPlan::decl(&cfg),
-        specula_core::RacePlan::decl(&cfg),
-        specula_core::MentoredPlan::decl(&cfg),
-        specula_wasm::Summary::decl(&cfg),
-        specula_engine::Metrics::decl(&cfg),
-        specula_engine::MetricsSummary::decl(&cfg),
-        specula_wasm::BackendInfo::decl(&cfg),
-        specula_wasm::BackendChoice::decl(&cfg),
-        specula_wasm::TheoryCurves::decl(&cfg),
-    ];
-    let mut out = String::from(
-        "// Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test\n\
-         // generated` (ts-rs): do not edit. What each field means is documented on the Rust type.\n",
-    );
-    for decl in decls {
-        out.push('\n');
-        out.push_str("export ");
-        out.push_str(&decl);
-        out.push('\n');
+    let cfg = &Config::new().with_large_int("number");
+    vec![
+        (
+            "options",
+            "The options of generate(), their errors and limits, and the configuration they resolve to.",
+            vec![
+                decl::<specula_engine::options::DecodeOptions>(cfg),
+                decl::<specula_engine::options::MethodName>(cfg),
+                decl::<specula_engine::options::OptionError>(cfg),
+                decl::<specula_engine::options::Problem>(cfg),
+                decl::<specula_engine::options::limits::Limits>(cfg),
+                decl::<specula_engine::DecodeConfig>(cfg),
+                decl::<specula_engine::Method>(cfg),
+                decl::<specula_engine::DraftShape>(cfg),
+                decl::<specula_engine::GammaPolicy>(cfg),
+                decl::<specula_core::SamplingConfig>(cfg),
+                decl::<specula_core::Bug>(cfg),
+            ],
+        ),
+        (
+            "rounds",
+            "One round of decoding as generate() yields it: the report, the engine's trace, each depth's tests and plans.",
+            vec![
+                decl::<specula_wasm::RoundReport>(cfg),
+                decl::<specula_engine::RoundTrace>(cfg),
+                decl::<specula_engine::DraftNode>(cfg),
+                decl::<specula_engine::DepthStep>(cfg),
+                decl::<specula_engine::BonusStep>(cfg),
+                decl::<specula_engine::TokenSource>(cfg),
+                decl::<specula_engine::TokenCounts>(cfg),
+                decl::<specula_engine::Timing>(cfg),
+                decl::<specula_engine::FinishReason>(cfg),
+                decl::<specula_core::TokenOutcome>(cfg),
+                decl::<specula_core::DraftTest>(cfg),
+                decl::<specula_core::ResidualDraw>(cfg),
+                decl::<specula_core::Residual>(cfg),
+                decl::<specula_core::KSeqPlan>(cfg),
+                decl::<specula_core::RacePlan>(cfg),
+                decl::<specula_core::MentoredPlan>(cfg),
+            ],
+        ),
+        (
+            "summary",
+            "A whole generation's summary and metrics, where the models run, and the theory curves.",
+            vec![
+                decl::<specula_wasm::Summary>(cfg),
+                decl::<specula_engine::Metrics>(cfg),
+                decl::<specula_engine::MetricsSummary>(cfg),
+                decl::<specula_wasm::BackendInfo>(cfg),
+                decl::<specula_wasm::BackendChoice>(cfg),
+                decl::<specula_wasm::TheoryCurves>(cfg),
+            ],
+        ),
+    ]
+}
+
+const HEADER: &str = "// Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test\n\
+                      // generated` (ts-rs): do not edit. What each field means is documented on the Rust type.\n";
+
+/// Each generated file's path under `web/src` and text: one per group, importing what it
+/// uses from the others, and `types.d.ts` re-exporting them all.
+fn type_files() -> Vec<(String, String)> {
+    let groups = groups();
+    let owner = |name: &str| {
+        groups
+            .iter()
+            .find(|(_, _, decls)| decls.iter().any(|(n, _)| n == name))
+            .map(|g| g.0)
+    };
+    let mut files = Vec::new();
+    let mut index =
+        format!("{HEADER}// Every data type that crosses from the wasm module to JavaScript.\n\n");
+    for (file, about, decls) in &groups {
+        let mut imports: std::collections::BTreeMap<&str, std::collections::BTreeSet<String>> =
+            Default::default();
+        for (_, text) in decls {
+            for word in text.split(|c: char| !c.is_alphanumeric()) {
+                if let Some(other) = owner(word).filter(|o| o != file) {
+                    imports.entry(other).or_default().insert(word.to_owned());
+                }
+            }
+        }
+        let mut out = format!("{HEADER}// {about}\n");
+        for (other, names) in &imports {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            out.push_str(&format!(
+                "import type {{ {} }} from \"./{other}\";\n",
+                names.join(", ")
+            ));
+        }
+        for (_, text) in decls {
+            out.push_str(&format!("\nexport {text}\n"));
+        }
+        files.push((format!("types/{file}.d.ts"), out));
+        index.push_str(&format!("export type * from \"./types/{file}\";\n"));
     }
-    out
+    files.push(("types.d.ts".to_owned(), index));
+    files
 }
 
 fn limits_js() -> String {
@@ -84,6 +141,9 @@ fn check_generated(name: &str, want: &str) {
         .join("../../web/src")
         .join(name);
     if std::env::var_os("SPECULA_BLESS").is_some() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("web/src/types");
+        }
         std::fs::write(&path, want).unwrap_or_else(|e| panic!("write web/src/{name}: {e}"));
         return;
     }
@@ -102,7 +162,8 @@ fn limits_js_is_generated_from_the_engine() {
 
 #[test]
 fn types_d_ts_is_generated_from_the_rust_types() {
-    let types = types_d_ts();
+    let files = type_files();
+    let types: String = files.iter().map(|(_, text)| text.as_str()).collect();
     // Every key JavaScript sees is camelCase: a snake_case field means a type crossing
     // to JavaScript lacks `#[serde(rename_all = "camelCase")]`.
     for line in types
@@ -117,5 +178,11 @@ fn types_d_ts_is_generated_from_the_rust_types() {
             );
         }
     }
-    check_generated("types.d.ts", &types);
+    for (name, text) in &files {
+        check_generated(name, text);
+        assert!(
+            text.lines().count() <= 600,
+            "{name} is over 600 lines: split its group"
+        );
+    }
 }

@@ -1,0 +1,281 @@
+// Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test
+// generated` (ts-rs): do not edit. What each field means is documented on the Rust type.
+// The options of generate(), their errors and limits, and the configuration they resolve to.
+
+export type DecodeOptions = { 
+/**
+ * The text to continue (required, at least one character).
+ */
+prompt?: string, 
+/**
+ * One of [`MethodName::ALL`]; default `"speculative"`.
+ */
+method?: string, 
+/**
+ * Draft tokens per round: γ for speculative and mentored decoding, the draft length
+ * L for the multi-draft methods (default [`limits::DEFAULT_GAMMA`]).
+ */
+gamma?: number, 
+/**
+ * K, the draft sequences of the multi-draft methods (default
+ * [`limits::DEFAULT_DRAFTS`]).
+ */
+drafts?: number, 
+/**
+ * Children per node at each depth of a prefix tree of drafts (multi-draft methods),
+ * instead of `drafts` i.i.d. sequences of length `gamma`.
+ */
+tree?: Array<number>, 
+/**
+ * Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
+ * every draft, −1 otherwise.
+ */
+dynamicGamma?: boolean, 
+/**
+ * The KL budget D of mentored decoding, in nats per position (required there).
+ */
+kl?: number, 
+/**
+ * Sampling temperature; 0 is greedy (default [`limits::DEFAULT_TEMPERATURE`]).
+ */
+temperature?: number, 
+/**
+ * Keep the k most likely tokens.
+ */
+topK?: number, 
+/**
+ * Keep the smallest set of tokens with at least this much probability.
+ */
+topP?: number, 
+/**
+ * Seed of the decoder's random numbers (default [`limits::DEFAULT_SEED`]).
+ */
+seed?: number, 
+/**
+ * Tokens to generate (default [`limits::DEFAULT_MAX_TOKENS`]).
+ */
+maxTokens?: number, 
+/**
+ * Stop once the text contains any of these.
+ */
+stop?: Array<string>, 
+/**
+ * Put full distributions in the traces (for teaching pages).
+ */
+recordDistributions?: boolean, 
+/**
+ * A deliberate bug to plant in the decoder (one of `specula_core::Bug::ALL`, by
+ * name), for the lossless drafting methods.
+ */
+bug?: string, };
+
+export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "otm" | "mentored";
+
+export type OptionError = { 
+/**
+ * The option's name as the JavaScript API spells it (`topK`, `maxTokens`, `tree`);
+ * the CLI shows the matching flag (`--top-k`).
+ */
+field: string, 
+/**
+ * What the option must be (or, for [`Problem::Unknown`], the options there are).
+ */
+expected: string, 
+/**
+ * What was given, as JavaScript would print it.
+ */
+got: string, 
+/**
+ * The kind of mistake.
+ */
+problem: Problem, };
+
+export type Problem = "invalid" | "unknown" | "missing" | "unused";
+
+export type Limits = { 
+/**
+ * [`MAX_GAMMA`].
+ */
+maxGamma: number, 
+/**
+ * [`DEFAULT_GAMMA`].
+ */
+defaultGamma: number, 
+/**
+ * [`MAX_DRAFTS`].
+ */
+maxDrafts: number, 
+/**
+ * [`DEFAULT_DRAFTS`].
+ */
+defaultDrafts: number, 
+/**
+ * [`MAX_ROUND_NODES`].
+ */
+maxRoundNodes: number, 
+/**
+ * [`MAX_TOKENS`].
+ */
+maxTokens: number, 
+/**
+ * [`DEFAULT_MAX_TOKENS`].
+ */
+defaultMaxTokens: number, 
+/**
+ * [`MAX_TEMPERATURE`].
+ */
+maxTemperature: number, 
+/**
+ * [`DEFAULT_TEMPERATURE`].
+ */
+defaultTemperature: number, 
+/**
+ * [`MAX_TOP_K`].
+ */
+maxTopK: number, 
+/**
+ * [`MAX_KL`].
+ */
+maxKl: number, 
+/**
+ * [`MAX_SEED`].
+ */
+maxSeed: number, 
+/**
+ * [`DEFAULT_SEED`].
+ */
+defaultSeed: number, 
+/**
+ * [`MAX_STOP_STRINGS`].
+ */
+maxStopStrings: number, 
+/**
+ * [`MAX_STOP_CHARS`].
+ */
+maxStopChars: number, };
+
+export type DecodeConfig = { 
+/**
+ * The decoding method.
+ */
+method: Method, 
+/**
+ * Temperature, top-k and top-p, applied identically to both models' logits;
+ * temperature 0 makes every method greedy.
+ */
+sampling: SamplingConfig, 
+/**
+ * Stop after this many generated tokens.
+ */
+maxNewTokens: number, 
+/**
+ * Stop right after emitting any of these tokens (the stop token is emitted).
+ */
+stopTokens: Array<number>, 
+/**
+ * Stop right after the token that completes any of these strings in the generated
+ * text (needs `token_text` or a detokenizer).
+ */
+stopStrings: Array<string>, 
+/**
+ * The text of each token id, used to detect stop strings.
+ */
+tokenText: Array<string> | null, 
+/**
+ * Seed of the decoder's ChaCha8 random number generator.
+ */
+seed: number, 
+/**
+ * Whether traces carry full draft and target distributions (large: V floats each).
+ */
+recordDistributions: boolean, 
+/**
+ * A deliberate mistake to plant in the decoder, for teaching (a bug lab) and for
+ * measuring the power of exactness tests: the output then no longer follows the
+ * target. `None` (the default, left out of serialised configs) decodes correctly.
+ * Only the lossless drafting methods take one.
+ */
+bug?: Bug | null, };
+
+export type Method = { "kind": "autoregressive" } | { "kind": "speculative", 
+/**
+ * Draft tokens per round (the starting value when the policy is dynamic).
+ */
+gamma: number, 
+/**
+ * How γ changes between rounds.
+ */
+policy: GammaPolicy, } | { "kind": "spec_tr", 
+/**
+ * The draft set.
+ */
+drafts: DraftShape, } | { "kind": "multi_round", 
+/**
+ * The draft set.
+ */
+drafts: DraftShape, } | { "kind": "otm", 
+/**
+ * The draft set.
+ */
+drafts: DraftShape, } | { "kind": "mentored", 
+/**
+ * Draft tokens per round (the starting value when the policy is dynamic).
+ */
+gamma: number, 
+/**
+ * The KL budget D ≥ 0 (nats) per position; 0 is standard speculative sampling.
+ */
+klBudget: number, 
+/**
+ * How γ changes between rounds.
+ */
+policy: GammaPolicy, };
+
+export type DraftShape = { "kind": "iid", 
+/**
+ * K, the number of sequences.
+ */
+k: number, 
+/**
+ * L, the length of each.
+ */
+length: number, } | { "kind": "tree", 
+/**
+ * K, which must equal the product of `branching`.
+ */
+k: number, 
+/**
+ * k₁..k_L, one per depth.
+ */
+branching: Array<number>, };
+
+export type GammaPolicy = { "kind": "fixed" } | { "kind": "heuristic", 
+/**
+ * The cap.
+ */
+maxGamma: number, } | { "kind": "optimal", 
+/**
+ * The cap.
+ */
+maxGamma: number, 
+/**
+ * c to assume until the clock has measured both models.
+ */
+costRatio: number, };
+
+export type SamplingConfig = { 
+/**
+ * Softmax temperature, `>= 0`; 0 means greedy (one-hot on the argmax).
+ */
+temperature: number, 
+/**
+ * Keep only the `k` most likely tokens; `None` keeps all.
+ */
+topK: number | null, 
+/**
+ * Keep the smallest set of most likely tokens with mass `>= p`, `p` in (0, 1];
+ * `None` keeps all.
+ */
+topP: number | null, };
+
+export type Bug = "resample-from-target" | "argmax-draft" | "shared-uniform" | "unprocessed-target" | "filtered-draft" | "cache-reset";
