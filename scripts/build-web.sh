@@ -50,7 +50,8 @@ fi
 echo "== bindings and wasm-opt: $(since "$t") s" >&2
 
 cp web/package.json web/README.md "$stage/"
-cp web/src/index.js web/src/limits.js web/src/worker.js web/src/weights.js web/src/index.d.ts "$stage/dist/"
+cp web/src/index.js web/src/limits.js web/src/worker.js web/src/weights.js web/src/index.d.ts web/src/types.d.ts "$stage/dist/"
+cp -r web/src/types "$stage/dist/"
 
 if [ -f "$weights/draft.json" ] && [ -f "$weights/target.bpk" ]; then
   cp "$weights"/draft.json "$weights"/draft.bpk "$weights"/target.json "$weights"/target.bpk "$stage/dist/weights/"

@@ -66,8 +66,10 @@ def load(name):
         return json.load(f)
 
 
-def rows(report, method):
-    return [r for r in report["rows"] if r["method"] == method]
+def rows(report, method, selection=None):
+    """The rows of one method; for SpecTr, of one selection rule (params `selection=`)."""
+    return [r for r in report["rows"] if r["method"] == method
+            and (selection is None or f"selection={selection}" in r["params"].split())]
 
 
 def param(row, key):
@@ -103,9 +105,10 @@ def spectr_vs_k(plt):
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4))
     l4 = load("spectr-L4.json")
     base = rows(l4, "speculative")[0]["block_efficiency"]
-    for method, label, color in (("spectr_iid", "k-Seq (--method spectr)", "C0"),
-                                 ("otm", "optimal selection (--method otm)", "C1")):
-        pts = [(1, base)] + [(param(r, "K"), r["block_efficiency"]) for r in rows(l4, method)]
+    for selection, label, color in (("kseq", "k-Seq (--selection kseq)", "C0"),
+                                    ("race", "optimal selection (--selection race)", "C1")):
+        pts = [(1, base)] + [(param(r, "K"), r["block_efficiency"])
+                             for r in rows(l4, "spectr", selection)]
         left.plot(*zip(*pts), "o-", color=color, label=label)
     left.axhline(1.15 * base, color="grey", lw=0.8, ls="--")
     left.text(1, 1.15 * base + 0.02, "1.15 × speculative γ = 4 (goal at K = 4)",
@@ -121,9 +124,10 @@ def spectr_vs_k(plt):
         r = load(name)
         spec = rows(r, "speculative")[0]
         lengths.append(param(spec, "gamma"))
-        pick = lambda m: next(x for x in rows(r, m) if param(x, "K") == 4)["block_efficiency"]
-        kseq.append(pick("spectr_iid") / spec["block_efficiency"])
-        otm.append(pick("otm") / spec["block_efficiency"])
+        pick = lambda sel: next(x for x in rows(r, "spectr", sel)
+                                if param(x, "K") == 4)["block_efficiency"]
+        kseq.append(pick("kseq") / spec["block_efficiency"])
+        otm.append(pick("race") / spec["block_efficiency"])
     right.plot(lengths, kseq, "o-", color="C0", label="k-Seq")
     right.plot(lengths, otm, "o-", color="C1", label="optimal selection")
     right.axhline(1.15, color="grey", lw=0.8, ls="--")

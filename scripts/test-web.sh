@@ -7,8 +7,9 @@
 #      the few-row WebGPU kernels (crates/specula-kernels) == burn's matmul
 #   4. the npm package (scripts/build-web.sh), plan() == `specula plan --json`, and the
 #      options table (tests/options/table.json) with the CLI's verdicts, codes and fields
-#   5. a fresh Vite 7 app installs the tarball, builds, is served on 127.0.0.1 and driven
-#      by playwright-core in /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
+#   5. a fresh Vite 7 app installs the tarball, type-checks the package's declarations
+#      with tsc (strict), builds, is served on 127.0.0.1 and driven by playwright-core in
+#      /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
 # CARGO_TARGET_DIR defaults as in scripts/test.sh. Set SPECULA_WEB_NO_WEBGPU=1 to skip the
 # WebGPU checks of step 5 (they need --enable-unsafe-webgpu to give an adapter), and
 # SPECULA_WEB_CLIPPY=0 to skip linting the wasm-only code (clippy for wasm32, ~4 min cold).
@@ -76,6 +77,13 @@ app_install() {
   node tests/web-package/bad-weights.mjs "$app/node_modules/specula/dist/weights" "$app/public/weights-bad"
 }
 
+# The package's declarations (dist/index.d.ts and the generated dist/types.d.ts and
+# dist/types/) as a strict TypeScript app with a bundler sees them: src/types-check.ts
+# uses the API and the data types. Never run, only checked.
+app_types() {
+  (cd "$app" && npx --no-install tsc --noEmit -p tsconfig.json)
+}
+
 app_build() {
   (cd "$app" && npx --no-install vite build --logLevel warn)
 }
@@ -100,6 +108,7 @@ step "package build (wasm, bindings, wasm-opt, npm pack)" package
 step "plan() vs specula plan --json" plan_vs_cli
 step "the options table in the wasm module (Node)" node tests/web-package/options-table.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm"
 step "fresh Vite app: npm install" app_install
+step "fresh Vite app: TypeScript check of the package's types (tsc --noEmit, strict)" app_types
 step "fresh Vite app: vite build" app_build
 step "fresh Vite app in Chromium (WebGPU + CPU)" app_run
 echo "== all web tests passed"

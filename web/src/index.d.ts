@@ -1,17 +1,83 @@
-// Hand-written types for the `specula` package. Notation: the **target** is the model whose
+// Types of the `specula` package. The data the wasm module hands to JavaScript (options,
+// rounds and their traces, metrics, the summary, the checked settings, the limits) is
+// declared in `./types.d.ts` and `./types/`, generated from the Rust types (ts-rs), and
+// re-exported here; this file declares only the JavaScript API around it. (`./types.js`
+// names `./types.d.ts`: Node's ESM resolution wants the extension, and `import type`
+// leaves nothing to load at run time.) Notation: the **target** is the model whose
 // distribution the output follows; the **draft** is the small model that proposes tokens.
 
+import type {
+  BackendChoice,
+  BackendInfo,
+  Bug,
+  DecodeConfig,
+  DecodeOptions,
+  Limits,
+  MethodName,
+  RoundReport,
+  Selection,
+  Summary,
+  TheoryCurves,
+} from "./types.js";
+
+export type {
+  BackendChoice,
+  BackendInfo,
+  BonusStep,
+  Bug,
+  DecodeConfig,
+  DecodeOptions,
+  DepthStep,
+  DraftNode,
+  DraftShape,
+  DraftTest,
+  FinishReason,
+  GammaPolicy,
+  KSeqPlan,
+  Limits,
+  MentoredPlan,
+  MethodName,
+  Metrics,
+  MetricsSummary,
+  OptionError,
+  Problem,
+  RacePlan,
+  Residual,
+  ResidualDraw,
+  RoundReport,
+  RoundTrace,
+  SamplingConfig,
+  Selection,
+  StepPlan,
+  Summary,
+  TheoryCurves,
+  Timing,
+  TokenCounts,
+  TokenOutcome,
+  TokenSource,
+} from "./types.js";
+
+/**
+ * The method and its settings in a {@link DecodeConfig} (`Method` in types.d.ts, the Rust
+ * type; `Method` here is the method's name), e.g. `{ kind: "speculative", gamma: 4,
+ * policy: { kind: "fixed" } }` or `{ kind: "spec_tr", drafts: { kind: "iid", k: 4,
+ * length: 4 }, selection: "race" }`. `kind` is the Rust variant's name: "spec_tr" for
+ * method "spectr", "multi_round" for "multiround".
+ */
+export type MethodConfig = DecodeConfig["method"];
+
 /** Where the models run. */
-export type Backend = "auto" | "webgpu" | "cpu";
+export type Backend = BackendChoice;
 /** Where the draft model runs: "same" as the target, or "cpu" (inside wasm) beside a WebGPU target. */
 export type DraftBackend = "same" | "cpu";
 
-/** A decoding method. `spectr` drafts `drafts` i.i.d. sequences of length `gamma`. */
 /**
- * `otm`: SpecTr's draft sets with its optimal selection (OTM) at every depth instead of
- * k-Seq, realised by the ratio race (specula-core `race_sample`).
+ * A decoding method (the options' `method`). `spectr` drafts `drafts` i.i.d. sequences of
+ * length `gamma` (or the prefix tree `tree`) and selects among them at every depth by its
+ * `selection` rule ({@link Selection}); `multiround` tests the same draft sets one after
+ * another (SpecInfer).
  */
-export type Method = "autoregressive" | "speculative" | "spectr" | "multiround" | "otm" | "mentored";
+export type Method = MethodName;
 
 /** Error codes of {@link SpeculaError}. */
 export type ErrorCode =
@@ -72,256 +138,69 @@ export interface LoadOptions {
   wasmUrl?: string | URL;
 }
 
-export interface BackendInfo {
-  /** Where the target runs. */
-  backend: "webgpu" | "cpu";
-  /** Where the draft runs. */
-  draftBackend: "webgpu" | "cpu";
-  requested: Backend;
-  /** The GPU adapter's name (WebGPU only). */
-  adapter: string | null;
-  /** True for software adapters such as SwiftShader (slow). */
-  isFallbackAdapter: boolean | null;
-  /** Why the models are not (or no longer) on WebGPU. */
-  reason: string | null;
-}
-
 /**
- * Every default and limit of the generate() options, as the engine checks them (the same
- * numbers on the CLI, in this package and on the teaching page).
+ * The limits and defaults of the generate() options, generated from the engine's
+ * (crates/specula-engine/src/options/limits.rs; the same numbers on the CLI and on the
+ * teaching page), as a frozen object: e.g. `LIMITS.maxGamma` (64), `LIMITS.maxDrafts`
+ * (1024), `LIMITS.maxRoundNodes` (1024), `LIMITS.maxTokens` (65536), `LIMITS.defaultGamma` (4).
  */
-export interface Limits {
-  /** Largest `gamma`, and the most depths of a `tree`: 64. */
-  readonly maxGamma: number;
-  /** `gamma` when left out: 4. */
-  readonly defaultGamma: number;
-  /** Largest `drafts`, the most leaves of a `tree` and its largest entry: 1024. */
-  readonly maxDrafts: number;
-  /** `drafts` when left out: 4. */
-  readonly defaultDrafts: number;
-  /** The most draft nodes per round: `drafts × gamma`, or a tree's level widths summed: 1024. */
-  readonly maxRoundNodes: number;
-  /** Largest `maxTokens`: 65536. */
-  readonly maxTokens: number;
-  /** `maxTokens` when left out: 64. */
-  readonly defaultMaxTokens: number;
-  /** Largest `temperature`: 1e6. */
-  readonly maxTemperature: number;
-  /** `temperature` when left out: 1. */
-  readonly defaultTemperature: number;
-  /** Largest `topK`: 2^20. */
-  readonly maxTopK: number;
-  /** Largest `kl`: 1e6 nats. */
-  readonly maxKl: number;
-  /** Largest `seed`: 2^53 − 1. */
-  readonly maxSeed: number;
-  /** `seed` when left out: 0. */
-  readonly defaultSeed: number;
-  /** The most `stop` strings: 64. */
-  readonly maxStopStrings: number;
-  /** The longest `stop` string, in characters: 1024. */
-  readonly maxStopChars: number;
-}
-
-/** The limits and defaults, generated from the engine's (a frozen object). */
-export const LIMITS: Limits;
+export const LIMITS: Readonly<Limits>;
 
 /** The bugs generate() can plant (`bug`) for the lossless drafting methods. */
-export type BugName = PlanBugName | "cache-reset";
+export type BugName = Bug;
 
 /**
- * Options of {@link Specula.generate}. Every value is checked, never clamped: a value out
- * of range, of the wrong type or an unknown option is refused with a SpeculaError of code
- * "invalid_option" whose `field` names it. `null` means "left out". **An option the
- * method does not use is refused too, rather than ignored** (`field` names it): `gamma`
- * with "autoregressive"; `drafts` and `tree` except with spectr/multiround/otm; `kl`
- * except with mentored; `dynamicGamma`, even `false`, except with speculative/mentored;
- * `bug` with autoregressive/mentored. The limits are in {@link LIMITS}.
+ * Options of {@link Specula.generate}: the engine's {@link DecodeOptions} with `prompt`
+ * required, `method` and `bug` as their names, and `signal`.
+ *
+ * Every value is checked, never clamped: a value out of range, of the wrong type or an
+ * unknown option is refused with a SpeculaError of code "invalid_option" whose `field`
+ * names it. `null` means "left out". **An option the method does not use is refused too,
+ * rather than ignored** (`field` names it): `gamma` with "autoregressive"; `drafts` and
+ * `tree` except with spectr/multiround; `selection` except with spectr; `kl` except with
+ * mentored (and required there); `dynamicGamma`, even `false`, except with
+ * speculative/mentored; `bug` with autoregressive/mentored.
+ *
+ * The ranges, with their ends in {@link LIMITS}: `gamma` 1–64 (default 4; the draft length
+ * L for spectr/multiround); `drafts` 1–1024 (default 4) and `drafts × gamma` at most
+ * 1024 draft nodes per round; `tree` (children per node at each depth, e.g. [2, 2, 1])
+ * 1–64 depths, entries 1–1024, at most 1024 leaves and 1024 nodes, and `gamma`/`drafts`,
+ * if given too, equal to its depth and leaf count; `kl` 0–1e6 nats; `temperature` 0–1e6
+ * (default 1; 0 is greedy); `topK` 1–2^20; `topP` in (0, 1]; `seed` 0 to 2^53 − 1
+ * (default 0); `maxTokens` 1–65536 (default 64; past the models' context the window
+ * slides); `stop` at most 64 strings of 1–1024 characters.
  */
-export interface GenerateOptions {
-  /** Text to continue; every character must be in `alphabet`. */
+export type GenerateOptions = Omit<DecodeOptions, "prompt" | "method" | "selection" | "bug"> & {
+  /** Text to continue; every character must be in {@link Specula.alphabet}. */
   prompt: string;
   /** Default "speculative". */
   method?: Method;
   /**
-   * Draft tokens per round (γ), or the draft length L for spectr/multiround/otm: 1–64,
-   * default 4. Not for autoregressive.
+   * SpecTr's rule at each depth (method "spectr" only): "kseq" (k-Seq, the default) or
+   * "race" (the ratio race, which reaches the optimal selection's acceptance; what earlier
+   * versions called method "otm").
    */
-  gamma?: number;
-  /**
-   * Draft sequences K for spectr/multiround/otm only: 1–1024, default 4, and
-   * `drafts × gamma` at most 1024 draft nodes per round.
-   */
-  drafts?: number;
-  /**
-   * spectr/multiround/otm only: draft a prefix tree instead of `drafts` i.i.d. sequences —
-   * the children per node at each depth, e.g. [2, 2, 1] (depth 3, 4 leaves): 1–64 depths,
-   * entries 1–1024, at most 1024 leaves and 1024 nodes (the level widths summed).
-   * `gamma` and `drafts`, if given too, must equal its depth and leaf count.
-   */
-  tree?: number[];
-  /**
-   * speculative/mentored only: adapt γ between rounds (Hugging Face's heuristic: +2 after
-   * a round that accepted every draft, −1 otherwise; never below 1 or above 64). Default
-   * false.
-   */
-  dynamicGamma?: boolean;
-  /** KL budget D (nats per position) for mentored decoding only, 0–1e6; required there. */
-  kl?: number;
-  /** 0–1e6, default 1; 0 is greedy. Applied to both models. */
-  temperature?: number;
-  /** Keep the k most likely tokens (both models): 1–2^20. */
-  topK?: number;
-  /** Keep the smallest set with this much probability, in (0, 1]. */
-  topP?: number;
-  /** Seed of the random generator, 0 to 2^53 − 1; default 0. */
-  seed?: number;
-  /** Tokens (characters) to generate: 1–65536, default 64; past the models' context the window slides (both models go on from the last half of it). */
-  maxTokens?: number;
-  /** Stop once the generated text contains any of these: at most 64 strings of 1–1024 characters. */
-  stop?: string[];
-  /** Put full draft/target distributions in each round's trace (large). */
-  recordDistributions?: boolean;
+  selection?: Selection;
   /**
    * Plant a deliberate mistake in the decoder (a bug lab): the output then no longer
-   * follows the target. For speculative/spectr/multiround/otm only.
+   * follows the target. For speculative/spectr/multiround only.
    */
   bug?: BugName;
   /** Aborting it has the effect of `abort()`. */
   signal?: AbortSignal;
-}
+};
 
 /**
  * What {@link checkOptions} resolves to: the prompt and the engine's configuration with
- * every default filled in (keys in camelCase; see specula-engine's `DecodeConfig`).
+ * every default filled in.
  */
 export interface CheckedOptions {
   prompt: string;
-  config: {
-    /**
-     * The method and its settings, e.g. `{ kind: "speculative", gamma: 4, policy: { kind: "fixed" } }`
-     * or `{ kind: "otm", drafts: { kind: "iid", k: 4, length: 4 } }`.
-     */
-    method: { kind: string; [key: string]: unknown };
-    sampling: { temperature: number; topK: number | null; topP: number | null };
-    maxNewTokens: number;
-    stopTokens: number[];
-    stopStrings: string[];
-    tokenText: null;
-    seed: number;
-    recordDistributions: boolean;
-    /** Only when a bug is planted. */
-    bug?: BugName;
-    [key: string]: unknown;
-  };
+  config: DecodeConfig;
 }
 
-export type TokenSource = "accepted" | "resampled" | "bonus";
-
-export interface TokenCounts {
-  accepted: number;
-  resampled: number;
-  bonus: number;
-}
-
-export type FinishReason =
-  | { kind: "max_new_tokens" }
-  | { kind: "stop_token"; token: number }
-  | { kind: "stop_string"; index: number };
-
-/** The engine's record of one round (see the specula-engine docs for every field). */
-export interface RoundTrace {
-  round: number;
-  method: string;
-  committedLen: number;
-  branching: number[];
-  drafts: Array<{
-    id: number;
-    parent: number | null;
-    depth: number;
-    token: number;
-    draftProb: number;
-    draftProbs?: number[];
-  }>;
-  steps: Array<{
-    depth: number;
-    candidates: number[];
-    survivors: number[];
-    outcome: unknown;
-    token: number;
-    source: TokenSource;
-    kseq?: unknown;
-    mentored?: unknown;
-    /** Method "otm": the fitted race (weights, selection r, acceptance, optimum, steps). */
-    otm?: {
-      k: number;
-      weights: number[];
-      selection: number[];
-      acceptance: number;
-      optimum: number;
-      steps: number;
-    };
-    targetProbs?: number[];
-    draftProbs?: number[];
-  }>;
-  bonus: { token: number; uniform: number | null; targetProbs?: number[] } | null;
-  emitted: number[];
-  sources: TokenSource[];
-  truncated: number;
-  counts: TokenCounts;
-  draftCalls: number;
-  targetCalls: number;
-  timing: { draftNanos: number; targetNanos: number; selectionNanos: number };
-  nextGamma: number | null;
-  finish: FinishReason | null;
-}
-
-/** One round: the text it emitted and how. */
-export interface Round {
-  round: number;
-  text: string;
-  tokens: number[];
-  counts: TokenCounts;
-  backend: "webgpu" | "cpu";
-  /** Set on the round during which the models moved from WebGPU to the CPU: why. */
-  fallback: string | null;
-  finish: FinishReason | null;
-  trace: RoundTrace;
-}
-
-/** Totals with vLLM's definitions. */
-export interface Metrics {
-  rounds: number;
-  draftedTokens: number;
-  acceptedTokens: number;
-  resampledTokens: number;
-  bonusTokens: number;
-  emittedTokens: number;
-  draftCalls: number;
-  targetCalls: number;
-  draftedPerPosition: number[];
-  acceptedPerPosition: number[];
-  acceptedLengthHistogram: number[];
-  timing: { draftNanos: number; targetNanos: number; selectionNanos: number };
-}
-
-export interface Summary {
-  prompt: string;
-  text: string;
-  tokens: number;
-  finish: FinishReason | null;
-  aborted: boolean;
-  metrics: Metrics;
-  summary: {
-    acceptanceRate: number | null;
-    meanAcceptanceLength: number | null;
-    perPositionAcceptance: number[];
-    blockEfficiency: number | null;
-    selectionNanosPerToken: number | null;
-    tokensPerSecond: number | null;
-  };
-  backend: BackendInfo;
-}
+/** One round of {@link Specula.generate}: the text it emitted and how (the same as {@link RoundReport}). */
+export type Round = RoundReport;
 
 export class Specula {
   /** Starts the worker; call `load()` before generating. */
@@ -336,6 +215,10 @@ export class Specula {
   readonly alphabet: string | null;
   /** {@link plan} in this instance's worker (no second copy of the wasm module). */
   plan(options: PlanOptions): Promise<PlanReport>;
+  /** {@link theory} in this instance's worker. */
+  theory(options: TheoryOptions): Promise<TheoryCurves>;
+  /** {@link retarget} in this instance's worker. */
+  retarget(options: RetargetOptions): Promise<number[]>;
   /** Generates round by round; the iterator's return value is the summary. */
   generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
   /** Runs a whole generation. */
@@ -377,12 +260,7 @@ export interface PlanOptions {
 }
 
 /** The token-level bugs `plan()` can plant (cache-reset acts only over a sequence). */
-export type PlanBugName =
-  | "resample-from-target"
-  | "argmax-draft"
-  | "shared-uniform"
-  | "unprocessed-target"
-  | "filtered-draft";
+export type PlanBugName = Exclude<Bug, "cache-reset">;
 
 /** The report of `specula plan --json`, keys in camelCase. Non-finite numbers are null. */
 export interface PlanReport {
@@ -425,3 +303,40 @@ export function plan(options: PlanOptions): Promise<PlanReport>;
  * to generate(), which knows the models' alphabet (code "bad_prompt").
  */
 export function checkOptions(options: GenerateOptions): Promise<CheckedOptions>;
+
+export interface TheoryOptions {
+  /** The acceptance rate α of one drafted token, in [0, 1]. */
+  alpha: number;
+  /** The draft lengths γ to evaluate, each 1–64 ({@link LIMITS}.maxGamma). */
+  gammas: number[];
+  /** c, the cost of one draft call over one target call (≥ 0); without it no walltime factor. */
+  costRatio?: number;
+}
+
+/**
+ * Speculative decoding's closed forms at each γ, computed by the engine's core (no models
+ * needed): the expected tokens per round `(1 − α^{γ+1})/(1 − α)` and, with `costRatio`,
+ * the walltime factor over autoregressive decoding. Rejects with code "invalid_option"
+ * naming `alpha`, `gammas[i]` or `costRatio`.
+ */
+export function theory(options: TheoryOptions): Promise<TheoryCurves>;
+
+export interface RetargetOptions {
+  /** A distribution as recorded (e.g. a step's `targetProbs`), with no top-k or top-p applied. */
+  probs: number[] | Float64Array;
+  /** The temperature it was recorded at (> 0). */
+  from: number;
+  /** The new temperature (default 1; 0 is greedy: one-hot on the argmax). */
+  temperature?: number;
+  /** Keep the k most likely tokens. */
+  topK?: number;
+  /** Keep the smallest set of tokens with this much probability. */
+  topP?: number;
+}
+
+/**
+ * The distribution `probs`, recorded at temperature `from`, as the engine would process it
+ * with other sampling settings (exact up to the rounding of `probs`): a preview of new
+ * settings without running the models. Rejects with code "invalid_option" naming the option.
+ */
+export function retarget(options: RetargetOptions): Promise<number[]>;

@@ -57,7 +57,9 @@ Methods and the flags they take:
   otm           optimal transport, exact LP (tiny V and k)   [--drafts K]
   race          ratio race, OTM's optimum at any V           [--drafts K]
   mentored      mentored decoding, lossy with KL <= D        --kl D (required)
-A flag given to a method that does not take it is an error. --drafts defaults to 2.
+kseq, otm and race are SpecTr's selection rules at one position (in generate, SpecTr
+is --method spectr with --selection kseq or race). A flag given to a method that does
+not take it is an error. --drafts defaults to 2.
 
 The bug lab (speculative only):
   --bug NAME plants a deliberate mistake and reports the buggy sampler's exact output

@@ -8,7 +8,7 @@ use clap::Args;
 use serde::Serialize;
 use specula_engine::{
     DecodeConfig, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Metrics, Query,
-    Role, SamplingConfig,
+    Role, SamplingConfig, Selection,
 };
 use specula_model::{Backend, BurnLm};
 
@@ -209,8 +209,9 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         methods.push((
             Method::SpecTr {
                 drafts: DraftShape::Iid { k, length },
+                selection: Selection::KSeq,
             },
-            format!("K={k} L={length}"),
+            format!("K={k} L={length} selection=kseq"),
         ));
     }
     methods.push((
@@ -221,10 +222,11 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     ));
     for &k in &ks {
         methods.push((
-            Method::Otm {
+            Method::SpecTr {
                 drafts: DraftShape::Iid { k, length },
+                selection: Selection::Race,
             },
-            format!("K={k} L={length}"),
+            format!("K={k} L={length} selection=race"),
         ));
     }
     for &d in &kls {

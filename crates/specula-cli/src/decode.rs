@@ -164,7 +164,7 @@ fn run_stretch<D: LanguageModel, T: LanguageModel>(
 #[cfg(test)]
 mod tests {
     use specula_engine::synthetic::MarkovModel;
-    use specula_engine::{DraftShape, GammaPolicy, Method, SamplingConfig};
+    use specula_engine::{DraftShape, GammaPolicy, Method, SamplingConfig, Selection};
     use statrs::distribution::{ChiSquared, ContinuousCDF};
 
     use super::*;
@@ -188,9 +188,15 @@ mod tests {
                 gamma: 3,
                 policy: GammaPolicy::Fixed,
             },
-            Method::SpecTr { drafts: iid(2, 2) },
+            Method::SpecTr {
+                drafts: iid(2, 2),
+                selection: Selection::KSeq,
+            },
             Method::MultiRound { drafts: iid(3, 2) },
-            Method::Otm { drafts: iid(2, 3) },
+            Method::SpecTr {
+                drafts: iid(2, 3),
+                selection: Selection::Race,
+            },
         ]
     }
 

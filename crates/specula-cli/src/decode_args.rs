@@ -19,20 +19,24 @@ pub struct DecodeArgs {
     /// The prompt text (characters of the corpus alphabet).
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub prompt: String,
-    /// autoregressive, speculative (the default), spectr, multiround, otm or mentored.
-    /// A flag the method does not use (--gamma, --drafts, --tree, --kl,
+    /// autoregressive, speculative (the default), spectr, multiround or mentored.
+    /// A flag the method does not use (--selection, --gamma, --drafts, --tree, --kl,
     /// --dynamic-gamma, --bug) is refused.
     #[arg(long, value_name = "METHOD", allow_hyphen_values = true)]
     pub method: Option<MethodName>,
-    /// Draft length: γ for speculative/mentored, L for spectr/multiround/otm (default 4,
+    /// SpecTr's selection at each depth: kseq (k-Seq, the default) or race (the ratio
+    /// race, which reaches the optimal selection's acceptance). spectr only.
+    #[arg(long, value_name = "RULE", allow_hyphen_values = true)]
+    pub selection: Option<String>,
+    /// Draft length: γ for speculative/mentored, L for spectr/multiround (default 4,
     /// at most 64).
     #[arg(long, value_name = "G", allow_hyphen_values = true)]
     pub gamma: Option<f64>,
-    /// Number of draft sequences K for spectr/multiround/otm (default 4; K × L at most
+    /// Number of draft sequences K for spectr/multiround (default 4; K × L at most
     /// 1024).
     #[arg(long, value_name = "K", allow_hyphen_values = true)]
     pub drafts: Option<f64>,
-    /// Prefix-tree branching for spectr/multiround/otm, e.g. 2,2,1 (K = product).
+    /// Prefix-tree branching for spectr/multiround, e.g. 2,2,1 (K = product).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse::number_list)]
     pub tree: Option<NumberList>,
     /// Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
@@ -79,7 +83,7 @@ pub struct DecodeArgs {
     /// Plant a deliberate mistake in the decoder, for teaching and for checking that
     /// statistical tests catch it: resample-from-target, argmax-draft, shared-uniform,
     /// unprocessed-target, filtered-draft or cache-reset. The output then no longer
-    /// follows the target. Only speculative, spectr, multiround and otm take one.
+    /// follows the target. Only speculative, spectr and multiround take one.
     #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub bug: Option<String>,
 }
@@ -110,6 +114,7 @@ impl DecodeArgs {
         DecodeOptions {
             prompt: Some(self.prompt.clone()),
             method: self.method.map(|m| m.as_str().to_owned()),
+            selection: self.selection.clone(),
             gamma: self.gamma,
             drafts: self.drafts,
             tree: self.tree.clone().map(|t| t.0),

@@ -65,9 +65,9 @@ fn bench_reports_every_method_with_consistent_figures() {
             ("autoregressive", "-"),
             ("speculative", "gamma=1"),
             ("speculative", "gamma=3"),
-            ("spectr_iid", "K=2 L=3"),
+            ("spectr", "K=2 L=3 selection=kseq"),
             ("multiround", "K=4 L=3"),
-            ("otm", "K=2 L=3"),
+            ("spectr", "K=2 L=3 selection=race"),
             ("mentored", "gamma=3 D=0.1"),
         ]
     );

@@ -273,7 +273,16 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             "--drafts must be a whole number from 1 to 1024 (draft sequences per round), got 1025",
         ),
         generate(
-            &["--method", "otm", "--drafts", "128", "--gamma", "9"],
+            &[
+                "--method",
+                "spectr",
+                "--selection",
+                "race",
+                "--drafts",
+                "128",
+                "--gamma",
+                "9",
+            ],
             2,
             "--drafts must be at most 1024 draft nodes per round with gamma (drafts × gamma), got 128 × 9 = 1152",
         ),
@@ -293,6 +302,22 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             "--tree must be the branching at each depth, 1 to 64 depths, got 2000 depths",
         ),
         generate(&["--method", "spectr", "--tree", &deep_64], 0, "--- spectr"),
+        // One name per scheme: the ratio race is SpecTr's selection, not a method.
+        generate(
+            &["--method", "otm"],
+            2,
+            "(the optimal selection is method \"spectr\" with selection \"race\")",
+        ),
+        generate(
+            &["--method", "spectr", "--selection", "otm"],
+            2,
+            "--selection must be \"kseq\"",
+        ),
+        generate(
+            &["--method", "multiround", "--selection", "race"],
+            2,
+            "--selection",
+        ),
         generate(
             &["--gamma", "65"],
             2,

@@ -105,7 +105,16 @@ fn long_generations_slide_the_window_alike_for_every_method() {
         &["--method", "speculative", "--gamma", "5"],
         &["--method", "spectr", "--drafts", "3", "--gamma", "4"],
         &["--method", "multiround", "--tree", "2,2,1"],
-        &["--method", "otm", "--drafts", "2", "--gamma", "3"],
+        &[
+            "--method",
+            "spectr",
+            "--selection",
+            "race",
+            "--drafts",
+            "2",
+            "--gamma",
+            "3",
+        ],
         &["--method", "mentored", "--kl", "0"],
     ];
     for method in methods {

@@ -98,7 +98,15 @@ fn bad_generate_flags_are_refused_with_one_line() {
             &["--method", "multiround", "--tree", "32,32"],
             "--tree must be a tree of at most 1024 draft nodes per round, got [32, 32] with 1056 nodes",
         ),
-        (&["--method", "otm", "--tree", "2,0"], "--tree"),
+        (
+            &["--method", "spectr", "--selection", "race", "--tree", "2,0"],
+            "--tree",
+        ),
+        (
+            &["--method", "spectr", "--selection", "optimal"],
+            "--selection",
+        ),
+        (&["--selection", "race"], "--selection"),
         (&["--temperature", "-1"], "--temperature"),
         (&["--top-k", "0"], "--top-k"),
         (&["--top-p", "0"], "--top-p"),
@@ -305,7 +313,7 @@ fn flags_a_method_does_not_use_are_refused_naming_them() {
         ),
         (
             "spectr",
-            "spectr_tree",
+            "spectr",
             &["--tree", "2,2,1"],
             &["--kl", "0.1"],
             "kl",
@@ -317,7 +325,13 @@ fn flags_a_method_does_not_use_are_refused_naming_them() {
             &["--dynamic-gamma"],
             "dynamicGamma",
         ),
-        ("otm", "otm", &["--tree", "2,2,1"], &["--kl", "0.1"], "kl"),
+        (
+            "spectr",
+            "spectr",
+            &["--selection", "race", "--tree", "2,2,1"],
+            &["--kl", "0.1"],
+            "kl",
+        ),
         (
             "mentored",
             "mentored",

@@ -155,9 +155,18 @@ fn multiround_tree_samples_match_autoregressive_samples() {
 
 /// λ at n = 5,000: shared-uniform 630.
 #[test]
-fn otm_samples_match_autoregressive_samples() {
+fn spectr_race_samples_match_autoregressive_samples() {
     assert_lossless(
-        &["--method", "otm", "--drafts", "4", "--gamma", "3"],
+        &[
+            "--method",
+            "spectr",
+            "--selection",
+            "race",
+            "--drafts",
+            "4",
+            "--gamma",
+            "3",
+        ],
         &["shared-uniform"],
     );
 }

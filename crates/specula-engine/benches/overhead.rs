@@ -13,7 +13,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use specula_core::{Distribution, SamplingConfig};
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
-    DecodeConfig, Decoder, DraftShape, GammaPolicy, Method, StdClock, generate,
+    DecodeConfig, Decoder, DraftShape, GammaPolicy, Method, Selection, StdClock, generate,
     generate_autoregressive,
 };
 
@@ -35,6 +35,7 @@ fn methods() -> Vec<(&'static str, Method)> {
             "spectr_iid_k4_l4",
             Method::SpecTr {
                 drafts: iid.clone(),
+                selection: Selection::KSeq,
             },
         ),
         (
@@ -44,6 +45,7 @@ fn methods() -> Vec<(&'static str, Method)> {
                     k: 4,
                     branching: vec![2, 2, 1, 1],
                 },
+                selection: Selection::KSeq,
             },
         ),
         ("multiround_k4_l4", Method::MultiRound { drafts: iid }),

@@ -29,24 +29,20 @@ pub enum Method {
         #[serde(default)]
         policy: GammaPolicy,
     },
-    /// SpecTr (Sun et al., Algorithm 3): K draft sequences, token-by-token k-Seq
-    /// selection over the drafts that still agree with the accepted prefix.
+    /// SpecTr (Sun et al.): K draft sequences (i.i.d. or a prefix tree), and at every
+    /// depth one token selected among the drafts that still agree with the accepted
+    /// prefix by the selection rule: k-Seq (Algorithm 3, the default) or the ratio race,
+    /// which reaches the optimal selection's (OTM's) acceptance.
     SpecTr {
         /// The draft set.
         drafts: DraftShape,
+        /// How each depth selects among the drafts.
+        #[serde(default)]
+        selection: Selection,
     },
     /// The same draft sets as SpecTr, selected with multi-round rejection sampling
-    /// (SpecInfer style) instead of k-Seq.
+    /// (SpecInfer style).
     MultiRound {
-        /// The draft set.
-        drafts: DraftShape,
-    },
-    /// SpecTr's draft sets with its optimal selection (OTM) at every depth, which k-Seq
-    /// approximates: the ratio race of `specula_core::race_sample` (the draft with the
-    /// largest fitted `w(x)/U`, then one test against the race's own selection
-    /// distribution), which reaches OTM's optimal acceptance among i.i.d. drafts to within
-    /// `specula_core::RACE_TOLERANCE` in most cases, at any vocabulary size.
-    Otm {
         /// The draft set.
         drafts: DraftShape,
     },
@@ -70,12 +66,8 @@ impl Method {
         match self {
             Self::Autoregressive => "autoregressive",
             Self::Speculative { .. } => "speculative",
-            Self::SpecTr { drafts } => match drafts {
-                DraftShape::Iid { .. } => "spectr_iid",
-                DraftShape::Tree { .. } => "spectr_tree",
-            },
+            Self::SpecTr { .. } => "spectr",
             Self::MultiRound { .. } => "multiround",
-            Self::Otm { .. } => "otm",
             Self::Mentored { .. } => "mentored",
         }
     }
@@ -84,6 +76,36 @@ impl Method {
     #[must_use]
     pub fn needs_draft(&self) -> bool {
         !matches!(self, Self::Autoregressive)
+    }
+}
+
+/// How SpecTr selects one token among the drafts at each depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum Selection {
+    /// k-Seq (SpecTr Algorithm 3): one test per draft with the ratio scaled by ρ*.
+    #[default]
+    #[serde(rename = "kseq")]
+    KSeq,
+    /// The ratio race of `specula_core::Race`: the draft with the largest fitted
+    /// `w(x)/U`, then one test against the race's own selection distribution; it reaches
+    /// the optimal selection's acceptance among i.i.d. drafts to within
+    /// `specula_core::RACE_TOLERANCE` in most cases, at any vocabulary size.
+    Race,
+}
+
+impl Selection {
+    /// Both rules, in documentation order.
+    pub const ALL: [Self; 2] = [Self::KSeq, Self::Race];
+
+    /// The rule's name (`"kseq"`, `"race"`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::KSeq => "kseq",
+            Self::Race => "race",
+        }
     }
 }
 
@@ -323,7 +345,7 @@ impl DecodeConfig {
                 check_gamma(*gamma)?;
                 policy.validate(*gamma)?;
             }
-            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Otm { drafts } => {
+            Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => {
                 drafts.validate()?;
             }
             Method::Mentored {
@@ -375,8 +397,8 @@ pub(crate) enum Rule {
     KSeq,
     /// Multi-round rejection over the surviving drafts.
     MultiRound,
-    /// OTM's optimal selection (the ratio race) over the surviving drafts.
-    Otm,
+    /// The ratio race over the surviving drafts (SpecTr's optimal selection).
+    Race,
     /// Mentored decoding with this KL budget.
     Mentored(f64),
 }
@@ -386,9 +408,15 @@ impl Rule {
         match method {
             Method::Autoregressive => Self::Autoregressive,
             Method::Speculative { .. } => Self::Standard,
-            Method::SpecTr { .. } => Self::KSeq,
+            Method::SpecTr {
+                selection: Selection::KSeq,
+                ..
+            } => Self::KSeq,
+            Method::SpecTr {
+                selection: Selection::Race,
+                ..
+            } => Self::Race,
             Method::MultiRound { .. } => Self::MultiRound,
-            Method::Otm { .. } => Self::Otm,
             Method::Mentored { kl_budget, .. } => Self::Mentored(*kl_budget),
         }
     }

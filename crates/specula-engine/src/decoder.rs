@@ -299,9 +299,7 @@ impl Decoder {
             Method::Speculative { .. } | Method::Mentored { .. } => {
                 vec![1; self.gamma.as_ref().map_or(1, GammaController::gamma)]
             }
-            Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Otm { drafts } => {
-                drafts.branching()
-            }
+            Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => drafts.branching(),
         };
         // Never draft positions that could not be emitted.
         branching.truncate(remaining - 1);

@@ -73,10 +73,10 @@ pub enum Error {
     #[error("stop strings need a detokenizer: set `token_text` or use `Decoder::with_detokenizer`")]
     StopStringsNeedDetokenizer,
     /// A deliberate bug asked of a method it cannot be planted in: bugs go into the
-    /// lossless drafting methods (speculative, SpecTr, multi-round, OTM).
+    /// lossless drafting methods (speculative, SpecTr, multi-round).
     #[error(
         "the bug {bug} applies to the lossless drafting methods (speculative, spectr, \
-         multiround, otm), not to {method}"
+         multiround), not to {method}"
     )]
     BugNotApplicable {
         /// The bug asked for.

@@ -13,10 +13,8 @@
 //! |---|---|---|
 //! | autoregressive | [`Method::Autoregressive`] | one target call, one token |
 //! | speculative | [`Method::Speculative`] | γ draft calls, one target call over γ + 1 positions |
-//! | SpecTr, i.i.d. drafts | [`Method::SpecTr`] with [`DraftShape::Iid`] | L draft calls (all K sequences each), one target call over every node |
-//! | SpecTr, prefix tree | [`Method::SpecTr`] with [`DraftShape::Tree`] | L draft calls, one target call over every node |
-//! | multi-round | [`Method::MultiRound`] | as SpecTr, multi-round rejection instead of k-Seq |
-//! | SpecTr, optimal selection | [`Method::Otm`] | as SpecTr, OTM's optimal selection (the ratio race) instead of k-Seq |
+//! | SpecTr | [`Method::SpecTr`]: i.i.d. drafts ([`DraftShape::Iid`]) or a prefix tree ([`DraftShape::Tree`]); [`Selection::KSeq`] or [`Selection::Race`] (the optimal selection's acceptance) | L draft calls (all K sequences each), one target call over every node |
+//! | multi-round | [`Method::MultiRound`] | as SpecTr, multi-round rejection instead of a selection rule |
 //! | mentored | [`Method::Mentored`] | as speculative, lossy test with KL ≤ D per position |
 //!
 //! Temperature 0 makes every method greedy (greedy verification). Models return logits;
@@ -32,13 +30,16 @@
 //!
 //! ```
 //! use specula_engine::synthetic::MarkovModel;
-//! use specula_engine::{DecodeConfig, Decoder, DraftShape, Method, generate};
+//! use specula_engine::{DecodeConfig, Decoder, DraftShape, Method, Selection, generate};
 //!
 //! let mut target = MarkovModel::random(6, 2, 7, 2.0)?;
 //! let mut draft = target.perturbed(8, 1.0)?;
 //! let config = DecodeConfig {
 //!     max_new_tokens: 20,
-//!     ..DecodeConfig::new(Method::SpecTr { drafts: DraftShape::Iid { k: 3, length: 4 } })
+//!     ..DecodeConfig::new(Method::SpecTr {
+//!         drafts: DraftShape::Iid { k: 3, length: 4 },
+//!         selection: Selection::KSeq,
+//!     })
 //! };
 //! let mut decoder = Decoder::new(config, vec![1, 2])?;
 //! let out = generate(&mut decoder, &mut draft, &mut target)?;
@@ -78,7 +79,7 @@ mod window;
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::StdClock;
 pub use clock::{Clock, ManualClock, NoClock};
-pub use config::{DecodeConfig, DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method};
+pub use config::{DecodeConfig, DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method, Selection};
 pub use decoder::Decoder;
 pub use driver::{Generation, generate, generate_autoregressive};
 pub use error::{Error, ModelError, Result};
@@ -87,5 +88,7 @@ pub use model::LanguageModel;
 pub use request::{ForwardRequest, ForwardResponse, Query, Role, Step};
 pub use specula_core::SamplingConfig;
 pub use stopping::{Detokenizer, FinishReason};
-pub use trace::{BonusStep, DepthStep, DraftNode, RoundTrace, Timing, TokenCounts, TokenSource};
+pub use trace::{
+    BonusStep, DepthStep, DraftNode, RoundTrace, StepPlan, Timing, TokenCounts, TokenSource,
+};
 pub use window::{slide_context, stretch_config, window_start};

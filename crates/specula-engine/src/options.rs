@@ -12,7 +12,7 @@
 //!
 //! let raw: Raw = serde_json::from_str(r#"{ "prompt": "To be", "method": "spectr", "drafts": 3 }"#)?;
 //! let resolved = DecodeOptions::from_raw(raw)?.resolve()?;
-//! assert_eq!(resolved.config.method.name(), "spectr_iid");
+//! assert_eq!(resolved.config.method.name(), "spectr");
 //!
 //! let raw: Raw = serde_json::from_str(r#"{ "prompt": "To be", "gamma": 0 }"#)?;
 //! let error = DecodeOptions::from_raw(raw)?.resolve().unwrap_err();
@@ -36,9 +36,10 @@ pub use raw::{FromRaw, Raw, take_list};
 pub use resolve::{Resolved, sampling};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
-pub const DECODE_OPTION_NAMES: [&str; 15] = [
+pub const DECODE_OPTION_NAMES: [&str; 16] = [
     "prompt",
     "method",
+    "selection",
     "gamma",
     "drafts",
     "tree",
@@ -64,6 +65,9 @@ pub struct DecodeOptions {
     pub prompt: Option<String>,
     /// One of [`MethodName::ALL`]; default `"speculative"`.
     pub method: Option<String>,
+    /// SpecTr's selection rule at each depth: `"kseq"` (the default) or `"race"` (the
+    /// ratio race, which reaches the optimal selection's acceptance).
+    pub selection: Option<String>,
     /// Draft tokens per round: γ for speculative and mentored decoding, the draft length
     /// L for the multi-draft methods (default [`limits::DEFAULT_GAMMA`]).
     pub gamma: Option<f64>,
@@ -120,6 +124,7 @@ impl DecodeOptions {
             match key.as_str() {
                 "prompt" => o.prompt = String::take(&key, value)?,
                 "method" => o.method = String::take(&key, value)?,
+                "selection" => o.selection = String::take(&key, value)?,
                 "gamma" => o.gamma = f64::take(&key, value)?,
                 "drafts" => o.drafts = f64::take(&key, value)?,
                 "tree" => {

@@ -4,29 +4,25 @@
 
 use rand::Rng;
 use specula_core::{
-    Bug, BugScheme, Distribution, DraftDraw, KSeqPlan, MentoredPlan, RacePlan, TokenOutcome,
-    buggy_sample, greedy_verify, kseq_sample, mentored_sample, multiround_sample, race_sample,
-    speculative_sample,
+    Bug, BugScheme, Distribution, DraftDraw, TokenOutcome, buggy_sample, greedy_verify,
+    kseq_sample, mentored_sample, multiround_sample, race_sample, speculative_sample,
 };
 
 use crate::config::Rule;
 use crate::error::Result;
+use crate::trace::StepPlan;
 
 /// The outcome at one depth, with the scheme's parameters for the trace.
 pub(crate) struct Selection {
     pub outcome: TokenOutcome,
-    pub kseq: Option<KSeqPlan>,
-    pub mentored: Option<MentoredPlan>,
-    pub otm: Option<RacePlan>,
+    pub plan: Option<StepPlan>,
 }
 
 impl Selection {
     fn plain(outcome: TokenOutcome) -> Self {
         Self {
             outcome,
-            kseq: None,
-            mentored: None,
-            otm: None,
+            plan: None,
         }
     }
 }
@@ -62,19 +58,15 @@ pub(crate) fn select<R: Rng + ?Sized>(
             let (plan, outcome) = mentored_sample(target, draft, first, kl_budget, rng)?;
             Selection {
                 outcome,
-                kseq: None,
-                mentored: Some(plan),
-                otm: None,
+                plan: Some(StepPlan::Mentored(plan)),
             }
         }
         Rule::MultiRound => Selection::plain(multiround_sample(target, draft, candidates, rng)?),
-        Rule::Otm => {
+        Rule::Race => {
             let (plan, outcome) = race_sample(target, draft, candidates, rng)?;
             Selection {
                 outcome,
-                kseq: None,
-                mentored: None,
-                otm: Some(plan),
+                plan: Some(StepPlan::Race(plan)),
             }
         }
         // k-Seq with k = 1 is standard speculative sampling, so it also covers a chain
@@ -83,9 +75,7 @@ pub(crate) fn select<R: Rng + ?Sized>(
             let (plan, outcome) = kseq_sample(target, draft, candidates, None, rng)?;
             Selection {
                 outcome,
-                kseq: Some(plan),
-                mentored: None,
-                otm: None,
+                plan: Some(StepPlan::Kseq(plan)),
             }
         }
     })
@@ -104,15 +94,16 @@ fn buggy_select<R: Rng + ?Sized>(
     let scheme = match rule {
         Rule::Standard if drawn.len() == 1 => BugScheme::Speculative,
         Rule::MultiRound => BugScheme::MultiRound,
-        Rule::Otm => BugScheme::Race,
+        Rule::Race => BugScheme::Race,
         _ => BugScheme::KSeq,
     };
     let sample = buggy_sample(bug, scheme, target, draft, drawn, rng)?;
     Ok(Selection {
         outcome: sample.outcome,
-        kseq: sample.kseq,
-        mentored: None,
-        otm: sample.race,
+        plan: sample
+            .kseq
+            .map(StepPlan::Kseq)
+            .or(sample.race.map(StepPlan::Race)),
     })
 }
 

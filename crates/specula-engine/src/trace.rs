@@ -64,19 +64,11 @@ pub struct DepthStep {
     pub token: u32,
     /// Whether it was accepted or resampled.
     pub source: TokenSource,
-    /// The k-Seq parameters (ρ, acceptance), for SpecTr.
+    /// The selection rule's parameters at this depth: k-Seq's ρ and acceptance, the
+    /// fitted ratio race, or mentored decoding's thresholds; none for the other rules.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
-    pub kseq: Option<KSeqPlan>,
-    /// The mentored thresholds (α, β, KL), for mentored decoding.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
-    pub mentored: Option<MentoredPlan>,
-    /// The fitted ratio race (weights, selection distribution r, acceptance and the
-    /// optimum), for SpecTr with the optimal selection.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
-    pub otm: Option<RacePlan>,
+    pub plan: Option<StepPlan>,
     /// The target distribution tested against, when the config asks for distributions.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
@@ -85,12 +77,56 @@ pub struct DepthStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub draft_probs: Option<Vec<f64>>,
-    /// The residual distribution the replacement token was drawn from
-    /// ([`Residual::distribution`](specula_core::Residual::distribution) of the outcome's
-    /// residual), when distributions are asked for and every draft was rejected.
+    /// The residual distribution the replacement token was drawn from (the core scheme's
+    /// `residual_distribution`, or the target when the outcome's residual is
+    /// [`Residual::Target`](specula_core::Residual::Target)), when distributions are asked
+    /// for and every draft was rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub residual_probs: Option<Vec<f64>>,
+}
+
+/// The parameters a selection rule computed at one depth, tagged by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum StepPlan {
+    /// SpecTr's k-Seq: ρ, ρ* and the acceptance.
+    Kseq(KSeqPlan),
+    /// SpecTr's ratio race: weights, the selection distribution r, acceptance and the
+    /// optimum.
+    Race(RacePlan),
+    /// Mentored decoding: α, β and the KL achieved.
+    Mentored(MentoredPlan),
+}
+
+impl StepPlan {
+    /// k-Seq's plan, if this is one.
+    #[must_use]
+    pub fn kseq(&self) -> Option<&KSeqPlan> {
+        match self {
+            Self::Kseq(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// The ratio race's plan, if this is one.
+    #[must_use]
+    pub fn race(&self) -> Option<&RacePlan> {
+        match self {
+            Self::Race(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// Mentored decoding's plan, if this is one.
+    #[must_use]
+    pub fn mentored(&self) -> Option<&MentoredPlan> {
+        match self {
+            Self::Mentored(plan) => Some(plan),
+            _ => None,
+        }
+    }
 }
 
 /// The bonus token drawn from the target after a draft survived every depth.

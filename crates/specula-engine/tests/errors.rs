@@ -5,8 +5,8 @@ mod common;
 use common::{mentored, pair, spectr_iid, speculative};
 use specula_engine::{
     DecodeConfig, Decoder, DraftShape, Error, ForwardRequest, ForwardResponse, GammaPolicy,
-    LanguageModel, MAX_DRAFT_NODES, Method, ModelError, Role, SamplingConfig, Step, generate,
-    generate_autoregressive,
+    LanguageModel, MAX_DRAFT_NODES, Method, ModelError, Role, SamplingConfig, Selection, Step,
+    generate, generate_autoregressive,
 };
 
 fn new_err(config: DecodeConfig, prompt: Vec<u32>) -> Error {
@@ -28,6 +28,7 @@ fn invalid_settings_are_typed_errors() {
             k,
             branching: branching.to_vec(),
         },
+        selection: Selection::KSeq,
     };
     assert_eq!(method_err(tree(0, &[1])), Error::NoDrafts);
     assert_eq!(method_err(tree(4, &[])), Error::ZeroDraftLength);

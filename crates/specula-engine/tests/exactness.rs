@@ -15,7 +15,7 @@
 mod common;
 
 use common::{
-    all_methods, chi_square_p, multiround_iid, multiround_tree, otm_iid, otm_tree, pair, run,
+    all_methods, chi_square_p, multiround_iid, multiround_tree, pair, race_iid, race_tree, run,
     spectr_iid, spectr_tree, speculative,
 };
 use specula_core::Bug::{
@@ -202,9 +202,9 @@ fn multiround_tree_joint_matches_target() {
 /// λ at 100k: resample-from-target 4.9k, shared-uniform (the race's one test reuses the
 /// chosen draft's uniform) 2.4k.
 #[test]
-fn otm_iid_joint_matches_target() {
+fn race_iid_joint_matches_target() {
     assert_exact(
-        otm_iid(3, 2),
+        race_iid(3, 2),
         SamplingConfig::default(),
         (4, 1, 24),
         &[ResampleFromTarget, SharedUniform],
@@ -214,14 +214,14 @@ fn otm_iid_joint_matches_target() {
 /// λ at 100k: filtered-draft 13k; unprocessed-target and cache-reset: zero cells (19 %
 /// and 11 % of the runs).
 #[test]
-fn otm_tree_joint_matches_target_with_top_k_and_order_two() {
+fn race_tree_joint_matches_target_with_top_k_and_order_two() {
     let sampling = SamplingConfig {
         temperature: 0.9,
         top_k: Some(3),
         top_p: None,
     };
     assert_exact(
-        otm_tree(&[2, 1, 2]),
+        race_tree(&[2, 1, 2]),
         sampling,
         (4, 2, 25),
         &[FilteredDraft, UnprocessedTarget, CacheReset],

@@ -5,7 +5,7 @@ mod common;
 use common::{chi_square_p, mentored, pair, run};
 use specula_core::{kl_divergence, mentored_analysis};
 use specula_engine::synthetic::{MarkovModel, sequence_index};
-use specula_engine::{DecodeConfig, SamplingConfig, TokenSource};
+use specula_engine::{DecodeConfig, SamplingConfig, StepPlan, TokenSource};
 
 const BUDGET: f64 = 0.05;
 
@@ -62,8 +62,9 @@ fn every_position_stays_within_the_kl_budget() {
         for round in &out.rounds {
             for step in &round.steps {
                 let plan = step
-                    .mentored
+                    .plan
                     .as_ref()
+                    .and_then(StepPlan::mentored)
                     .expect("mentored steps carry their plan");
                 assert!(plan.kl <= BUDGET * (1.0 + 1e-9) + 1e-12);
                 assert_eq!(plan.kl_budget, BUDGET);
@@ -124,7 +125,13 @@ fn a_budget_above_kl_target_draft_accepts_every_draft() {
     let out = run(config, &[0], &mut draft, &mut target);
     for round in &out.rounds {
         for step in &round.steps {
-            assert!(step.mentored.unwrap().accepts_all);
+            assert!(
+                step.plan
+                    .as_ref()
+                    .and_then(StepPlan::mentored)
+                    .unwrap()
+                    .accepts_all
+            );
             assert_eq!(step.source, TokenSource::Accepted);
         }
     }

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
     DecodeConfig, Decoder, DraftShape, FinishReason, ForwardResponse, LanguageModel, Method,
-    SamplingConfig, Step, generate,
+    SamplingConfig, Selection, Step, generate,
 };
 
 /// The vocabulary of the well-formed models.
@@ -41,8 +41,9 @@ fn arb_method() -> impl Strategy<Value = Method> {
                 drafts: DraftShape::Tree { k, branching },
             }
         }),
-        (1_usize..4, 1_usize..3).prop_map(|(k, length)| Method::Otm {
-            drafts: DraftShape::Iid { k, length }
+        (1_usize..4, 1_usize..3).prop_map(|(k, length)| Method::SpecTr {
+            drafts: DraftShape::Iid { k, length },
+            selection: Selection::Race,
         }),
         (
             0_usize..4,

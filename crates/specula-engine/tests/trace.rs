@@ -11,8 +11,8 @@ use common::{Recording, all_methods, mentored, pair, spectr_iid, spectr_tree, sp
 use specula_core::{Distribution, DraftTest, kseq_plan, mentored_plan, race_plan};
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
-    DecodeConfig, Decoder, DepthStep, Generation, Method, RoundTrace, SamplingConfig, Step,
-    TokenSource, generate,
+    DecodeConfig, Decoder, DepthStep, Generation, Method, RoundTrace, SamplingConfig, Selection,
+    Step, StepPlan, TokenSource, generate,
 };
 
 const PROMPT: [u32; 2] = [2, 3];
@@ -82,9 +82,12 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
     let min1 = |num: f64, den: f64| if den > 0.0 { (num / den).min(1.0) } else { 0.0 };
     match method {
         Method::Speculative { .. } => tests.iter().map(|x| min1(t[x.token], d[x.token])).collect(),
-        Method::SpecTr { .. } => {
+        Method::SpecTr {
+            selection: Selection::KSeq,
+            ..
+        } => {
             let plan = kseq_plan(target, draft, k, None).unwrap();
-            check_plan(step.kseq.as_ref(), &plan, at);
+            check_plan(step.plan.as_ref().and_then(StepPlan::kseq), &plan, at);
             tests
                 .iter()
                 .map(|x| min1(t[x.token], plan.rho * d[x.token]))
@@ -108,9 +111,12 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
                 })
                 .collect()
         }
-        Method::Otm { .. } => {
+        Method::SpecTr {
+            selection: Selection::Race,
+            ..
+        } => {
             let plan = race_plan(target, draft, k).unwrap();
-            check_plan(step.otm.as_ref(), &plan, at);
+            check_plan(step.plan.as_ref().and_then(StepPlan::race), &plan, at);
             tests
                 .iter()
                 .map(|x| min1(t[x.token], plan.selection[x.token]))
@@ -118,7 +124,7 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
         }
         Method::Mentored { kl_budget, .. } => {
             let plan = mentored_plan(target, draft, *kl_budget).unwrap();
-            check_plan(step.mentored.as_ref(), &plan, at);
+            check_plan(step.plan.as_ref().and_then(StepPlan::mentored), &plan, at);
             tests
                 .iter()
                 .map(|x| match (t[x.token], d[x.token]) {
@@ -204,7 +210,7 @@ fn traces_replay_from_their_uniforms_and_distributions() {
                         assert!(step.candidates.contains(&s));
                         assert_eq!(round.drafts[s].token, step.token);
                     }
-                    if let Some(plan) = &step.kseq {
+                    if let Some(plan) = step.plan.as_ref().and_then(StepPlan::kseq) {
                         assert_eq!(plan.k, step.candidates.len());
                     }
                 }
@@ -237,17 +243,19 @@ fn traces_serialize_to_json_with_target_and_draft_names() {
     let out = traced(spectr_tree(&[2, 2]), 1, 12);
     let json = serde_json::to_value(&out).unwrap();
     let round = &json["rounds"][0];
-    assert_eq!(round["method"], "spectr_tree");
+    assert_eq!(round["method"], "spectr");
     assert!(round["drafts"][0]["draftProb"].is_number());
     assert!(round["steps"][0]["outcome"]["tests"].is_array());
     assert!(round["steps"][0]["targetProbs"].is_array());
-    assert!(round["steps"][0]["kseq"]["rho"].is_number());
+    assert_eq!(round["steps"][0]["plan"]["kind"], "kseq");
+    assert!(round["steps"][0]["plan"]["rho"].is_number());
     let text = serde_json::to_string(&json).unwrap();
     assert!(!text.contains("\"p\"") && !text.contains("\"q\""));
     // Mentored steps carry their plan.
     let out = traced(mentored(2, 0.1), 1, 6);
     let json = serde_json::to_value(&out.rounds[0]).unwrap();
-    assert!(json["steps"][0]["mentored"]["kl"].is_number());
+    assert_eq!(json["steps"][0]["plan"]["kind"], "mentored");
+    assert!(json["steps"][0]["plan"]["kl"].is_number());
     // Without distributions the trace stays small.
     let (mut target, mut draft) = pair(5, 1, 40, 1.5);
     let config = DecodeConfig {
@@ -423,7 +431,7 @@ fn drafts_are_sampled_from_the_distribution_used_to_test_them() {
         spectr_iid(4, 2),
         spectr_tree(&[2, 2]),
         mentored(3, 0.2),
-        common::otm_tree(&[2, 2]),
+        common::race_tree(&[2, 2]),
     ] {
         let name = method.name();
         let out = traced(method, 3, 30);

@@ -1,6 +1,6 @@
 //! The one-position acceptance of a selection among K i.i.d. drafts, computed exactly over
 //! the validation split (bundled pair, T = 1, no sampling): SpecTr's k-Seq, the ratio
-//! race with its weights fitted (`specula_core::race_plan`, what `--method otm` runs), and
+//! race with its weights fitted (`specula_core::race_plan`, what SpecTr with `--selection race` runs), and
 //! the optimum over every selection rule (OTM's α_K, `otm_upper_bound`). Also how many
 //! fitting steps the race took, how far short of the optimum it stopped at worst, and how
 //! long a plan took.

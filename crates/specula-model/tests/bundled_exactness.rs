@@ -25,7 +25,7 @@
 use specula_core::Bug::{self, CacheReset, FilteredDraft, ResampleFromTarget, SharedUniform};
 use specula_engine::{
     DecodeConfig, Decoder, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Query,
-    Role, SamplingConfig, generate,
+    Role, SamplingConfig, Selection, generate,
 };
 use specula_model::{Backend, BurnLm, ModelRole, bundled};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -208,6 +208,7 @@ fn spectr_with_the_bundled_pair_samples_the_target() {
     assert_samples_target(
         Method::SpecTr {
             drafts: DraftShape::Iid { k: 4, length: 2 },
+            selection: Selection::KSeq,
         },
         SamplingConfig::default(),
         &[ResampleFromTarget],
@@ -217,10 +218,11 @@ fn spectr_with_the_bundled_pair_samples_the_target() {
 /// λ at 10k: shared-uniform (the race's one test reuses the chosen draft's uniform) 340;
 /// with four drafts the race rarely rejects, so resample-from-target moves it less (200).
 #[test]
-fn otm_selection_with_the_bundled_pair_samples_the_target() {
+fn spectr_race_with_the_bundled_pair_samples_the_target() {
     assert_samples_target(
-        Method::Otm {
+        Method::SpecTr {
             drafts: DraftShape::Iid { k: 4, length: 2 },
+            selection: Selection::Race,
         },
         SamplingConfig::default(),
         &[SharedUniform],

@@ -3,7 +3,7 @@
 
 use burn::tensor::Device;
 use specula_engine::{
-    DecodeConfig, Decoder, DraftShape, GammaPolicy, Method, SamplingConfig, generate,
+    DecodeConfig, Decoder, DraftShape, GammaPolicy, Method, SamplingConfig, Selection, generate,
     generate_autoregressive,
 };
 use specula_model::{BurnLm, Gpt, ModelConfig};
@@ -54,12 +54,14 @@ fn greedy_speculative_equals_greedy_autoregressive() {
         },
         Method::SpecTr {
             drafts: DraftShape::Iid { k: 3, length: 3 },
+            selection: Selection::KSeq,
         },
         Method::SpecTr {
             drafts: DraftShape::Tree {
                 k: 4,
                 branching: vec![2, 2, 1],
             },
+            selection: Selection::Race,
         },
         Method::MultiRound {
             drafts: DraftShape::Iid { k: 2, length: 4 },

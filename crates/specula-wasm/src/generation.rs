@@ -286,7 +286,12 @@ mod tests {
     }
 
     /// The greedy text of `method` after `prompt`, and the rounds' finish reasons.
+    /// A greedy run; `method` may carry SpecTr's selection as `spectr:race`.
     fn greedy(method: &str, prompt: &str, max_tokens: usize) -> (String, Summary) {
+        let (method, selection) = match method.split_once(':') {
+            Some((m, s)) => (m, Some(s.to_owned())),
+            None => (method, None),
+        };
         let bundles = untrained_bundles(7, Size::Test).expect("bundles");
         let info = BackendInfo::cpu(BackendChoice::Cpu, None);
         let mut models =
@@ -295,6 +300,7 @@ mod tests {
         let options = DecodeOptions {
             prompt: Some(prompt.into()),
             method: Some(method.into()),
+            selection,
             gamma: name.drafts().then_some(3.0),
             drafts: name.multi_draft().then_some(2.0),
             kl: (method == "mentored").then_some(0.0),
@@ -338,7 +344,13 @@ mod tests {
         assert_eq!(reference.chars().count(), 300);
         assert_eq!(summary.tokens, 300);
         assert_eq!(summary.finish, Some(FinishReason::MaxNewTokens));
-        for method in ["speculative", "spectr", "multiround", "otm", "mentored"] {
+        for method in [
+            "speculative",
+            "spectr",
+            "spectr:race",
+            "multiround",
+            "mentored",
+        ] {
             assert_eq!(greedy(method, prompt, 300).0, reference, "{method}");
         }
         // The policy: after the first slide the models read the last 64 characters.

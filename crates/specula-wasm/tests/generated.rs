@@ -20,9 +20,12 @@ fn decl<T: TS>(cfg: &Config) -> (String, String) {
     (T::name(cfg), T::decl(cfg))
 }
 
+/// A generated file's name, what it holds, and its declarations.
+type Group = (&'static str, &'static str, Vec<(String, String)>);
+
 /// The declarations in three files by theme (`web/src/types/<file>.d.ts`, each under a
 /// few hundred lines), every type once, in an order a reader can follow.
-fn groups() -> Vec<(&'static str, &'static str, Vec<(String, String)>)> {
+fn groups() -> Vec<Group> {
     // u64 counters (nanoseconds, seeds) are plain numbers in JavaScript.
     let cfg = &Config::new().with_large_int("number");
     vec![
@@ -38,6 +41,7 @@ fn groups() -> Vec<(&'static str, &'static str, Vec<(String, String)>)> {
                 decl::<specula_engine::DecodeConfig>(cfg),
                 decl::<specula_engine::Method>(cfg),
                 decl::<specula_engine::DraftShape>(cfg),
+                decl::<specula_engine::Selection>(cfg),
                 decl::<specula_engine::GammaPolicy>(cfg),
                 decl::<specula_core::SamplingConfig>(cfg),
                 decl::<specula_core::Bug>(cfg),
@@ -51,6 +55,7 @@ fn groups() -> Vec<(&'static str, &'static str, Vec<(String, String)>)> {
                 decl::<specula_engine::RoundTrace>(cfg),
                 decl::<specula_engine::DraftNode>(cfg),
                 decl::<specula_engine::DepthStep>(cfg),
+                decl::<specula_engine::StepPlan>(cfg),
                 decl::<specula_engine::BonusStep>(cfg),
                 decl::<specula_engine::TokenSource>(cfg),
                 decl::<specula_engine::TokenCounts>(cfg),

@@ -16,24 +16,21 @@ pub enum MethodName {
     Autoregressive,
     /// Standard speculative sampling.
     Speculative,
-    /// SpecTr with k-Seq selection.
+    /// SpecTr (k-Seq or the ratio race, by the `selection` option).
     Spectr,
     /// Multi-round rejection over SpecTr's draft sets.
     Multiround,
-    /// SpecTr's draft sets with the optimal selection (the ratio race).
-    Otm,
     /// Mentored decoding (lossy, KL-bounded).
     Mentored,
 }
 
 impl MethodName {
     /// Every method, in documentation order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 5] = [
         Self::Autoregressive,
         Self::Speculative,
         Self::Spectr,
         Self::Multiround,
-        Self::Otm,
         Self::Mentored,
     ];
 
@@ -45,7 +42,6 @@ impl MethodName {
             Self::Speculative => "speculative",
             Self::Spectr => "spectr",
             Self::Multiround => "multiround",
-            Self::Otm => "otm",
             Self::Mentored => "mentored",
         }
     }
@@ -54,7 +50,7 @@ impl MethodName {
     /// `tree`).
     #[must_use]
     pub fn multi_draft(self) -> bool {
-        matches!(self, Self::Spectr | Self::Multiround | Self::Otm)
+        matches!(self, Self::Spectr | Self::Multiround)
     }
 
     /// Whether the method uses a draft model (and so takes `gamma`).
@@ -97,9 +93,15 @@ impl FromStr for MethodName {
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
                 let shown: String = s.chars().take(40).collect();
+                // The name earlier versions gave SpecTr with the ratio race.
+                let hint = if s == "otm" {
+                    " (the optimal selection is method \"spectr\" with selection \"race\")"
+                } else {
+                    ""
+                };
                 OptionError::invalid(
                     "method",
-                    format!("one of {}", Self::list()),
+                    format!("one of {}{hint}", Self::list()),
                     format!("{shown:?}"),
                 )
             })

@@ -13,7 +13,7 @@ use super::limits::{
 use super::method_name::MethodName;
 use super::number::{finite, show_number, whole, whole_usize};
 use crate::config::node_count;
-use crate::{DecodeConfig, DraftShape, GammaPolicy, Method};
+use crate::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
 
 /// Checked options: the prompt and the engine configuration (without the token text
 /// table, which the models add).
@@ -25,7 +25,7 @@ pub struct Resolved {
     pub config: DecodeConfig,
 }
 
-const MULTI_DRAFT_USERS: &str = "methods \"spectr\", \"multiround\" and \"otm\"";
+const MULTI_DRAFT_USERS: &str = "methods \"spectr\" and \"multiround\"";
 
 /// Temperature, top-k and top-p, checked and with their defaults (decoding, and
 /// planning with a bug).
@@ -139,14 +139,21 @@ impl DecodeOptions {
                 })?,
                 policy,
             },
-            MethodName::Spectr | MethodName::Multiround | MethodName::Otm => {
+            MethodName::Spectr | MethodName::Multiround => {
                 let drafts = match &self.tree {
                     Some(tree) => tree_shape(tree, gamma, drafts)?,
                     None => iid_shape(drafts.unwrap_or(DEFAULT_DRAFTS), gamma_or_default)?,
                 };
                 match name {
-                    MethodName::Spectr => Method::SpecTr { drafts },
-                    MethodName::Otm => Method::Otm { drafts },
+                    MethodName::Spectr => Method::SpecTr {
+                        drafts,
+                        selection: self
+                            .selection
+                            .as_deref()
+                            .map(parse_selection)
+                            .transpose()?
+                            .unwrap_or_default(),
+                    },
                     _ => Method::MultiRound { drafts },
                 }
             }
@@ -199,6 +206,11 @@ impl DecodeOptions {
             "the drafting methods (every method but \"autoregressive\")",
         )?;
         given(
+            self.selection.is_some() && name != MethodName::Spectr,
+            "selection",
+            "method \"spectr\"",
+        )?;
+        given(
             self.drafts.is_some() && !name.multi_draft(),
             "drafts",
             MULTI_DRAFT_USERS,
@@ -221,7 +233,7 @@ impl DecodeOptions {
         given(
             self.bug.is_some() && !name.takes_bug(),
             "bug",
-            "the lossless drafting methods (\"speculative\", \"spectr\", \"multiround\" and \"otm\")",
+            "the lossless drafting methods (\"speculative\", \"spectr\" and \"multiround\")",
         )
     }
 }
@@ -333,6 +345,17 @@ fn check_stop(stop: &[String]) -> Result<Vec<String>, OptionError> {
         }
     }
     Ok(stop.to_vec())
+}
+
+fn parse_selection(name: &str) -> Result<Selection, OptionError> {
+    Selection::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+        let shown: String = name.chars().take(40).collect();
+        OptionError::invalid(
+            "selection",
+            "\"kseq\" (k-Seq, the default) or \"race\" (the ratio race: the optimal selection's acceptance)",
+            format!("{shown:?}"),
+        )
+    })
 }
 
 fn parse_bug(name: &str) -> Result<Bug, OptionError> {

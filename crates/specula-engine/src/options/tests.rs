@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use super::limits::*;
 use super::*;
-use crate::{DraftShape, GammaPolicy, Method};
+use crate::{DraftShape, GammaPolicy, Method, Selection};
 
 fn json(text: &str) -> Result<Resolved, OptionError> {
     let raw: Raw = serde_json::from_str(text).expect("test JSON");
@@ -30,16 +30,25 @@ fn defaults_come_from_the_limits() {
             policy: GammaPolicy::Fixed
         }
     );
-    let r = json(r#"{"prompt":"x","method":"otm"}"#).unwrap();
+    let r = json(r#"{"prompt":"x","method":"spectr","selection":"race"}"#).unwrap();
     assert_eq!(
         r.config.method,
-        Method::Otm {
+        Method::SpecTr {
             drafts: DraftShape::Iid {
                 k: DEFAULT_DRAFTS,
                 length: DEFAULT_GAMMA
-            }
+            },
+            selection: Selection::Race,
         }
     );
+    let r = json(r#"{"prompt":"x","method":"spectr"}"#).unwrap();
+    assert!(matches!(
+        r.config.method,
+        Method::SpecTr {
+            selection: Selection::KSeq,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -89,6 +98,21 @@ fn each_mistake_names_its_option() {
             r#"{"prompt":"x","method":"beam"}"#,
             "method",
             "method must be one of autoregressive, speculative",
+        ),
+        (
+            r#"{"prompt":"x","method":"otm"}"#,
+            "method",
+            "the optimal selection is method \"spectr\" with selection \"race\"",
+        ),
+        (
+            r#"{"prompt":"x","method":"spectr","selection":"otm"}"#,
+            "selection",
+            "selection must be \"kseq\"",
+        ),
+        (
+            r#"{"prompt":"x","method":"multiround","selection":"race"}"#,
+            "selection",
+            "does not apply to method \"multiround\"",
         ),
         (
             r#"{"prompt":"x","method":"mentored"}"#,
@@ -213,7 +237,8 @@ fn trees_and_dynamic_gamma_build() {
             drafts: DraftShape::Tree {
                 k: 4,
                 branching: vec![2, 2, 1]
-            }
+            },
+            selection: Selection::KSeq,
         }
     );
     let r = json(r#"{"prompt":"x","dynamicGamma":true}"#).unwrap();
@@ -231,6 +256,7 @@ fn the_names_are_the_serialised_fields() {
     let all = DecodeOptions {
         prompt: Some(String::new()),
         method: Some(String::new()),
+        selection: Some(String::new()),
         gamma: Some(0.0),
         drafts: Some(0.0),
         tree: Some(vec![]),
@@ -289,7 +315,7 @@ fn leaf() -> impl Strategy<Value = Raw> {
             Just("speculative".to_owned()),
             Just("spectr".to_owned()),
             Just("mentored".to_owned()),
-            Just("otm".to_owned()),
+            Just("race".to_owned()),
             Just("shared-uniform".to_owned()),
             ".{0,6}"
         ]
@@ -341,7 +367,7 @@ proptest! {
                 prop_assert!((1..=MAX_TOKENS).contains(&r.config.max_new_tokens));
                 prop_assert!(r.config.seed <= MAX_SEED);
                 let nodes = match &r.config.method {
-                    Method::SpecTr { drafts } | Method::MultiRound { drafts } | Method::Otm { drafts } => {
+                    Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => {
                         crate::config::node_count(&drafts.branching())
                     }
                     Method::Speculative { gamma, .. } | Method::Mentored { gamma, .. } => *gamma as u128,

@@ -4,7 +4,7 @@
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
     DecodeConfig, Decoder, DraftShape, ForwardRequest, ForwardResponse, GammaPolicy, Generation,
-    LanguageModel, Method, ModelError, generate, generate_autoregressive,
+    LanguageModel, Method, ModelError, Selection, generate, generate_autoregressive,
 };
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -25,6 +25,7 @@ pub fn speculative(gamma: usize) -> Method {
 pub fn spectr_iid(k: usize, length: usize) -> Method {
     Method::SpecTr {
         drafts: DraftShape::Iid { k, length },
+        selection: Selection::KSeq,
     }
 }
 
@@ -39,6 +40,7 @@ fn tree(branching: &[usize]) -> DraftShape {
 pub fn spectr_tree(branching: &[usize]) -> Method {
     Method::SpecTr {
         drafts: tree(branching),
+        selection: Selection::KSeq,
     }
 }
 
@@ -54,15 +56,19 @@ pub fn multiround_tree(branching: &[usize]) -> Method {
     }
 }
 
-pub fn otm_iid(k: usize, length: usize) -> Method {
-    Method::Otm {
+/// SpecTr with the ratio race (the optimal selection's acceptance), i.i.d. drafts.
+pub fn race_iid(k: usize, length: usize) -> Method {
+    Method::SpecTr {
         drafts: DraftShape::Iid { k, length },
+        selection: Selection::Race,
     }
 }
 
-pub fn otm_tree(branching: &[usize]) -> Method {
-    Method::Otm {
+/// SpecTr with the ratio race over a prefix tree.
+pub fn race_tree(branching: &[usize]) -> Method {
+    Method::SpecTr {
         drafts: tree(branching),
+        selection: Selection::Race,
     }
 }
 
@@ -85,8 +91,8 @@ pub fn all_methods() -> Vec<Method> {
         spectr_tree(&[3, 2]),
         multiround_iid(3, 2),
         multiround_tree(&[2, 2]),
-        otm_iid(3, 2),
-        otm_tree(&[2, 2]),
+        race_iid(3, 2),
+        race_tree(&[2, 2]),
         mentored(3, 0.05),
     ]
 }
