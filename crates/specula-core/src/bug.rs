@@ -6,7 +6,10 @@
 //! - how a draft token is drawn ([`Bug::ArgmaxDraft`], [`Bug::SharedUniform`]):
 //!   [`draw_draft`];
 //! - the acceptance tests and the draw after a rejection ([`Bug::SharedUniform`],
-//!   [`Bug::ResampleFromTarget`]): [`buggy_sample`];
+//!   [`Bug::ResampleFromTarget`]): each lossless scheme's `sample_with_bug`
+//!   ([`Speculative::sample_with_bug`], [`KSeq::sample_with_bug`],
+//!   [`MultiRound::sample_with_bug`], [`Race::sample_with_bug`]), or [`buggy_sample`]
+//!   by the scheme's name;
 //! - which distributions the tests use ([`Bug::UnprocessedTarget`],
 //!   [`Bug::FilteredDraft`]): [`Bug::tested_target_sampling`] and
 //!   [`Bug::tested_draft_sampling`], applied by whoever turns logits into distributions;
@@ -17,9 +20,7 @@
 //! sampling with a token-level bug, so the size of each mistake can be computed.
 //!
 //! ```
-//! use specula_core::{
-//!     Bug, BugPair, Distribution, bug_analysis, speculative_analysis, total_variation,
-//! };
+//! use specula_core::{Bug, BugPair, Distribution, Speculative, bug_analysis, total_variation};
 //!
 //! let target = Distribution::from_probs(vec![0.1, 0.2, 0.3, 0.4])?;
 //! let draft = Distribution::from_probs(vec![0.5, 0.3, 0.15, 0.05])?;
@@ -27,7 +28,7 @@
 //! let wrong = bug_analysis(Bug::ResampleFromTarget, &pair)?;
 //! assert!(total_variation(&wrong.output, target.probs()) > 0.1);
 //! // Without the mistake the same parts give the target back.
-//! let right = speculative_analysis(&target, &draft)?;
+//! let right = Speculative::new(&target, &draft)?.analysis();
 //! assert!(total_variation(&right.output, target.probs()) < 1e-12);
 //! # Ok::<(), specula_core::Error>(())
 //! ```
@@ -39,13 +40,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
-use crate::kseq::{KSeqPlan, kseq_plan, kseq_sample_wired};
-use crate::multiround::multiround_sample_wired;
+use crate::kseq::{KSeq, KSeqPlan};
+use crate::multiround::MultiRound;
 use crate::outcome::{TokenAnalysis, TokenOutcome};
-use crate::race::{RacePlan, race_sample_wired};
-use crate::residual::{Residual, check_same_len};
+use crate::race::{Race, RacePlan};
+use crate::residual::check_same_len;
 use crate::sampling::SamplingConfig;
-use crate::speculative::{accept_prob, combine, speculative_sample_wired};
+use crate::speculative::{Speculative, accept_prob, combine};
+use crate::wiring::Wiring;
 
 /// A deliberate mistake in a speculative sampler, for teaching and for measuring the
 /// power of exactness tests. None of them is ever used unless asked for; every one makes
@@ -140,8 +142,9 @@ impl Bug {
         }
     }
 
-    /// Whether the bug changes the acceptance tests or the residual draw, which
-    /// [`buggy_sample`] carries out (the others change only what is passed to it).
+    /// Whether the bug changes the acceptance tests or the residual draw, which the
+    /// schemes' `sample_with_bug` carry out (the others change only what is passed to
+    /// them).
     #[must_use]
     pub fn in_selection(self) -> bool {
         matches!(self, Self::ResampleFromTarget | Self::SharedUniform)
@@ -230,7 +233,8 @@ pub enum BugScheme {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BuggySample {
     /// The outcome, recorded as for the correct scheme (the residual field says
-    /// [`Residual::Target`] when the target was sampled instead of the residual).
+    /// [`Residual::Target`](crate::Residual::Target) when the target was sampled instead
+    /// of the residual).
     pub outcome: TokenOutcome,
     /// The k-Seq plan, for [`BugScheme::KSeq`].
     pub kseq: Option<KSeqPlan>,
@@ -239,17 +243,14 @@ pub struct BuggySample {
 }
 
 /// Runs `scheme` on the draft tokens `drafts` (each drawn with [`draw_draft`] from
-/// `draft`) with `bug` planted in its tests and residual draw: under
-/// [`Bug::SharedUniform`] each draft's test uses the uniform that drew it (the race's
-/// one test uses the chosen draft's; a draft drawn without one gets a fresh uniform);
-/// under [`Bug::ResampleFromTarget`] a rejection samples `target`. For every other bug
-/// this is the correct scheme: their mistakes lie in the draws, the distributions or the
-/// context passed in.
+/// `draft`) with `bug` planted in its tests and residual draw: the scheme's constructor,
+/// then its `sample_with_bug` ([`Speculative::sample_with_bug`] and the others), which
+/// says what each bug rewires.
 ///
 /// # Errors
-/// The scheme's own errors ([`Error::LengthMismatch`], [`Error::TokenOutOfRange`],
-/// [`Error::NoDrafts`]), and [`Error::DraftCountMismatch`] when standard speculative
-/// sampling is given other than one draft.
+/// The scheme's constructor's errors ([`Error::LengthMismatch`], [`Error::NoDrafts`]),
+/// and [`Error::DraftCountMismatch`] when standard speculative sampling is given other
+/// than one draft.
 pub fn buggy_sample<R: Rng + ?Sized>(
     bug: Bug,
     scheme: BugScheme,
@@ -258,12 +259,6 @@ pub fn buggy_sample<R: Rng + ?Sized>(
     drafts: &[DraftDraw],
     rng: &mut R,
 ) -> Result<BuggySample> {
-    let uniforms: Vec<Option<f64>> = drafts.iter().map(|d| d.uniform).collect();
-    let wiring = Wiring {
-        test_uniforms: (bug == Bug::SharedUniform).then_some(&uniforms[..]),
-        residual_from_target: bug == Bug::ResampleFromTarget,
-    };
-    let tokens: Vec<usize> = drafts.iter().map(|d| d.token).collect();
     let plain = |outcome| BuggySample {
         outcome,
         kseq: None,
@@ -271,33 +266,115 @@ pub fn buggy_sample<R: Rng + ?Sized>(
     };
     Ok(match scheme {
         BugScheme::Speculative => {
-            let [only] = tokens[..] else {
+            let &[only] = drafts else {
                 return Err(Error::DraftCountMismatch {
                     expected: 1,
-                    got: tokens.len(),
+                    got: drafts.len(),
                 });
             };
-            plain(speculative_sample_wired(target, draft, only, wiring, rng)?)
+            plain(Speculative::new(target, draft)?.sample_with_bug(bug, only, rng))
         }
         BugScheme::KSeq => {
-            let plan = kseq_plan(target, draft, tokens.len(), None)?;
-            let outcome = kseq_sample_wired(target, draft, &plan, &tokens, wiring, rng)?;
+            let kseq = KSeq::new(target, draft, drafts.len(), None)?;
             BuggySample {
-                kseq: Some(plan),
-                ..plain(outcome)
+                kseq: Some(*kseq.plan()),
+                ..plain(kseq.sample_with_bug(bug, drafts, rng))
             }
         }
-        BugScheme::MultiRound => plain(multiround_sample_wired(
-            target, draft, &tokens, wiring, rng,
-        )?),
+        BugScheme::MultiRound => {
+            plain(MultiRound::new(target, draft, drafts.len())?.sample_with_bug(bug, drafts, rng))
+        }
         BugScheme::Race => {
-            let (plan, outcome) = race_sample_wired(target, draft, &tokens, wiring, rng)?;
+            let race = Race::new(target, draft, drafts.len())?;
+            let outcome = race.sample_with_bug(bug, drafts, rng);
             BuggySample {
-                race: Some(plan),
+                race: Some(race.into_plan()),
                 ..plain(outcome)
             }
         }
     })
+}
+
+/// The wiring of a scheme with `bug`, whose drafts were drawn with `uniforms`: under
+/// [`Bug::SharedUniform`] each draft's test uses the uniform that drew it (a draft drawn
+/// without one gets a fresh uniform); under [`Bug::ResampleFromTarget`] a rejection
+/// samples the target. Every other bug is correct here: its mistake lies in the draws,
+/// the distributions or the context passed in.
+fn wiring(bug: Bug, uniforms: &[Option<f64>]) -> Wiring<'_> {
+    Wiring {
+        test_uniforms: (bug == Bug::SharedUniform).then_some(uniforms),
+        residual_from_target: bug == Bug::ResampleFromTarget,
+    }
+}
+
+/// The uniforms that drew `drafts`, for [`wiring`].
+fn uniforms(drafts: &[DraftDraw]) -> Vec<Option<f64>> {
+    drafts.iter().map(|d| d.uniform).collect()
+}
+
+/// The token ids of `drafts`.
+fn tokens(drafts: &[DraftDraw]) -> Vec<usize> {
+    drafts.iter().map(|d| d.token).collect()
+}
+
+impl Speculative<'_> {
+    /// [`Speculative::sample`] with `bug` planted in its test and residual draw, for the
+    /// draft token `drawn` (drawn with [`draw_draft`]): under [`Bug::SharedUniform`] the
+    /// test uses the uniform that drew it, under [`Bug::ResampleFromTarget`] a rejection
+    /// samples the target (recorded as [`Residual::Target`](crate::Residual::Target)).
+    /// For every other bug this is the correct scheme, random draws included.
+    pub fn sample_with_bug<R: Rng + ?Sized>(
+        &self,
+        bug: Bug,
+        drawn: DraftDraw,
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let uniforms = [drawn.uniform];
+        self.sample_wired(drawn.token, wiring(bug, &uniforms), rng)
+    }
+}
+
+impl KSeq<'_> {
+    /// [`KSeq::sample`] with `bug` planted as [`Speculative::sample_with_bug`] says, in
+    /// every draft's test.
+    pub fn sample_with_bug<R: Rng + ?Sized>(
+        &self,
+        bug: Bug,
+        drafts: &[DraftDraw],
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let uniforms = uniforms(drafts);
+        self.sample_wired(&tokens(drafts), wiring(bug, &uniforms), rng)
+    }
+}
+
+impl MultiRound<'_> {
+    /// [`MultiRound::sample`] with `bug` planted as [`Speculative::sample_with_bug`] says,
+    /// in every draft's test.
+    pub fn sample_with_bug<R: Rng + ?Sized>(
+        &self,
+        bug: Bug,
+        drafts: &[DraftDraw],
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let uniforms = uniforms(drafts);
+        self.sample_wired(&tokens(drafts), wiring(bug, &uniforms), rng)
+    }
+}
+
+impl Race<'_> {
+    /// [`Race::sample`] with `bug` planted as [`Speculative::sample_with_bug`] says: the
+    /// one test uses the chosen draft's uniform (the race's own uniforms are always
+    /// fresh).
+    pub fn sample_with_bug<R: Rng + ?Sized>(
+        &self,
+        bug: Bug,
+        drafts: &[DraftDraw],
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let uniforms = uniforms(drafts);
+        self.sample_wired(&tokens(drafts), wiring(bug, &uniforms), rng)
+    }
 }
 
 /// One position as a sampler with a bug sees it: the distributions it should use, and
@@ -370,42 +447,7 @@ pub fn bug_analysis(bug: Bug, pair: &BugPair<'_>) -> Result<TokenAnalysis> {
         .collect();
     let residual = match bug {
         Bug::ResampleFromTarget => pair.target.clone(),
-        _ => Residual::TargetMinusDraft.distribution(pair.tested_target, pair.tested_draft)?,
+        _ => Speculative::new(pair.tested_target, pair.tested_draft)?.residual_distribution(),
     };
     Ok(combine(accepted, &residual))
-}
-
-/// Where a scheme's test uniforms and residual come from. [`Wiring::CORRECT`] draws a
-/// fresh uniform for every test and samples the scheme's own residual; the bugs rewire.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Wiring<'a> {
-    /// The uniform each draft was drawn with, reused by its test.
-    pub test_uniforms: Option<&'a [Option<f64>]>,
-    /// Sample the target instead of the residual after a rejection.
-    pub residual_from_target: bool,
-}
-
-impl Wiring<'_> {
-    /// The correct scheme.
-    pub(crate) const CORRECT: Wiring<'static> = Wiring {
-        test_uniforms: None,
-        residual_from_target: false,
-    };
-
-    /// The uniform for the test of draft `i`: its drawing uniform when shared, else a
-    /// fresh one from `rng`.
-    pub(crate) fn uniform<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> f64 {
-        self.test_uniforms
-            .and_then(|us| us.get(i).copied().flatten())
-            .unwrap_or_else(|| rng.random::<f64>())
-    }
-
-    /// The residual to sample after a rejection, given the scheme's own.
-    pub(crate) fn residual(&self, own: Residual) -> Residual {
-        if self.residual_from_target {
-            Residual::Target
-        } else {
-            own
-        }
-    }
 }

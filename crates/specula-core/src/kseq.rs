@@ -9,12 +9,12 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::bug::Wiring;
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::outcome::{TokenAnalysis, TokenOutcome};
-use crate::residual::{Residual, check_same_len, draw};
-use crate::speculative::{acceptance_test, combine, outcome, test_in_turn};
+use crate::residual::{Residual, check_same_len, distribution_or_target, pointwise_weights};
+use crate::speculative::{acceptance_test, combine, outcome, test_in_turn, untested};
+use crate::wiring::Wiring;
 
 /// Relative slack allowed when an override ρ is compared with ρ*: ρ* is found to about
 /// machine precision (bisection down to adjacent floats), so a user value that agrees
@@ -48,127 +48,148 @@ impl KSeqPlan {
             overlap: self.overlap,
         }
     }
-}
 
-/// Computes ρ* and, with it (or with a valid override), the acceptance of k-Seq.
-///
-/// # Errors
-/// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`, [`Error::BadRho`] when
-/// the override is not finite or below ρ*.
-pub fn kseq_plan(
-    target: &Distribution,
-    draft: &Distribution,
-    k: usize,
-    rho: Option<f64>,
-) -> Result<KSeqPlan> {
-    check_same_len(target, draft)?;
-    if k == 0 {
-        return Err(Error::NoDrafts);
+    /// `p_acc/b`: how much the acceptance of one draft is scaled up to the acceptance of
+    /// the first accepted among k (0 when no draft can be accepted).
+    fn scale(&self) -> f64 {
+        if self.overlap > 0.0 {
+            self.acceptance / self.overlap
+        } else {
+            0.0
+        }
     }
-    let (t, d) = (target.probs(), draft.probs());
-    let rho_star = rho_star(t, d, k);
-    let rho = match rho {
-        None => rho_star,
-        Some(r) if r.is_finite() && r >= rho_star * (1.0 - RHO_TOLERANCE) => r.max(rho_star),
-        Some(r) => return Err(Error::BadRho { rho: r, rho_star }),
-    };
-    let overlap = overlap_at(t, d, rho);
-    Ok(KSeqPlan {
-        k,
-        rho,
-        rho_star,
-        overlap,
-        acceptance: acceptance_at(overlap, k),
-    })
 }
 
-/// Selects among the draft tokens `drafts` (k = `drafts.len()`, each drawn i.i.d. from
-/// `draft`). Returns the plan used and the outcome.
-///
-/// # Errors
-/// As [`kseq_plan`], plus [`Error::TokenOutOfRange`] for a draft token.
-pub fn kseq_sample<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    drafts: &[usize],
-    rho: Option<f64>,
-    rng: &mut R,
-) -> Result<(KSeqPlan, TokenOutcome)> {
-    let plan = kseq_plan(target, draft, drafts.len(), rho)?;
-    let outcome = kseq_sample_with_plan(target, draft, &plan, drafts, rng)?;
-    Ok((plan, outcome))
+/// SpecTr k-Seq for one pair of distributions and `k` drafts, with ρ* computed once:
+/// [`sample`](Self::sample) then costs only the tests (and the residual after a
+/// rejection).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KSeq<'a> {
+    target: &'a Distribution,
+    draft: &'a Distribution,
+    plan: KSeqPlan,
 }
 
-/// Like [`kseq_sample`] with a plan computed beforehand (for example shared by many
-/// positions with the same distributions).
-///
-/// # Errors
-/// [`Error::LengthMismatch`], [`Error::TokenOutOfRange`], and
-/// [`Error::DraftCountMismatch`] when `drafts.len()` differs from `plan.k` (the plan is
-/// only valid for its own k).
-pub fn kseq_sample_with_plan<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    plan: &KSeqPlan,
-    drafts: &[usize],
-    rng: &mut R,
-) -> Result<TokenOutcome> {
-    kseq_sample_wired(target, draft, plan, drafts, Wiring::CORRECT, rng)
-}
+impl<'a> KSeq<'a> {
+    /// Computes ρ* and, with it (or with a valid override `rho`), the acceptance of k-Seq
+    /// with `k` drafts.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`, [`Error::BadRho`] when
+    /// the override is not finite or below ρ*.
+    pub fn new(
+        target: &'a Distribution,
+        draft: &'a Distribution,
+        k: usize,
+        rho: Option<f64>,
+    ) -> Result<Self> {
+        check_same_len(target, draft)?;
+        if k == 0 {
+            return Err(Error::NoDrafts);
+        }
+        let (t, d) = (target.probs(), draft.probs());
+        let rho_star = rho_star(t, d, k);
+        let rho = match rho {
+            None => rho_star,
+            Some(r) if r.is_finite() && r >= rho_star * (1.0 - RHO_TOLERANCE) => r.max(rho_star),
+            Some(r) => return Err(Error::BadRho { rho: r, rho_star }),
+        };
+        let overlap = overlap_at(t, d, rho);
+        let plan = KSeqPlan {
+            k,
+            rho,
+            rho_star,
+            overlap,
+            acceptance: acceptance_at(overlap, k),
+        };
+        Ok(Self {
+            target,
+            draft,
+            plan,
+        })
+    }
 
-/// [`kseq_sample_with_plan`] with its uniforms and residual wired as `wiring` says.
-pub(crate) fn kseq_sample_wired<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    plan: &KSeqPlan,
-    drafts: &[usize],
-    wiring: Wiring<'_>,
-    rng: &mut R,
-) -> Result<TokenOutcome> {
-    check_same_len(target, draft)?;
-    if drafts.is_empty() || drafts.len() != plan.k {
-        return Err(Error::DraftCountMismatch {
-            expected: plan.k,
-            got: drafts.len(),
+    /// The target distribution.
+    #[must_use]
+    pub fn target(&self) -> &'a Distribution {
+        self.target
+    }
+
+    /// The draft distribution.
+    #[must_use]
+    pub fn draft(&self) -> &'a Distribution {
+        self.draft
+    }
+
+    /// The parameters in use (what a trace records).
+    #[must_use]
+    pub fn plan(&self) -> &KSeqPlan {
+        &self.plan
+    }
+
+    /// Selects among the draft tokens `drafts`, the plan's k draws i.i.d. from the draft,
+    /// tested in order with one uniform each; one more uniform for the residual if every
+    /// one is rejected.
+    ///
+    /// A token the draft gives probability 0 (one outside the vocabulary included) is
+    /// rejected. Another number of drafts than k cannot be tested against this plan: then
+    /// none is, and the token is drawn from the target (still exact, never accepted).
+    pub fn sample<R: Rng + ?Sized>(&self, drafts: &[usize], rng: &mut R) -> TokenOutcome {
+        self.sample_wired(drafts, Wiring::CORRECT, rng)
+    }
+
+    /// [`Self::sample`] with its uniforms and residual wired as `wiring` says.
+    pub(crate) fn sample_wired<R: Rng + ?Sized>(
+        &self,
+        drafts: &[usize],
+        wiring: Wiring<'_>,
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let (target, draft, plan) = (self.target, self.draft, &self.plan);
+        if drafts.len() != plan.k {
+            return untested(target, rng);
+        }
+        let tests = test_in_turn(drafts, |i, x| {
+            let u = wiring.uniform(i, rng);
+            acceptance_test(i, x, target.prob(x), draft.prob(x), plan.rho, u)
         });
+        let weight = self.weight();
+        outcome(tests, || {
+            wiring.draw_pointwise(plan.residual(), target, draft, weight, rng)
+        })
     }
-    for &x in drafts {
-        target.check_token(x)?;
-    }
-    let tests = test_in_turn(drafts, |i, x| {
-        let u = wiring.uniform(i, rng);
-        acceptance_test(i, x, target.prob(x), draft.prob(x), plan.rho, u)
-    });
-    Ok(outcome(tests, || {
-        draw(wiring.residual(plan.residual()), target, draft, rng)
-    }))
-}
 
-/// The exact output distribution and acceptance of k-Seq with `k` drafts, from its parts:
-/// `P(emit x by acceptance) = min(draft, target/ρ)·p_acc/b`, plus `(1 − p_acc)·res(x)`.
-///
-/// # Errors
-/// As [`kseq_plan`].
-pub fn kseq_analysis(
-    target: &Distribution,
-    draft: &Distribution,
-    k: usize,
-    rho: Option<f64>,
-) -> Result<(KSeqPlan, TokenAnalysis)> {
-    let plan = kseq_plan(target, draft, k, rho)?;
-    let scale = if plan.overlap > 0.0 {
-        plan.acceptance / plan.overlap
-    } else {
-        0.0
-    };
-    let accepted = target
-        .probs()
-        .iter()
-        .zip(draft.probs())
-        .map(|(&t, &d)| d.min(t / plan.rho) * scale)
-        .collect();
-    let residual = plan.residual().distribution(target, draft)?;
-    Ok((plan, combine(accepted, &residual)))
+    /// The exact output distribution and acceptance with the plan's k drafts, from its
+    /// parts: `P(emit x by acceptance) = min(draft, target/ρ)·p_acc/b`, plus
+    /// `(1 − p_acc)·res(x)`.
+    #[must_use]
+    pub fn analysis(&self) -> TokenAnalysis {
+        let (rho, scale) = (self.plan.rho, self.plan.scale());
+        let accepted = pointwise_weights(self.target, self.draft, |t, d| d.min(t / rho) * scale);
+        combine(accepted, &self.residual_distribution())
+    }
+
+    /// The residual sampled after every draft is rejected ([`Residual::KSeq`]).
+    #[must_use]
+    pub fn residual(&self) -> Residual {
+        self.plan.residual()
+    }
+
+    /// The residual `norm(max(0, target − min(draft, target/ρ)·p_acc/b))` whole; the
+    /// target when it has no mass, as the sampler falls back.
+    #[must_use]
+    pub fn residual_distribution(&self) -> Distribution {
+        distribution_or_target(
+            pointwise_weights(self.target, self.draft, self.weight()),
+            self.target,
+        )
+    }
+
+    /// The residual's weight of a token with these probabilities.
+    fn weight(&self) -> impl Fn(f64, f64) -> f64 + use<> {
+        let (rho, scale) = (self.plan.rho, self.plan.scale());
+        move |t, d| (t - d.min(t / rho) * scale).max(0.0)
+    }
 }
 
 /// `b(ρ) = Σ min(d, t/ρ)`.

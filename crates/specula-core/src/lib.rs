@@ -6,43 +6,57 @@
 //! is the large model whose distribution must be reproduced; the **draft** is the small
 //! model that proposes tokens.
 //!
-//! Every scheme comes in two forms:
-//! - a sampling function that takes the draft token(s), both distributions and an RNG and
-//!   returns a [`TokenOutcome`] recording each uniform, ratio and decision, and the residual
-//!   draw;
-//! - an analysis function giving the exact output distribution and acceptance probability
-//!   in closed form ([`TokenAnalysis`]), built from the scheme's own acceptance
-//!   probabilities and residual.
+//! Every scheme is parsed, then sampled, as `rand`'s distributions are: a fallible
+//! constructor takes the target, the draft and the scheme's parameters, checks them once
+//! and computes what the scheme needs (ρ*, the race's weights, mentored decoding's
+//! thresholds, the OTM coupling). The value it returns then has
+//! - `sample`, which takes the draft token(s) and an RNG and cannot fail: it returns a
+//!   [`TokenOutcome`] recording each uniform, ratio and decision, and the residual draw;
+//! - `analysis`, the exact output distribution and acceptance probability in closed form
+//!   ([`TokenAnalysis`]), built from the scheme's own acceptance probabilities and
+//!   residual;
+//! - `residual` and `residual_distribution`, the distribution drawn from after every draft
+//!   is rejected, as the short [`Residual`] a trace records and whole.
 //!
-//! | scheme | sample | closed form |
+//! | scheme | constructor | parameters (trace) |
 //! |---|---|---|
-//! | standard speculative sampling | [`speculative_sample`] | [`speculative_analysis`] |
-//! | greedy verification | [`greedy_verify`] | [`greedy_analysis`] |
-//! | SpecTr k-Seq | [`kseq_sample`] | [`kseq_analysis`] |
-//! | multi-round rejection | [`multiround_sample`] | [`multiround_analysis`] |
-//! | OTM (optimal transport, exact LP) | [`otm_sample`] | [`otm_analysis`] |
-//! | ratio race (OTM's optimum for i.i.d. drafts, any vocabulary) | [`race_sample`] | [`race_analysis`] |
-//! | mentored decoding (lossy, KL ≤ D) | [`mentored_sample`] | [`mentored_analysis`] |
+//! | standard speculative sampling | [`Speculative::new`] | |
+//! | greedy verification | [`Greedy::new`] | |
+//! | SpecTr k-Seq | [`KSeq::new`] | [`KSeqPlan`] |
+//! | multi-round rejection | [`MultiRound::new`] | |
+//! | OTM (optimal transport, exact LP) | [`OtmPlan::new`] | [`OtmPlan`] |
+//! | ratio race (OTM's optimum for i.i.d. drafts, any vocabulary) | [`Race::new`] | [`RacePlan`] |
+//! | mentored decoding (lossy, KL ≤ D) | [`Mentored::new`] | [`MentoredPlan`] |
 //!
-//! Randomness is always passed in; with a seeded RNG every result is reproducible.
+//! A draft token the draft gives probability 0 (one outside the vocabulary included)
+//! cannot have been drawn from it and is rejected; a multi-draft scheme handed another
+//! number of drafts than its k tests none and draws from the target. Either way the output
+//! stays exact and nothing panics. Randomness is always passed in; with a seeded RNG every
+//! result is reproducible.
 //!
 //! For teaching, and for measuring the power of statistical tests, [`Bug`] names classic
-//! mistakes in these samplers, carried out by [`draw_draft`] and [`buggy_sample`] and
-//! analysed in closed form by [`bug_analysis`].
+//! mistakes in these samplers, carried out by [`draw_draft`] and the lossless schemes'
+//! `sample_with_bug` (or [`buggy_sample`]) and analysed in closed form by
+//! [`bug_analysis`].
 //!
 //! ```
 //! use rand::SeedableRng;
-//! use specula_core::{Distribution, speculative_analysis, speculative_sample};
+//! use specula_core::{Distribution, KSeq};
 //!
 //! let target = Distribution::from_probs(vec![0.1, 0.2, 0.3, 0.4])?;
 //! let draft = Distribution::from_probs(vec![0.5, 0.3, 0.15, 0.05])?;
-//! let exact = speculative_analysis(&target, &draft)?;
-//! assert!((exact.acceptance - 0.5).abs() < 1e-12); // Σ min(target, draft)
+//! // Parse: ρ* for three drafts, once.
+//! let kseq = KSeq::new(&target, &draft, 3, None)?;
+//! let exact = kseq.analysis();
+//! assert!((exact.acceptance - kseq.plan().acceptance).abs() < 1e-12);
 //!
+//! // Sample: as many times as wanted, and it cannot fail.
 //! let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-//! let x = draft.sample(&mut rng);
-//! let outcome = speculative_sample(&target, &draft, x, &mut rng)?;
-//! assert!(outcome.token < 4);
+//! for _ in 0..100 {
+//!     let drafts: Vec<usize> = (0..3).map(|_| draft.sample(&mut rng)).collect();
+//!     let outcome = kseq.sample(&drafts, &mut rng);
+//!     assert!(outcome.token < 4);
+//! }
 //! # Ok::<(), specula_core::Error>(())
 //! ```
 #![deny(missing_docs)]
@@ -62,6 +76,7 @@ mod residual;
 mod sampling;
 mod speculative;
 pub mod theory;
+mod wiring;
 
 pub use bug::{
     Bug, BugPair, BugScheme, BuggySample, DraftDraw, bug_analysis, buggy_sample, draw_draft,
@@ -69,19 +84,16 @@ pub use bug::{
 pub use distribution::{Distribution, NORMALIZATION_TOLERANCE};
 pub use divergence::{kl_divergence, overlap, total_variation};
 pub use error::{Error, Result};
-pub use kseq::{
-    KSeqPlan, RHO_TOLERANCE, kseq_analysis, kseq_plan, kseq_sample, kseq_sample_with_plan,
-    overlap_at,
-};
-pub use mentored::*;
-pub use multiround::{multiround_analysis, multiround_sample};
-pub use otm::*;
-pub use outcome::{DraftTest, ResidualDraw, TokenAnalysis, TokenOutcome, ratio};
-pub use race::{RACE_MAX_STEPS, RACE_TOLERANCE, RacePlan, race_analysis, race_plan, race_sample};
+pub use kseq::{KSeq, KSeqPlan, RHO_TOLERANCE, overlap_at};
+pub use mentored::{DEFAULT_KL_TOLERANCE, MIN_REJECTION, Mentored, MentoredPlan};
+pub use multiround::MultiRound;
+pub use otm::{OTM_EXACT_BOUND_VOCAB, OTM_MAX_VARIABLES, OtmPlan, otm_upper_bound};
+pub use outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+pub use race::{RACE_MAX_STEPS, RACE_TOLERANCE, Race, RacePlan};
 pub use report::{
     BugReport, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide,
     plan_report,
 };
-pub use residual::{RESIDUAL_EPSILON, Residual};
+pub use residual::{RESIDUAL_EPSILON, Residual, ResidualDraw};
 pub use sampling::SamplingConfig;
-pub use speculative::{greedy_analysis, greedy_verify, speculative_analysis, speculative_sample};
+pub use speculative::{Greedy, Speculative};

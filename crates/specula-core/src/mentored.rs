@@ -64,7 +64,9 @@ use serde::Serialize;
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
-use crate::residual::{Residual, check_same_len, draw};
+use crate::residual::{
+    Residual, check_same_len, distribution_or_target, draw_pointwise, pointwise_weights,
+};
 use crate::speculative::{combine, finish};
 
 use solve::solve;
@@ -151,163 +153,151 @@ impl MentoredPlan {
     }
 }
 
-/// Computes the optimal thresholds for the budget `kl_budget` (nats), to
-/// [`DEFAULT_KL_TOLERANCE`].
+/// Mentored decoding for one pair of distributions and one KL budget, with the optimal
+/// thresholds computed once: [`sample`](Self::sample) then costs one test (and the
+/// residual after a rejection).
 ///
 /// ```
-/// use specula_core::{Distribution, mentored_analysis, kl_divergence, speculative_analysis};
+/// use specula_core::{Distribution, Mentored, Speculative, kl_divergence};
 ///
 /// let target = Distribution::from_probs(vec![0.5, 0.5])?;
 /// let draft = Distribution::from_probs(vec![0.8, 0.2])?;
-/// let (plan, exact) = mentored_analysis(&target, &draft, 0.1)?;
+/// let mentored = Mentored::new(&target, &draft, 0.1)?;
+/// let plan = mentored.plan();
 /// assert!(plan.alpha < 1.0 && plan.beta > 1.0);
-/// assert!(plan.acceptance > speculative_analysis(&target, &draft)?.acceptance);
+/// assert!(plan.acceptance > Speculative::new(&target, &draft)?.analysis().acceptance);
+/// let exact = mentored.analysis();
 /// assert!(kl_divergence(target.probs(), &exact.output) <= 0.1 * (1.0 + 1e-9));
 /// # Ok::<(), specula_core::Error>(())
 /// ```
-///
-/// # Errors
-/// [`Error::LengthMismatch`], or [`Error::BadKlBudget`] when the budget is negative, NaN
-/// or infinite.
-pub fn mentored_plan(
-    target: &Distribution,
-    draft: &Distribution,
-    kl_budget: f64,
-) -> Result<MentoredPlan> {
-    mentored_plan_with_tolerance(target, draft, kl_budget, DEFAULT_KL_TOLERANCE)
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mentored<'a> {
+    target: &'a Distribution,
+    draft: &'a Distribution,
+    plan: MentoredPlan,
 }
 
-/// Like [`mentored_plan`] with a relative tolerance of your choice: the plan's KL lies in
-/// `[D·(1 − tolerance), D]`, or as close below `D` as `f64` resolves, unless every draft
-/// is accepted or the rejection probability is held at [`MIN_REJECTION`].
-///
-/// # Errors
-/// As [`mentored_plan`], plus [`Error::BadTolerance`] when `tolerance` is not in `(0, 1)`.
-pub fn mentored_plan_with_tolerance(
-    target: &Distribution,
-    draft: &Distribution,
-    kl_budget: f64,
-    tolerance: f64,
-) -> Result<MentoredPlan> {
-    check_same_len(target, draft)?;
-    if !(kl_budget >= 0.0 && kl_budget.is_finite()) {
-        return Err(Error::BadKlBudget(kl_budget));
+impl<'a> Mentored<'a> {
+    /// Computes the optimal thresholds for the budget `kl_budget` (nats), to
+    /// [`DEFAULT_KL_TOLERANCE`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], or [`Error::BadKlBudget`] when the budget is negative,
+    /// NaN or infinite.
+    pub fn new(target: &'a Distribution, draft: &'a Distribution, kl_budget: f64) -> Result<Self> {
+        Self::with_tolerance(target, draft, kl_budget, DEFAULT_KL_TOLERANCE)
     }
-    if !(tolerance > 0.0 && tolerance < 1.0) {
-        return Err(Error::BadTolerance(tolerance));
+
+    /// Like [`Self::new`] with a relative tolerance of your choice: the plan's KL lies in
+    /// `[D·(1 − tolerance), D]`, or as close below `D` as `f64` resolves, unless every
+    /// draft is accepted or the rejection probability is held at [`MIN_REJECTION`].
+    ///
+    /// # Errors
+    /// As [`Self::new`], plus [`Error::BadTolerance`] when `tolerance` is not in `(0, 1)`.
+    pub fn with_tolerance(
+        target: &'a Distribution,
+        draft: &'a Distribution,
+        kl_budget: f64,
+        tolerance: f64,
+    ) -> Result<Self> {
+        check_same_len(target, draft)?;
+        if !(kl_budget >= 0.0 && kl_budget.is_finite()) {
+            return Err(Error::BadKlBudget(kl_budget));
+        }
+        if !(tolerance > 0.0 && tolerance < 1.0) {
+            return Err(Error::BadTolerance(tolerance));
+        }
+        Ok(Self {
+            target,
+            draft,
+            plan: solve(target.probs(), draft.probs(), kl_budget, tolerance),
+        })
     }
-    Ok(solve(target.probs(), draft.probs(), kl_budget, tolerance))
-}
 
-/// The acceptance probability `r` of every token under `plan` (see
-/// [`MentoredPlan::accept_prob`]). Covers the common prefix if the lengths differ.
-#[must_use]
-pub fn mentored_accept_probs(
-    target: &Distribution,
-    draft: &Distribution,
-    plan: &MentoredPlan,
-) -> Vec<f64> {
-    target
-        .probs()
-        .iter()
-        .zip(draft.probs())
-        .map(|(&t, &d)| plan.accept_prob(t, d))
-        .collect()
-}
+    /// The target distribution.
+    #[must_use]
+    pub fn target(&self) -> &'a Distribution {
+        self.target
+    }
 
-/// Verifies one draft token `draft_token`, which must have been sampled from `draft`,
-/// under the budget `kl_budget`. Returns the plan used and the outcome.
-///
-/// The plan is always computed (O(V)): the trace records `r(x)`, which needs α, even when
-/// `u·d < t` would accept the token for every budget. Reuse a plan across draws with
-/// [`mentored_sample_with_plan`].
-///
-/// # Errors
-/// As [`mentored_plan`], plus [`Error::TokenOutOfRange`].
-pub fn mentored_sample<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    draft_token: usize,
-    kl_budget: f64,
-    rng: &mut R,
-) -> Result<(MentoredPlan, TokenOutcome)> {
-    let plan = mentored_plan(target, draft, kl_budget)?;
-    let outcome = mentored_sample_with_plan(target, draft, &plan, draft_token, rng)?;
-    Ok((plan, outcome))
-}
+    /// The draft distribution.
+    #[must_use]
+    pub fn draft(&self) -> &'a Distribution {
+        self.draft
+    }
 
-/// Like [`mentored_sample`] with a plan computed beforehand for the same pair: the test
-/// is O(1) (one uniform); a rejection draws from the residual in O(V).
-///
-/// # Errors
-/// [`Error::LengthMismatch`] or [`Error::TokenOutOfRange`].
-pub fn mentored_sample_with_plan<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    plan: &MentoredPlan,
-    draft_token: usize,
-    rng: &mut R,
-) -> Result<TokenOutcome> {
-    check_same_len(target, draft)?;
-    target.check_token(draft_token)?;
-    let (t, d) = (target.prob(draft_token), draft.prob(draft_token));
-    let u = rng.random::<f64>();
-    let test = DraftTest {
-        draft_index: 0,
-        token: draft_token,
-        draft_prob: d,
-        target_prob: t,
-        ratio: ratio(t, d),
-        accept_prob: plan.accept_prob(t, d),
-        uniform: Some(u),
-        accepted: plan.accepts(t, d, u),
-    };
-    Ok(finish(test, || draw(plan.residual(), target, draft, rng)))
-}
+    /// The thresholds in use (what a trace records).
+    #[must_use]
+    pub fn plan(&self) -> &MentoredPlan {
+        &self.plan
+    }
 
-/// The plan for `kl_budget` and the exact output distribution and acceptance of
-/// [`mentored_sample`], built from the scheme's own `r` and residual:
-/// `π = d·r + (1 − Σ d·r)·s`.
-///
-/// # Errors
-/// As [`mentored_plan`].
-pub fn mentored_analysis(
-    target: &Distribution,
-    draft: &Distribution,
-    kl_budget: f64,
-) -> Result<(MentoredPlan, TokenAnalysis)> {
-    let plan = mentored_plan(target, draft, kl_budget)?;
-    let analysis = mentored_analysis_with_plan(target, draft, &plan)?;
-    Ok((plan, analysis))
-}
+    /// The acceptance probability `r` of every token (see [`MentoredPlan::accept_prob`]).
+    #[must_use]
+    pub fn accept_probs(&self) -> Vec<f64> {
+        pointwise_weights(self.target, self.draft, |t, d| self.plan.accept_prob(t, d))
+    }
 
-/// The exact output distribution and acceptance of [`mentored_sample_with_plan`] with
-/// `plan`.
-///
-/// # Errors
-/// [`Error::LengthMismatch`].
-pub fn mentored_analysis_with_plan(
-    target: &Distribution,
-    draft: &Distribution,
-    plan: &MentoredPlan,
-) -> Result<TokenAnalysis> {
-    check_same_len(target, draft)?;
-    if plan.accepts_all {
-        // Every draft is accepted: the output is the draft itself. Summing `d·r` and
-        // taking `1 − Σ` would only add rounding that swamps tiny draft entries.
-        return Ok(TokenAnalysis {
-            acceptance: 1.0,
-            output: draft.probs().to_vec(),
+    /// Verifies one draft token `draft_token`, which must have been sampled from the
+    /// draft: one uniform for the test, one more for the residual after a rejection. A
+    /// token the draft gives probability 0 (one outside the vocabulary included) is
+    /// rejected.
+    pub fn sample<R: Rng + ?Sized>(&self, draft_token: usize, rng: &mut R) -> TokenOutcome {
+        let (t, d) = (self.target.prob(draft_token), self.draft.prob(draft_token));
+        let u = rng.random::<f64>();
+        let test = DraftTest {
+            draft_index: 0,
+            token: draft_token,
+            draft_prob: d,
+            target_prob: t,
+            ratio: ratio(t, d),
+            accept_prob: self.plan.accept_prob(t, d),
+            uniform: Some(u),
+            accepted: self.plan.accepts(t, d, u),
+        };
+        finish(test, || {
+            let beta = self.plan.beta;
+            let u = rng.random::<f64>();
+            draw_pointwise(self.residual(), self.target, self.draft, weight(beta), u)
+        })
+    }
+
+    /// The exact output distribution and acceptance of [`Self::sample`], built from the
+    /// scheme's own `r` and residual: `π = d·r + (1 − Σ d·r)·s`.
+    #[must_use]
+    pub fn analysis(&self) -> TokenAnalysis {
+        if self.plan.accepts_all {
+            // Every draft is accepted: the output is the draft itself. Summing `d·r` and
+            // taking `1 − Σ` would only add rounding that swamps tiny draft entries.
+            return TokenAnalysis {
+                acceptance: 1.0,
+                output: self.draft.probs().to_vec(),
+            };
+        }
+        let accepted = pointwise_weights(self.target, self.draft, |t, d| {
+            d * self.plan.accept_prob(t, d)
         });
+        combine(accepted, &self.residual_distribution())
     }
-    let accepted = target
-        .probs()
-        .iter()
-        .zip(draft.probs())
-        .map(|(&t, &d)| d * plan.accept_prob(t, d))
-        .collect();
-    Ok(combine(
-        accepted,
-        &plan.residual().distribution(target, draft)?,
-    ))
+
+    /// The residual sampled after a rejection: [`Residual::Mentored`] with the plan's β.
+    #[must_use]
+    pub fn residual(&self) -> Residual {
+        self.plan.residual()
+    }
+
+    /// The residual `norm(max(0, target/β − draft))` whole; the target when it has no
+    /// mass, as the sampler falls back.
+    #[must_use]
+    pub fn residual_distribution(&self) -> Distribution {
+        distribution_or_target(
+            pointwise_weights(self.target, self.draft, weight(self.plan.beta)),
+            self.target,
+        )
+    }
+}
+
+/// The residual's weight `max(0, t/β − d)`.
+fn weight(beta: f64) -> impl Fn(f64, f64) -> f64 {
+    move |t, d| (t / beta - d).max(0.0)
 }

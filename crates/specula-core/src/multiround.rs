@@ -6,108 +6,138 @@
 
 use rand::Rng;
 
-use crate::bug::Wiring;
 use crate::distribution::{Distribution, sample_weights};
 use crate::error::{Error, Result};
-use crate::outcome::{ResidualDraw, TokenAnalysis, TokenOutcome};
-use crate::residual::{RESIDUAL_EPSILON, Residual, check_same_len, draw};
-use crate::speculative::{acceptance_test, combine, outcome, test_in_turn};
+use crate::outcome::{TokenAnalysis, TokenOutcome};
+use crate::residual::{
+    RESIDUAL_EPSILON, Residual, ResidualDraw, check_same_len, distribution_or_target,
+};
+use crate::speculative::{acceptance_test, combine, outcome, test_in_turn, untested};
+use crate::wiring::{Wiring, draw_target};
 
-/// Tries `drafts` (each drawn i.i.d. from `draft`) in order.
-///
-/// # Errors
-/// [`Error::LengthMismatch`], [`Error::NoDrafts`] for an empty slice,
-/// [`Error::TokenOutOfRange`].
-pub fn multiround_sample<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    drafts: &[usize],
-    rng: &mut R,
-) -> Result<TokenOutcome> {
-    multiround_sample_wired(target, draft, drafts, Wiring::CORRECT, rng)
+/// Multi-round rejection sampling for one pair of distributions and `k` drafts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MultiRound<'a> {
+    target: &'a Distribution,
+    draft: &'a Distribution,
+    k: usize,
 }
 
-/// [`multiround_sample`] with its uniforms and final residual wired as `wiring` says.
-pub(crate) fn multiround_sample_wired<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    drafts: &[usize],
-    wiring: Wiring<'_>,
-    rng: &mut R,
-) -> Result<TokenOutcome> {
-    check_same_len(target, draft)?;
-    if drafts.is_empty() {
-        return Err(Error::NoDrafts);
+impl<'a> MultiRound<'a> {
+    /// Multi-round rejection with `k` drafts.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`.
+    pub fn new(target: &'a Distribution, draft: &'a Distribution, k: usize) -> Result<Self> {
+        check_same_len(target, draft)?;
+        if k == 0 {
+            return Err(Error::NoDrafts);
+        }
+        Ok(Self { target, draft, k })
     }
-    for &x in drafts {
-        target.check_token(x)?;
+
+    /// The target distribution.
+    #[must_use]
+    pub fn target(&self) -> &'a Distribution {
+        self.target
     }
-    let d = draft.probs();
-    let mut current = target.probs().to_vec();
-    let tests = test_in_turn(drafts, |i, x| {
-        // Each rejection moves the test to the next residual.
-        if i > 0 {
+
+    /// The draft distribution.
+    #[must_use]
+    pub fn draft(&self) -> &'a Distribution {
+        self.draft
+    }
+
+    /// The number of drafts.
+    #[must_use]
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Tries `drafts`, the k draws i.i.d. from the draft, in order, each against the
+    /// current residual with one uniform; one more uniform for the last residual if every
+    /// one is rejected.
+    ///
+    /// A token the draft gives probability 0 (one outside the vocabulary included) is
+    /// rejected. Another number of drafts than k is not tested: the token is drawn from
+    /// the target (still exact, never accepted).
+    pub fn sample<R: Rng + ?Sized>(&self, drafts: &[usize], rng: &mut R) -> TokenOutcome {
+        self.sample_wired(drafts, Wiring::CORRECT, rng)
+    }
+
+    /// [`Self::sample`] with its uniforms and final residual wired as `wiring` says.
+    pub(crate) fn sample_wired<R: Rng + ?Sized>(
+        &self,
+        drafts: &[usize],
+        wiring: Wiring<'_>,
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let (target, draft) = (self.target, self.draft);
+        if drafts.len() != self.k {
+            return untested(target, rng);
+        }
+        let d = draft.probs();
+        let mut current = target.probs().to_vec();
+        let tests = test_in_turn(drafts, |i, x| {
+            // Each rejection moves the test to the next residual.
+            if i > 0 {
+                next_residual(&mut current, d);
+            }
+            let u = wiring.uniform(i, rng);
+            let at = |v: &[f64]| v.get(x).copied().unwrap_or(0.0);
+            acceptance_test(i, x, at(&current), at(d), 1.0, u)
+        });
+        outcome(tests, || {
+            if wiring.residual_from_target {
+                return draw_target(target, draft, rng);
+            }
+            next_residual(&mut current, d);
+            let u = rng.random::<f64>();
+            ResidualDraw {
+                residual: self.residual(),
+                uniform: Some(u),
+                token: sample_weights(&current, u, 1.0),
+            }
+        })
+    }
+
+    /// The exact output distribution and acceptance with k drafts: round i is reached
+    /// with probability `∏_{j<i} (1 − βⱼ)`, where `βⱼ = Σ min(r_{j−1}, draft)`.
+    #[must_use]
+    pub fn analysis(&self) -> TokenAnalysis {
+        let d = self.draft.probs();
+        let mut current = self.target.probs().to_vec();
+        let mut accepted = vec![0.0; d.len()];
+        let mut reach = 1.0;
+        for _ in 0..self.k {
+            let mut beta = 0.0;
+            for ((a, &r), &dx) in accepted.iter_mut().zip(&current).zip(d) {
+                let m = r.min(dx);
+                *a += reach * m;
+                beta += m;
+            }
+            reach *= (1.0 - beta).max(0.0);
             next_residual(&mut current, d);
         }
-        let u = wiring.uniform(i, rng);
-        acceptance_test(i, x, current[x], d[x], 1.0, u)
-    });
-    Ok(outcome(tests, || {
-        if wiring.residual_from_target {
-            return draw(Residual::Target, target, draft, rng);
-        }
-        next_residual(&mut current, d);
-        let u = rng.random::<f64>();
-        ResidualDraw {
-            residual: Residual::MultiRound {
-                rounds: drafts.len(),
-            },
-            uniform: Some(u),
-            token: sample_weights(&current, u, 1.0),
-        }
-    }))
-}
+        combine(accepted, &distribution_or_target(current, self.target))
+    }
 
-/// The exact output distribution and acceptance with `k` drafts: round i is reached with
-/// probability `∏_{j<i} (1 − βⱼ)`, where `βⱼ = Σ min(r_{j−1}, draft)`.
-///
-/// # Errors
-/// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`.
-pub fn multiround_analysis(
-    target: &Distribution,
-    draft: &Distribution,
-    k: usize,
-) -> Result<TokenAnalysis> {
-    check_same_len(target, draft)?;
-    if k == 0 {
-        return Err(Error::NoDrafts);
+    /// The residual sampled after every draft is rejected:
+    /// [`Residual::MultiRound`] after k rounds.
+    #[must_use]
+    pub fn residual(&self) -> Residual {
+        Residual::MultiRound { rounds: self.k }
     }
-    let d = draft.probs();
-    let mut current = target.probs().to_vec();
-    let mut accepted = vec![0.0; d.len()];
-    let mut reach = 1.0;
-    for _ in 0..k {
-        let mut beta = 0.0;
-        for ((a, &r), &dx) in accepted.iter_mut().zip(&current).zip(d) {
-            let m = r.min(dx);
-            *a += reach * m;
-            beta += m;
-        }
-        reach *= (1.0 - beta).max(0.0);
-        next_residual(&mut current, d);
-    }
-    let residual = Distribution::from_weights(current)?;
-    Ok(combine(accepted, &residual))
-}
 
-/// `r_rounds` for `rounds` rejections, normalised (with the same degenerate fallback
-/// as the sampler: keep the previous residual).
-pub(crate) fn residual_after(t: &[f64], d: &[f64], rounds: usize) -> Vec<f64> {
-    let mut current = t.to_vec();
-    for _ in 0..rounds {
-        next_residual(&mut current, d);
+    /// The residual after k rejections, `r_k`, whole.
+    #[must_use]
+    pub fn residual_distribution(&self) -> Distribution {
+        let mut current = self.target.probs().to_vec();
+        for _ in 0..self.k {
+            next_residual(&mut current, self.draft.probs());
+        }
+        distribution_or_target(current, self.target)
     }
-    current
 }
 
 /// `r ← norm(max(0, r − d))`; kept unchanged when that has no mass (then `r ≈ d` and the

@@ -31,8 +31,8 @@ use serde::Serialize;
 
 use crate::distribution::{Distribution, sample_weights};
 use crate::error::{Error, Result};
-use crate::outcome::{ResidualDraw, TokenAnalysis, TokenOutcome, ratio};
-use crate::residual::{Residual, check_same_len};
+use crate::outcome::{TokenAnalysis, TokenOutcome, ratio};
+use crate::residual::{Residual, ResidualDraw, check_same_len};
 
 /// The largest OTM problem accepted, counted as the `V^(k+1)` entries of the full
 /// coupling (vocabulary `V`, `k` drafts). Larger problems return [`Error::OtmTooLarge`]
@@ -55,25 +55,126 @@ pub const OTM_EXACT_BOUND_VOCAB: usize = 20;
 /// afterwards); only how close the acceptance is to the exact optimum does.
 const LP_FEASIBILITY: f64 = 1e-10;
 
-/// The optimal OTM coupling for one pair of distributions and `k` drafts.
+/// The optimal OTM coupling for one pair of distributions and `k` drafts, solved once by
+/// [`OtmPlan::new`]; [`OtmPlan::sample`] then draws from it. The fields are read through
+/// methods, so that `k`, the vocabulary and the coupling always agree.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OtmPlan {
     /// Number of drafts.
-    pub k: usize,
+    k: usize,
     /// Vocabulary size `V`.
-    pub vocab: usize,
-    /// The optimal acceptance `α_k = P(Y ∈ {x₁..x_k})` under the coupling.
-    pub acceptance: f64,
-    /// Lemma 3's upper bound on `α_k` ([`otm_upper_bound`]).
-    pub upper_bound: f64,
-    /// The distribution of the emitted token: the coupling's `y`-marginal, computed from
-    /// the coupling (equal to the target up to `f64` rounding).
-    pub output: Vec<f64>,
+    vocab: usize,
+    /// The optimal acceptance `α_k`.
+    acceptance: f64,
+    /// Lemma 3's upper bound on `α_k`.
+    upper_bound: f64,
+    /// The coupling's `y`-marginal.
+    output: Vec<f64>,
     /// `π(x^k, y)`; layout documented on [`OtmPlan::coupling`].
     coupling: Vec<f64>,
 }
 
 impl OtmPlan {
+    /// Solves the OTM linear program: the optimal acceptance `α_k` and an optimal coupling.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`, [`Error::OtmTooLarge`]
+    /// when `V^(k+1) >` [`OTM_MAX_VARIABLES`] (checked before any work), and
+    /// [`Error::LinearProgram`] if the solver fails (not expected: the problem is always
+    /// feasible and bounded).
+    pub fn new(target: &Distribution, draft: &Distribution, k: usize) -> Result<Self> {
+        check_same_len(target, draft)?;
+        if k == 0 {
+            return Err(Error::NoDrafts);
+        }
+        let vocab = target.len();
+        let variables = variable_count(vocab, k);
+        let too_large = Error::OtmTooLarge {
+            variables,
+            vocab,
+            k,
+            limit: OTM_MAX_VARIABLES,
+        };
+        if variables > OTM_MAX_VARIABLES {
+            return Err(too_large);
+        }
+        // V^k fits: it is at most the limit.
+        let tuples = usize::try_from(variables / vocab as u128).map_err(|_| too_large)?;
+
+        let sets = Multisets::enumerate(draft.probs(), k, tuples);
+        let accepted = solve_accepted(&sets, target.probs())?;
+        let joint = complete(&sets, target.probs(), accepted);
+
+        // Spread each multiset's row over its ordered tuples in proportion to their mass.
+        let mut coupling = vec![0.0; tuples * vocab];
+        let mut output = vec![0.0; vocab];
+        for (t, row) in coupling.chunks_exact_mut(vocab).enumerate() {
+            let m = sets.tuple_set[t];
+            if sets.prob[m] > 0.0 {
+                let share = sets.tuple_prob[t] / sets.prob[m];
+                for ((cell, &j), out) in row.iter_mut().zip(&joint[m]).zip(output.iter_mut()) {
+                    *cell = share * j;
+                    *out += *cell;
+                }
+            }
+        }
+        let acceptance = joint
+            .iter()
+            .zip(&sets.tokens)
+            .map(|(row, tokens)| tokens.iter().map(|&y| row[y]).sum::<f64>())
+            .sum::<f64>()
+            .clamp(0.0, 1.0);
+        Ok(Self {
+            k,
+            vocab,
+            acceptance,
+            upper_bound: otm_upper_bound(target, draft, k)?,
+            output,
+            coupling,
+        })
+    }
+
+    /// The plan's [`TokenAnalysis`]: the acceptance `α_k` and the output distribution, the
+    /// coupling's `y`-marginal.
+    #[must_use]
+    pub fn analysis(&self) -> TokenAnalysis {
+        TokenAnalysis {
+            acceptance: self.acceptance,
+            output: self.output.clone(),
+        }
+    }
+
+    /// Number of drafts `k`.
+    #[must_use]
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Vocabulary size `V`.
+    #[must_use]
+    pub fn vocab(&self) -> usize {
+        self.vocab
+    }
+
+    /// The optimal acceptance `α_k = P(Y ∈ {x₁..x_k})` under the coupling.
+    #[must_use]
+    pub fn acceptance(&self) -> f64 {
+        self.acceptance
+    }
+
+    /// Lemma 3's upper bound on `α_k` ([`otm_upper_bound`]).
+    #[must_use]
+    pub fn upper_bound(&self) -> f64 {
+        self.upper_bound
+    }
+
+    /// The distribution of the emitted token: the coupling's `y`-marginal, computed from
+    /// the coupling (equal to the target up to `f64` rounding).
+    #[must_use]
+    pub fn output(&self) -> &[f64] {
+        &self.output
+    }
+
     /// The coupling `π(x^k, y)`, `V^(k+1)` entries. The drafts `x₁..x_k` are read as a
     /// number in base `V` with `x₁` most significant, and `y` is the last digit:
     /// entry `(x₁·V^(k−1) + … + x_k)·V + y`. Rows (fixed drafts) sum to
@@ -88,10 +189,8 @@ impl OtmPlan {
     /// of the emitted token given the drafts.
     ///
     /// # Errors
-    /// [`Error::DraftCountMismatch`] when `drafts.len() != self.k` (a plan is only valid
-    /// for its own `k`; also returned when the public `k` or `vocab` fields were edited so
-    /// that they no longer describe the stored coupling), [`Error::TokenOutOfRange`] for a
-    /// draft token `≥ vocab`.
+    /// [`Error::DraftCountMismatch`] when `drafts.len() != self.k()` (a plan is only valid
+    /// for its own `k`), [`Error::TokenOutOfRange`] for a draft token `≥ vocab`.
     pub fn row(&self, drafts: &[usize]) -> Result<&[f64]> {
         let mismatch = Error::DraftCountMismatch {
             expected: self.k,
@@ -121,83 +220,44 @@ impl OtmPlan {
             .ok_or_else(|| mismatch.clone())?;
         self.coupling.get(start..end).ok_or(mismatch)
     }
-}
 
-/// Solves the OTM linear program: the optimal acceptance `α_k` and an optimal coupling.
-///
-/// # Errors
-/// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`, [`Error::OtmTooLarge`]
-/// when `V^(k+1) >` [`OTM_MAX_VARIABLES`] (checked before any work), and
-/// [`Error::LinearProgram`] if the solver fails (not expected: the problem is always
-/// feasible and bounded).
-pub fn otm_plan(target: &Distribution, draft: &Distribution, k: usize) -> Result<OtmPlan> {
-    check_same_len(target, draft)?;
-    if k == 0 {
-        return Err(Error::NoDrafts);
-    }
-    let vocab = target.len();
-    let variables = variable_count(vocab, k);
-    let too_large = Error::OtmTooLarge {
-        variables,
-        vocab,
-        k,
-        limit: OTM_MAX_VARIABLES,
-    };
-    if variables > OTM_MAX_VARIABLES {
-        return Err(too_large);
-    }
-    // V^k fits: it is at most the limit.
-    let tuples = usize::try_from(variables / vocab as u128).map_err(|_| too_large)?;
-
-    let sets = Multisets::enumerate(draft.probs(), k, tuples);
-    let accepted = solve_accepted(&sets, target.probs())?;
-    let joint = complete(&sets, target.probs(), accepted);
-
-    // Spread each multiset's row over its ordered tuples in proportion to their mass.
-    let mut coupling = vec![0.0; tuples * vocab];
-    let mut output = vec![0.0; vocab];
-    for (t, row) in coupling.chunks_exact_mut(vocab).enumerate() {
-        let m = sets.tuple_set[t];
-        if sets.prob[m] > 0.0 {
-            let share = sets.tuple_prob[t] / sets.prob[m];
-            for ((cell, &j), out) in row.iter_mut().zip(&joint[m]).zip(output.iter_mut()) {
-                *cell = share * j;
-                *out += *cell;
-            }
+    /// Draws the emitted token from the coupling given the drafts: `y ~ π(· | x^k)`, by
+    /// inverse-CDF sampling over token ids with one uniform from `rng`. When the drafts
+    /// are k i.i.d. draws from the plan's draft distribution, `y` is distributed as the
+    /// target and lands among the drafts with probability [`Self::acceptance`].
+    ///
+    /// Recorded in the [`TokenOutcome`]: `token = y`; `accepted_draft` is the index of the
+    /// first draft equal to `y`, if any. OTM runs no per-draft tests (it makes one joint
+    /// draw), so `tests` is empty. When `y` is not among the drafts, `residual` records the
+    /// draw with [`Residual::Target`] and the uniform used; note that `y` was drawn from
+    /// the coupling's conditional, not from the target itself (the trace has no variant
+    /// for it).
+    ///
+    /// Drafts the draft cannot produce have no probability under `draft^{⊗k}`: an
+    /// all-zero row (a token of draft probability 0), or no row at all (another number of
+    /// drafts than k, a token outside the vocabulary). Then `y` is drawn from
+    /// [`Self::output`] (the target), and for the drafts without a row none is accepted.
+    pub fn sample<R: Rng + ?Sized>(&self, drafts: &[usize], rng: &mut R) -> TokenOutcome {
+        let row = self.row(drafts).ok();
+        let u = rng.random::<f64>();
+        let mass: f64 = row.map_or(0.0, |row| row.iter().sum());
+        let token = match row {
+            Some(row) if mass > 0.0 => sample_weights(row, u, mass),
+            _ => sample_weights(&self.output, u, self.output.iter().sum()),
+        };
+        let accepted_draft = row.and_then(|_| drafts.iter().position(|&x| x == token));
+        let residual = accepted_draft.is_none().then_some(ResidualDraw {
+            residual: Residual::Target,
+            uniform: Some(u),
+            token,
+        });
+        TokenOutcome {
+            token,
+            tests: Vec::new(),
+            accepted_draft,
+            residual,
         }
     }
-    let acceptance = joint
-        .iter()
-        .zip(&sets.tokens)
-        .map(|(row, tokens)| tokens.iter().map(|&y| row[y]).sum::<f64>())
-        .sum::<f64>()
-        .clamp(0.0, 1.0);
-    Ok(OtmPlan {
-        k,
-        vocab,
-        acceptance,
-        upper_bound: otm_upper_bound(target, draft, k)?,
-        output,
-        coupling,
-    })
-}
-
-/// [`otm_plan`] together with its [`TokenAnalysis`]: the acceptance `α_k` and the output
-/// distribution, the coupling's `y`-marginal.
-///
-/// # Errors
-/// As [`otm_plan`].
-pub fn otm_analysis(
-    target: &Distribution,
-    draft: &Distribution,
-    k: usize,
-) -> Result<(OtmPlan, TokenAnalysis)> {
-    let plan = otm_plan(target, draft, k)?;
-    let analysis = TokenAnalysis {
-        acceptance: plan.acceptance,
-        output: plan.output.clone(),
-    };
-    Ok((plan, analysis))
 }
 
 /// Lemma 3's upper bound on the optimal acceptance:
@@ -249,50 +309,6 @@ pub fn otm_upper_bound(target: &Distribution, draft: &Distribution, k: usize) ->
         }
     }
     Ok((1.0 - worst).clamp(0.0, 1.0))
-}
-
-/// Draws the emitted token from the plan's coupling given the drafts: `y ~ π(· | x^k)`,
-/// by inverse-CDF sampling over token ids with one uniform from `rng`. When the drafts
-/// are i.i.d. from the plan's draft distribution, `y` is distributed as the target and
-/// lands among the drafts with probability `plan.acceptance`.
-///
-/// Recorded in the [`TokenOutcome`]: `token = y`; `accepted_draft` is the index of the
-/// first draft equal to `y`, if any. OTM runs no per-draft tests (it makes one joint
-/// draw), so `tests` is empty. When `y` is not among the drafts, `residual` records the
-/// draw with [`Residual::Target`] and the uniform used; note that `y` was drawn from the
-/// coupling's conditional, not from the target itself (the trace has no variant for it).
-///
-/// Drafts of probability zero under `draft^{⊗k}` (which cannot be sampled from the draft)
-/// have an all-zero row; then `y` is drawn from `plan.output` (the target).
-///
-/// # Errors
-/// As [`OtmPlan::row`]: [`Error::DraftCountMismatch`] when `drafts.len() != plan.k`,
-/// [`Error::TokenOutOfRange`] for a draft token outside the vocabulary.
-pub fn otm_sample<R: Rng + ?Sized>(
-    plan: &OtmPlan,
-    drafts: &[usize],
-    rng: &mut R,
-) -> Result<TokenOutcome> {
-    let row = plan.row(drafts)?;
-    let u = rng.random::<f64>();
-    let mass: f64 = row.iter().sum();
-    let token = if mass > 0.0 {
-        sample_weights(row, u, mass)
-    } else {
-        sample_weights(&plan.output, u, plan.output.iter().sum())
-    };
-    let accepted_draft = drafts.iter().position(|&x| x == token);
-    let residual = accepted_draft.is_none().then_some(ResidualDraw {
-        residual: Residual::Target,
-        uniform: Some(u),
-        token,
-    });
-    Ok(TokenOutcome {
-        token,
-        tests: Vec::new(),
-        accepted_draft,
-        residual,
-    })
 }
 
 /// `V^(k+1)`, saturated at `u128::MAX`.

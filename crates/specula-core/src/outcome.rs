@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::residual::Residual;
+use crate::residual::ResidualDraw;
 
 /// One acceptance test of one draft token.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,20 +27,6 @@ pub struct DraftTest {
     pub uniform: Option<f64>,
     /// Whether the token was accepted.
     pub accepted: bool,
-}
-
-/// A draw from a residual (correction) distribution after every draft was rejected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct ResidualDraw {
-    /// Which residual distribution was sampled (recompute it with
-    /// [`Residual::distribution`]).
-    pub residual: Residual,
-    /// The uniform in `[0, 1)` used for inverse-CDF sampling; `None` for greedy.
-    pub uniform: Option<f64>,
-    /// The token drawn.
-    pub token: usize,
 }
 
 /// The result of one token-level selection.

@@ -27,15 +27,13 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::bug::Wiring;
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::otm::otm_upper_bound;
 use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
-use crate::residual::{
-    Residual, check_same_len, distribution_from_weights, draw, draw_from_weights,
-};
-use crate::speculative::combine;
+use crate::residual::{Residual, check_same_len, distribution_or_target, draw_from_weights};
+use crate::speculative::{combine, untested};
+use crate::wiring::{Wiring, draw_target};
 
 /// The fit stops once the acceptance is this close to the optimum.
 pub const RACE_TOLERANCE: f64 = 1e-6;
@@ -80,17 +78,189 @@ pub struct RacePlan {
     pub steps: usize,
 }
 
-/// Fits the race's weights for `k` drafts (see the module documentation).
-///
-/// # Errors
-/// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`.
-pub fn race_plan(target: &Distribution, draft: &Distribution, k: usize) -> Result<RacePlan> {
-    check_same_len(target, draft)?;
-    if k == 0 {
-        return Err(Error::NoDrafts);
+/// The ratio race for one pair of distributions and `k` drafts, with its weights fitted
+/// once: [`sample`](Self::sample) then costs the race and one test (and the residual
+/// after a rejection).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Race<'a> {
+    target: &'a Distribution,
+    draft: &'a Distribution,
+    plan: RacePlan,
+}
+
+impl<'a> Race<'a> {
+    /// Fits the race's weights for `k` drafts (see the module documentation).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::NoDrafts`] when `k == 0`.
+    pub fn new(target: &'a Distribution, draft: &'a Distribution, k: usize) -> Result<Self> {
+        check_same_len(target, draft)?;
+        if k == 0 {
+            return Err(Error::NoDrafts);
+        }
+        let optimum = otm_upper_bound(target, draft, k)?;
+        let plan = fit(target.probs(), draft.probs(), k, optimum);
+        Ok(Self {
+            target,
+            draft,
+            plan,
+        })
     }
-    let optimum = otm_upper_bound(target, draft, k)?;
-    let (t, d) = (target.probs(), draft.probs());
+
+    /// The target distribution.
+    #[must_use]
+    pub fn target(&self) -> &'a Distribution {
+        self.target
+    }
+
+    /// The draft distribution.
+    #[must_use]
+    pub fn draft(&self) -> &'a Distribution {
+        self.draft
+    }
+
+    /// The fitted race (what a trace records).
+    #[must_use]
+    pub fn plan(&self) -> &RacePlan {
+        &self.plan
+    }
+
+    /// The fitted race, without copying it.
+    #[must_use]
+    pub fn into_plan(self) -> RacePlan {
+        self.plan
+    }
+
+    /// Runs the race among the draft tokens `drafts`, the plan's k draws i.i.d. from the
+    /// draft, then the one acceptance test. The outcome's single [`DraftTest`] is the
+    /// chosen draft's (`accept_prob = min(1, target/r)`); the race's own uniforms, one per
+    /// draft, are drawn first, in draft order, then the test's, then the residual's after
+    /// a rejection.
+    ///
+    /// A token outside the vocabulary has weight 0 and is never accepted. Another number
+    /// of drafts than k cannot race under this plan: then none is tested, and the token is
+    /// drawn from the target (still exact, never accepted).
+    pub fn sample<R: Rng + ?Sized>(&self, drafts: &[usize], rng: &mut R) -> TokenOutcome {
+        self.sample_wired(drafts, Wiring::CORRECT, rng)
+    }
+
+    /// [`Self::sample`] with its acceptance uniform and residual wired as `wiring` says
+    /// (the race's own uniforms are always fresh).
+    pub(crate) fn sample_wired<R: Rng + ?Sized>(
+        &self,
+        drafts: &[usize],
+        wiring: Wiring<'_>,
+        rng: &mut R,
+    ) -> TokenOutcome {
+        let (target, draft, plan) = (self.target, self.draft, &self.plan);
+        if drafts.len() != plan.k {
+            return untested(target, rng);
+        }
+        let mut chosen = (0, f64::NEG_INFINITY);
+        for (j, &x) in drafts.iter().enumerate() {
+            let weight = plan.weights.get(x).copied().unwrap_or(0.0);
+            // `1 − u` is uniform on (0, 1], so the key is finite.
+            let key = weight / (1.0 - rng.random::<f64>());
+            if key > chosen.1 {
+                chosen = (j, key);
+            }
+        }
+        let index = chosen.0;
+        let z = drafts.get(index).copied().unwrap_or_default();
+        let t = target.prob(z);
+        let accept_prob = plan.accept_prob(z, t);
+        let u = wiring.uniform(index, rng);
+        let accepted = u < accept_prob;
+        let test = DraftTest {
+            draft_index: index,
+            token: z,
+            draft_prob: draft.prob(z),
+            target_prob: t,
+            ratio: ratio(t, draft.prob(z)),
+            accept_prob,
+            uniform: Some(u),
+            accepted,
+        };
+        if accepted {
+            return TokenOutcome {
+                token: z,
+                tests: vec![test],
+                accepted_draft: Some(index),
+                residual: None,
+            };
+        }
+        let resampled = if wiring.residual_from_target {
+            draw_target(target, draft, rng)
+        } else {
+            draw_from_weights(
+                self.residual(),
+                &self.residual_weights(),
+                target,
+                rng.random(),
+            )
+        };
+        TokenOutcome {
+            token: resampled.token,
+            tests: vec![test],
+            accepted_draft: None,
+            residual: Some(resampled),
+        }
+    }
+
+    /// The exact output distribution and acceptance of the race with its k drafts:
+    /// `min(target, r)` by acceptance, plus the rejection mass times the residual.
+    #[must_use]
+    pub fn analysis(&self) -> TokenAnalysis {
+        let accepted = self
+            .target
+            .probs()
+            .iter()
+            .zip(&self.plan.selection)
+            .map(|(&t, &r)| t.min(r))
+            .collect();
+        combine(accepted, &self.residual_distribution())
+    }
+
+    /// The residual sampled after a rejection ([`Residual::Race`]).
+    #[must_use]
+    pub fn residual(&self) -> Residual {
+        Residual::Race { k: self.plan.k }
+    }
+
+    /// The residual `norm(max(0, target − r))` whole; the target when it has no mass, as
+    /// the sampler falls back.
+    #[must_use]
+    pub fn residual_distribution(&self) -> Distribution {
+        distribution_or_target(self.residual_weights(), self.target)
+    }
+
+    /// `max(0, target − r)`.
+    fn residual_weights(&self) -> Vec<f64> {
+        self.target
+            .probs()
+            .iter()
+            .zip(&self.plan.selection)
+            .map(|(&t, &r)| (t - r).max(0.0))
+            .collect()
+    }
+}
+
+impl RacePlan {
+    /// `min(1, target(x)/r(x))`: the chance that a chosen draft of token `x`, whose target
+    /// probability is `target_prob`, is accepted (0 for a token the race never chooses).
+    #[must_use]
+    pub fn accept_prob(&self, x: usize, target_prob: f64) -> f64 {
+        match self.selection.get(x) {
+            Some(&r) if r > 0.0 => (target_prob / r).min(1.0),
+            _ => 0.0,
+        }
+    }
+}
+
+/// The fit: from `w = target/draft`, steps `w ← w·(target/r)^β` until the acceptance is
+/// within [`RACE_TOLERANCE`] of `optimum` or [`RACE_MAX_STEPS`] were taken; the best
+/// weights seen are kept.
+fn fit(t: &[f64], d: &[f64], k: usize, optimum: f64) -> RacePlan {
     let mut weights: Vec<f64> = t
         .iter()
         .zip(d)
@@ -122,143 +292,14 @@ pub fn race_plan(target: &Distribution, draft: &Distribution, k: usize) -> Resul
         steps += 1;
     }
     let (acceptance, weights, selection) = best.unwrap_or_default();
-    Ok(RacePlan {
+    RacePlan {
         k,
         weights,
         selection,
         acceptance,
         optimum,
         steps,
-    })
-}
-
-/// Runs the race among the draft tokens `drafts` (k = `drafts.len()`, each drawn i.i.d.
-/// from `draft`), then the one acceptance test. Returns the plan and the outcome, whose
-/// single [`DraftTest`] is the chosen draft's (`accept_prob = min(1, target/r)`); the
-/// race's own uniforms, one per draft, are drawn first, in draft order.
-///
-/// # Errors
-/// As [`race_plan`], plus [`Error::TokenOutOfRange`] for a draft token.
-pub fn race_sample<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    drafts: &[usize],
-    rng: &mut R,
-) -> Result<(RacePlan, TokenOutcome)> {
-    race_sample_wired(target, draft, drafts, Wiring::CORRECT, rng)
-}
-
-/// [`race_sample`] with its acceptance uniform and residual wired as `wiring` says (the
-/// race's own uniforms are always fresh).
-pub(crate) fn race_sample_wired<R: Rng + ?Sized>(
-    target: &Distribution,
-    draft: &Distribution,
-    drafts: &[usize],
-    wiring: Wiring<'_>,
-    rng: &mut R,
-) -> Result<(RacePlan, TokenOutcome)> {
-    let plan = race_plan(target, draft, drafts.len())?;
-    for &x in drafts {
-        target.check_token(x)?;
     }
-    let mut chosen = (0, f64::NEG_INFINITY);
-    for (j, &x) in drafts.iter().enumerate() {
-        // `1 − u` is uniform on (0, 1], so the key is finite.
-        let key = plan.weights[x] / (1.0 - rng.random::<f64>());
-        if key > chosen.1 {
-            chosen = (j, key);
-        }
-    }
-    let (index, z) = (chosen.0, drafts[chosen.0]);
-    let t = target.prob(z);
-    let accept_prob = plan.accept_prob(z, t);
-    let u = wiring.uniform(index, rng);
-    let accepted = u < accept_prob;
-    let test = DraftTest {
-        draft_index: index,
-        token: z,
-        draft_prob: draft.prob(z),
-        target_prob: t,
-        ratio: ratio(t, draft.prob(z)),
-        accept_prob,
-        uniform: Some(u),
-        accepted,
-    };
-    let outcome = if accepted {
-        TokenOutcome {
-            token: z,
-            tests: vec![test],
-            accepted_draft: Some(index),
-            residual: None,
-        }
-    } else {
-        let resampled = if wiring.residual_from_target {
-            draw(Residual::Target, target, draft, rng)
-        } else {
-            let weights = residual_weights(target.probs(), &plan.selection);
-            draw_from_weights(Residual::Race { k: plan.k }, &weights, target, rng.random())
-        };
-        TokenOutcome {
-            token: resampled.token,
-            tests: vec![test],
-            accepted_draft: None,
-            residual: Some(resampled),
-        }
-    };
-    Ok((plan, outcome))
-}
-
-/// The exact output distribution and acceptance of the race with `k` drafts:
-/// `min(target, r)` by acceptance, plus the rejection mass times the residual.
-///
-/// # Errors
-/// As [`race_plan`].
-pub fn race_analysis(
-    target: &Distribution,
-    draft: &Distribution,
-    k: usize,
-) -> Result<(RacePlan, TokenAnalysis)> {
-    let plan = race_plan(target, draft, k)?;
-    let accepted = target
-        .probs()
-        .iter()
-        .zip(&plan.selection)
-        .map(|(&t, &r)| t.min(r))
-        .collect();
-    let residual = residual_distribution(target, &plan)?;
-    Ok((plan, combine(accepted, &residual)))
-}
-
-impl RacePlan {
-    /// `min(1, target(x)/r(x))`: the chance that a chosen draft of token `x`, whose target
-    /// probability is `target_prob`, is accepted (0 for a token the race never chooses).
-    #[must_use]
-    pub fn accept_prob(&self, x: usize, target_prob: f64) -> f64 {
-        match self.selection.get(x) {
-            Some(&r) if r > 0.0 => (target_prob / r).min(1.0),
-            _ => 0.0,
-        }
-    }
-}
-
-/// The plan's residual `norm(max(0, target − r))`, the target when it has no mass.
-///
-/// # Errors
-/// Those of `Distribution::from_weights`, which residual weights of positive mass do not
-/// meet; passed on all the same.
-pub(crate) fn residual_distribution(
-    target: &Distribution,
-    plan: &RacePlan,
-) -> Result<Distribution> {
-    distribution_from_weights(residual_weights(target.probs(), &plan.selection), target)
-}
-
-/// `max(0, target − r)` for the fitted race with `k` drafts.
-pub(crate) fn residual_weights(t: &[f64], selection: &[f64]) -> Vec<f64> {
-    t.iter()
-        .zip(selection)
-        .map(|(&t, &r)| (t - r).max(0.0))
-        .collect()
 }
 
 /// `Σ min(t, r)`.

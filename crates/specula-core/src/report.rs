@@ -10,10 +10,10 @@ mod bug_plan;
 
 pub use bug_plan::{BugReport, PlanBug};
 
+use crate::residual::check_same_len;
 use crate::{
-    Bug, Distribution, OTM_MAX_VARIABLES, Residual, greedy_analysis, kl_divergence, kseq_analysis,
-    mentored_accept_probs, mentored_analysis, multiround_analysis, otm_analysis, race_analysis,
-    speculative_analysis, total_variation,
+    Bug, Distribution, Greedy, KSeq, Mentored, MultiRound, OTM_MAX_VARIABLES, OtmPlan, Race,
+    Speculative, kl_divergence, total_variation,
 };
 
 /// A token-level scheme that [`plan_report`] analyses.
@@ -323,31 +323,31 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
     }
     let analysis = match (input.method, input.params) {
         (PlanMethod::Speculative, _) => {
+            let scheme = Speculative::new(&target, &draft).map_err(PlanError::Analysis)?;
             report.accept_probs = Some(scaled_accept_probs(&target, &draft, 1.0));
-            report.residual = Some(residual(Residual::TargetMinusDraft, &target, &draft)?);
-            speculative_analysis(&target, &draft).map_err(PlanError::Analysis)?
+            report.residual = Some(scheme.residual_distribution().into_probs());
+            scheme.analysis()
         }
         (PlanMethod::Greedy, _) => {
+            // Greedy needs only the draft's argmax, but the pair must still match.
+            check_same_len(&target, &draft).map_err(PlanError::Analysis)?;
+            let greedy = Greedy::new(&target);
             let best = target.argmax();
             let accept = (0..target.len()).map(|x| if x == best { 1.0 } else { 0.0 });
             report.accept_probs = Some(accept.collect());
-            report.residual = Some(
-                Distribution::one_hot(target.len(), best)
-                    .map_err(PlanError::Analysis)?
-                    .into_probs(),
-            );
-            greedy_analysis(&target, &draft).map_err(PlanError::Analysis)?
+            report.residual = Some(greedy.residual_distribution().into_probs());
+            greedy.analysis(draft.argmax())
         }
         (PlanMethod::Kseq, PlanParams::KSeq { k, rho }) => {
-            let (plan, analysis) =
-                kseq_analysis(&target, &draft, k, rho).map_err(PlanError::Analysis)?;
+            let kseq = KSeq::new(&target, &draft, k, rho).map_err(PlanError::Analysis)?;
+            let plan = kseq.plan();
             report.drafts = Some(k);
             report.rho = Some(plan.rho);
             report.rho_star = Some(plan.rho_star);
             report.overlap = Some(plan.overlap);
             report.accept_probs = Some(scaled_accept_probs(&target, &draft, plan.rho));
-            report.residual = Some(residual(plan.residual(), &target, &draft)?);
-            analysis
+            report.residual = Some(kseq.residual_distribution().into_probs());
+            kseq.analysis()
         }
         (PlanMethod::Multiround, PlanParams::Drafts(k)) => {
             if (k as u128).saturating_mul(target.len() as u128) > MULTIROUND_MAX_WORK {
@@ -356,24 +356,21 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
                     k,
                 });
             }
+            let multiround = MultiRound::new(&target, &draft, k).map_err(PlanError::Analysis)?;
             report.drafts = Some(k);
-            report.residual = Some(residual(
-                Residual::MultiRound { rounds: k },
-                &target,
-                &draft,
-            )?);
-            multiround_analysis(&target, &draft, k).map_err(PlanError::Analysis)?
+            report.residual = Some(multiround.residual_distribution().into_probs());
+            multiround.analysis()
         }
         (PlanMethod::Otm, PlanParams::Drafts(k)) => {
             check_otm_size(target.len(), k)?;
-            let (plan, analysis) = otm_analysis(&target, &draft, k).map_err(PlanError::Analysis)?;
+            let plan = OtmPlan::new(&target, &draft, k).map_err(PlanError::Analysis)?;
             report.drafts = Some(k);
-            report.upper_bound = Some(plan.upper_bound);
-            analysis
+            report.upper_bound = Some(plan.upper_bound());
+            plan.analysis()
         }
         (PlanMethod::Race, PlanParams::Drafts(k)) => {
-            let (plan, analysis) =
-                race_analysis(&target, &draft, k).map_err(PlanError::Analysis)?;
+            let race = Race::new(&target, &draft, k).map_err(PlanError::Analysis)?;
+            let plan = race.plan();
             report.drafts = Some(k);
             report.upper_bound = Some(plan.optimum);
             report.accept_probs = Some(
@@ -381,24 +378,21 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
                     .map(|x| plan.accept_prob(x, target.prob(x)))
                     .collect(),
             );
-            report.residual = Some(
-                crate::race::residual_distribution(&target, &plan)
-                    .map_err(PlanError::Analysis)?
-                    .into_probs(),
-            );
-            analysis
+            report.residual = Some(race.residual_distribution().into_probs());
+            race.analysis()
         }
         (PlanMethod::Mentored, PlanParams::Kl(kl_budget)) => {
-            let (plan, analysis) =
-                mentored_analysis(&target, &draft, kl_budget).map_err(PlanError::Analysis)?;
+            let mentored =
+                Mentored::new(&target, &draft, kl_budget).map_err(PlanError::Analysis)?;
+            let plan = mentored.plan();
             report.kl_budget = Some(kl_budget);
             report.alpha = Some(plan.alpha);
             report.beta = Some(plan.beta);
             report.zero_target_accept = Some(plan.zero_target_accept);
             report.accepts_all = Some(plan.accepts_all);
-            report.accept_probs = Some(mentored_accept_probs(&target, &draft, &plan));
-            report.residual = Some(residual(plan.residual(), &target, &draft)?);
-            analysis
+            report.accept_probs = Some(mentored.accept_probs());
+            report.residual = Some(mentored.residual_distribution().into_probs());
+            mentored.analysis()
         }
         (method, params) => return Err(PlanError::ParamsMismatch { method, params }),
     };
@@ -456,17 +450,6 @@ fn scaled_accept_probs(target: &Distribution, draft: &Distribution, scale: f64) 
             }
         })
         .collect()
-}
-
-/// A residual rule as a probability vector.
-fn residual(
-    rule: Residual,
-    target: &Distribution,
-    draft: &Distribution,
-) -> Result<Vec<f64>, PlanError> {
-    rule.distribution(target, draft)
-        .map(Distribution::into_probs)
-        .map_err(PlanError::Analysis)
 }
 
 /// Refuses an OTM problem above the core's limit before any work is done.

@@ -1,14 +1,17 @@
 //! Residual (correction) distributions: what is sampled when every draft is rejected.
 //!
-//! A [`Residual`] is a small description, cheap to put in a trace; the full distribution
-//! is recomputed on demand from the target and draft with [`Residual::distribution`].
+//! A [`Residual`] is a small description, cheap to put in a trace. The distribution itself
+//! belongs to the scheme that draws from it: every plan gives its own whole
+//! ([`Speculative::residual_distribution`](crate::Speculative::residual_distribution),
+//! [`KSeq::residual_distribution`](crate::KSeq::residual_distribution), …). This module
+//! holds only what the schemes share (the description, the [`ResidualDraw`] a trace
+//! records, the fallback to the target when a residual has no mass, the inverse-CDF
+//! draws), so it depends on no scheme.
 
-use rand::Rng;
 use serde::Serialize;
 
 use crate::distribution::{Distribution, sample_iter, sample_weights};
 use crate::error::{Error, Result};
-use crate::outcome::ResidualDraw;
 
 /// Below this total unnormalised mass a residual is treated as degenerate and the
 /// target is sampled instead. The probability of reaching the residual equals its mass,
@@ -50,85 +53,52 @@ pub enum Residual {
         beta: f64,
     },
     /// The ratio race with `k` drafts: `norm(max(0, target − r))`, where `r` is the
-    /// selection distribution of the race fitted for this pair (`race_plan`, which is
-    /// deterministic, so `r` is recomputed from the target and the draft).
+    /// selection distribution of the race fitted for this pair. The fit is deterministic,
+    /// so [`Race::new`](crate::Race::new) on the same pair gives `r` again.
     Race {
         /// Number of drafts.
         k: usize,
     },
 }
 
-impl Residual {
-    /// The unnormalised weight of one token, for the point-wise residuals.
-    fn pointwise_weight(&self, t: f64, d: f64) -> f64 {
-        match *self {
-            Self::TargetMinusDraft => (t - d).max(0.0),
-            Self::KSeq {
-                rho,
-                acceptance,
-                overlap,
-            } => {
-                let scale = if overlap > 0.0 {
-                    acceptance / overlap
-                } else {
-                    0.0
-                };
-                (t - d.min(t / rho) * scale).max(0.0)
-            }
-            Self::Mentored { beta } => (t / beta - d).max(0.0),
-            // Not point-wise: `weights` and `draw` compute these whole.
-            Self::Target | Self::MultiRound { .. } | Self::Race { .. } => t,
-        }
-    }
-
-    /// The unnormalised residual weights (they sum to the probability of reaching the
-    /// residual for the single-step schemes).
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`].
-    pub fn weights(&self, target: &Distribution, draft: &Distribution) -> Result<Vec<f64>> {
-        check_same_len(target, draft)?;
-        Ok(match *self {
-            Self::MultiRound { rounds } => {
-                crate::multiround::residual_after(target.probs(), draft.probs(), rounds)
-            }
-            Self::Race { k } => {
-                let plan = crate::race::race_plan(target, draft, k)?;
-                crate::race::residual_weights(target.probs(), &plan.selection)
-            }
-            _ => target
-                .probs()
-                .iter()
-                .zip(draft.probs())
-                .map(|(&t, &d)| self.pointwise_weight(t, d))
-                .collect(),
-        })
-    }
-
-    /// The residual as a distribution; the target when the residual is degenerate
-    /// (mass ≤ [`RESIDUAL_EPSILON`]), exactly as the samplers do.
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`].
-    pub fn distribution(
-        &self,
-        target: &Distribution,
-        draft: &Distribution,
-    ) -> Result<Distribution> {
-        distribution_from_weights(self.weights(target, draft)?, target)
-    }
+/// A draw from a residual (correction) distribution after every draft was rejected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ResidualDraw {
+    /// Which residual distribution was sampled (the scheme's `residual_distribution` gives
+    /// it whole).
+    pub residual: Residual,
+    /// The uniform in `[0, 1)` used for inverse-CDF sampling; `None` for greedy.
+    pub uniform: Option<f64>,
+    /// The token drawn.
+    pub token: usize,
 }
 
-/// Unnormalised residual weights as a distribution, the target when they are degenerate.
-pub(crate) fn distribution_from_weights(
-    weights: Vec<f64>,
-    target: &Distribution,
-) -> Result<Distribution> {
+/// Unnormalised residual weights as a distribution; the target when their mass is at most
+/// [`RESIDUAL_EPSILON`], exactly as the samplers fall back.
+pub(crate) fn distribution_or_target(weights: Vec<f64>, target: &Distribution) -> Distribution {
     let mass: f64 = weights.iter().sum();
     if mass <= RESIDUAL_EPSILON {
-        return Ok(target.clone());
+        return target.clone();
     }
-    Distribution::from_weights(weights)
+    // Weights built from two valid distributions are finite and non-negative, so this
+    // cannot fail; the target is the fallback all the same.
+    Distribution::from_weights(weights).unwrap_or_else(|_| target.clone())
+}
+
+/// `weight(target(x), draft(x))` for every token.
+pub(crate) fn pointwise_weights(
+    target: &Distribution,
+    draft: &Distribution,
+    weight: impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    target
+        .probs()
+        .iter()
+        .zip(draft.probs())
+        .map(|(&t, &d)| weight(t, d))
+        .collect()
 }
 
 /// A draw with the uniform `u` from the residual `residual` given as whole weights (the
@@ -152,52 +122,29 @@ pub(crate) fn draw_from_weights(
     }
 }
 
-/// Samples the residual without allocating (except for multi-round and the race), falling back to
-/// the target when the residual is degenerate.
-pub(crate) fn draw<R: Rng + ?Sized>(
+/// A draw with the uniform `u` from the residual whose weight at each token is
+/// `weight(target(x), draft(x))`, without allocating (the target when the weights are
+/// degenerate).
+pub(crate) fn draw_pointwise(
     residual: Residual,
     target: &Distribution,
     draft: &Distribution,
-    rng: &mut R,
+    weight: impl Fn(f64, f64) -> f64,
+    u: f64,
 ) -> ResidualDraw {
-    let u = rng.random::<f64>();
     let (t, d) = (target.probs(), draft.probs());
-    let (residual, token) = match residual {
-        Residual::MultiRound { .. } | Residual::Race { .. } => {
-            // Both `Ok` for a target and a draft of the same length, which every caller
-            // has checked; the target is the fallback all the same.
-            let weights = residual
-                .weights(target, draft)
-                .unwrap_or_else(|_| t.to_vec());
-            return draw_from_weights(residual, &weights, target, u);
-        }
-        _ => {
-            let mass: f64 = t
-                .iter()
-                .zip(d)
-                .map(|(&a, &b)| residual.pointwise_weight(a, b))
-                .sum();
-            if mass <= RESIDUAL_EPSILON {
-                (Residual::Target, target.sample_with_uniform(u))
-            } else {
-                (residual, sample_pointwise(residual, t, d, u * mass))
-            }
-        }
+    let weights = || t.iter().zip(d).map(|(&a, &b)| weight(a, b));
+    let mass: f64 = weights().sum();
+    let (residual, token) = if mass <= RESIDUAL_EPSILON {
+        (Residual::Target, target.sample_with_uniform(u))
+    } else {
+        (residual, sample_iter(weights(), u * mass))
     };
     ResidualDraw {
         residual,
         uniform: Some(u),
         token,
     }
-}
-
-/// Inverse-CDF scan over point-wise residual weights.
-fn sample_pointwise(residual: Residual, t: &[f64], d: &[f64], threshold: f64) -> usize {
-    let weights = t
-        .iter()
-        .zip(d)
-        .map(|(&a, &b)| residual.pointwise_weight(a, b));
-    sample_iter(weights, threshold)
 }
 
 /// Target and draft must cover the same vocabulary.

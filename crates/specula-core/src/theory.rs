@@ -2,7 +2,7 @@
 
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
-use crate::kseq::kseq_plan;
+use crate::kseq::KSeq;
 
 /// The acceptance probability of standard speculative sampling, `β = Σ min(target, draft)`
 /// (`1 − TV`).
@@ -72,7 +72,7 @@ pub fn kseq_acceptance_curve(
     max_k: usize,
 ) -> Result<Vec<f64>> {
     (1..=max_k)
-        .map(|k| kseq_plan(target, draft, k, None).map(|plan| plan.acceptance))
+        .map(|k| KSeq::new(target, draft, k, None).map(|kseq| kseq.plan().acceptance))
         .collect()
 }
 

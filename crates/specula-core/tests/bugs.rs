@@ -9,9 +9,8 @@ use common::{assert_fits, buggy_speculative_counts, rng};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use specula_core::{
-    Bug, BugPair, BugScheme, Distribution, DraftDraw, Residual, SamplingConfig, bug_analysis,
-    buggy_sample, draw_draft, kseq_sample, multiround_sample, race_sample, speculative_analysis,
-    speculative_sample, total_variation,
+    Bug, BugPair, BugScheme, Distribution, DraftDraw, KSeq, MultiRound, Race, Residual,
+    SamplingConfig, Speculative, bug_analysis, buggy_sample, draw_draft, total_variation,
 };
 
 const DRAWS: usize = 200_000;
@@ -91,7 +90,7 @@ fn buggy_speculative_sampling_fits_its_closed_form_and_misses_the_target() {
         assert_fits(bug.name(), &counts, &analysis.output, ALPHA);
         let tv = total_variation(&analysis.output, target.probs());
         assert!(tv > 0.02, "{bug}: TV {tv} from the target");
-        let correct = speculative_analysis(&target, &draft).unwrap();
+        let correct = Speculative::new(&target, &draft).unwrap().analysis();
         assert!(total_variation(&correct.output, target.probs()) < 1e-12);
     }
 }
@@ -117,10 +116,16 @@ fn bugs_outside_the_selection_change_nothing_there() {
         })
         .collect();
     let correct = |scheme, r: &mut ChaCha8Rng| match scheme {
-        BugScheme::Speculative => speculative_sample(&target, &draft, tokens[0], r).unwrap(),
-        BugScheme::KSeq => kseq_sample(&target, &draft, &tokens, None, r).unwrap().1,
-        BugScheme::MultiRound => multiround_sample(&target, &draft, &tokens, r).unwrap(),
-        BugScheme::Race => race_sample(&target, &draft, &tokens, r).unwrap().1,
+        BugScheme::Speculative => Speculative::new(&target, &draft)
+            .unwrap()
+            .sample(tokens[0], r),
+        BugScheme::KSeq => KSeq::new(&target, &draft, 3, None)
+            .unwrap()
+            .sample(&tokens, r),
+        BugScheme::MultiRound => MultiRound::new(&target, &draft, 3)
+            .unwrap()
+            .sample(&tokens, r),
+        BugScheme::Race => Race::new(&target, &draft, 3).unwrap().sample(&tokens, r),
     };
     for bug in Bug::ALL.into_iter().filter(|b| !b.in_selection()) {
         for scheme in SCHEMES {

@@ -3,7 +3,17 @@
 mod common;
 
 use common::{pair_zoo, rng};
-use specula_core::{Distribution, Error, kseq_plan, overlap_at, speculative_analysis};
+use specula_core::{Distribution, Error, KSeq, KSeqPlan, Speculative, overlap_at};
+
+/// k-Seq's parameters for the pair, as its constructor computes them.
+fn kseq_plan(
+    target: &Distribution,
+    draft: &Distribution,
+    k: usize,
+    rho: Option<f64>,
+) -> Result<KSeqPlan, Error> {
+    KSeq::new(target, draft, k, rho).map(|kseq| *kseq.plan())
+}
 
 /// `f(ρ) = p_acc(ρ) − ρ·b(ρ)` on the full vocabulary.
 fn excess(t: &[f64], d: &[f64], k: usize, rho: f64) -> f64 {
@@ -79,7 +89,10 @@ fn fast_rho_star_matches_plain_bisection() {
 fn acceptance_grows_with_k_and_beats_standard() {
     let mut r = rng(9);
     for (label, target, draft) in pair_zoo(&mut r, 30) {
-        let standard = speculative_analysis(&target, &draft).unwrap().acceptance;
+        let standard = Speculative::new(&target, &draft)
+            .unwrap()
+            .analysis()
+            .acceptance;
         let mut previous = 0.0;
         for k in 1..=10 {
             let a = kseq_plan(&target, &draft, k, None).unwrap().acceptance;

@@ -12,10 +12,7 @@
 mod common;
 
 use common::{max_abs_diff, nudged, output_of, pair_zoo, rng};
-use specula_core::{
-    Distribution, Residual, greedy_analysis, greedy_verify, kseq_analysis, multiround_analysis,
-    overlap, speculative_analysis, speculative_sample,
-};
+use specula_core::{Distribution, Greedy, KSeq, MultiRound, Speculative, overlap};
 
 const EXACT: f64 = 1e-9;
 
@@ -28,7 +25,7 @@ fn standard_output_is_the_target_identity_documented(
     target: &Distribution,
     draft: &Distribution,
 ) {
-    let standard = speculative_analysis(target, draft).unwrap();
+    let standard = Speculative::new(target, draft).unwrap().analysis();
     assert!(
         max_abs_diff(&standard.output, target.probs()) < EXACT,
         "standard {label}"
@@ -51,13 +48,14 @@ fn kseq_acceptance_by_definition(t: &[f64], d: &[f64], k: usize, rho: f64) -> f6
 fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
     let t = target.probs();
     standard_output_is_the_target_identity_documented(label, target, draft);
-    let standard = speculative_analysis(target, draft).unwrap();
+    let standard = Speculative::new(target, draft).unwrap().analysis();
     assert!(
         (standard.acceptance - overlap(t, draft.probs())).abs() < EXACT,
         "standard acceptance {label}"
     );
     for k in 1..=4 {
-        let (plan, kseq) = kseq_analysis(target, draft, k, None).unwrap();
+        let scheme = KSeq::new(target, draft, k, None).unwrap();
+        let (plan, kseq) = (scheme.plan(), scheme.analysis());
         assert!(
             max_abs_diff(&kseq.output, t) < EXACT,
             "k-Seq k={k} {label}: rho={} diff={}",
@@ -70,15 +68,15 @@ fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
             "k-Seq acceptance k={k} {label}: {} against {by_definition} by definition",
             kseq.acceptance
         );
-        let multi = multiround_analysis(target, draft, k).unwrap();
+        let multi = MultiRound::new(target, draft, k).unwrap().analysis();
         assert!(
             max_abs_diff(&multi.output, t) < EXACT,
             "multi-round k={k} {label}"
         );
     }
     // Greedy's closed form against its own sampling path, with the draft's argmax drafted.
-    let greedy = greedy_analysis(target, draft).unwrap();
-    let verified = greedy_verify(target, draft.argmax()).unwrap();
+    let greedy = Greedy::new(target).analysis(draft.argmax());
+    let verified = Greedy::new(target).sample(draft.argmax());
     let mut one_hot = vec![0.0; t.len()];
     one_hot[verified.token] = 1.0;
     assert_eq!(greedy.output, one_hot, "greedy {label}");
@@ -119,8 +117,9 @@ fn kseq_with_one_draft_is_standard_speculative_sampling() {
     let mut r = rng(11);
     for n in [2, 7, 100] {
         for (label, target, draft) in pair_zoo(&mut r, n) {
-            let standard = speculative_analysis(&target, &draft).unwrap();
-            let (plan, kseq) = kseq_analysis(&target, &draft, 1, None).unwrap();
+            let standard = Speculative::new(&target, &draft).unwrap().analysis();
+            let scheme = KSeq::new(&target, &draft, 1, None).unwrap();
+            let (plan, kseq) = (scheme.plan(), scheme.analysis());
             assert_eq!(plan.rho, 1.0, "{label}");
             assert!(
                 (standard.acceptance - kseq.acceptance).abs() < 1e-12,
@@ -139,10 +138,12 @@ fn larger_rho_than_rho_star_stays_lossless_but_accepts_less() {
     let mut r = rng(5);
     for (label, target, draft) in pair_zoo(&mut r, 12) {
         for k in 2..=4 {
-            let (plan, best) = kseq_analysis(&target, &draft, k, None).unwrap();
+            let scheme = KSeq::new(&target, &draft, k, None).unwrap();
+            let (plan, best) = (scheme.plan(), scheme.analysis());
             for factor in [1.0 + 1e-9, 1.5, 3.0] {
-                let (_, looser) =
-                    kseq_analysis(&target, &draft, k, Some(plan.rho_star * factor)).unwrap();
+                let looser = KSeq::new(&target, &draft, k, Some(plan.rho_star * factor))
+                    .unwrap()
+                    .analysis();
                 assert!(
                     max_abs_diff(&looser.output, target.probs()) < EXACT,
                     "{label} k={k}"
@@ -157,7 +158,7 @@ fn larger_rho_than_rho_star_stays_lossless_but_accepts_less() {
 }
 
 /// The standard closed form's check, `output = target`, fed the sampling path's own parts
-/// (the acceptance probability `speculative_sample` reports for each token and the
+/// (the acceptance probability `Speculative::sample` reports for each token and the
 /// residual it draws from): it holds when the draft token comes from the draft, and it
 /// fails, by far more than its tolerance, when the token comes from a slightly different
 /// distribution (the classic bug: drafting before top-k, testing after) or when the
@@ -173,24 +174,15 @@ fn a_wrong_selection_or_residual_fails_the_closed_form_check() {
             }
             let at = format!("{label} V={n}");
             let t = target.probs();
+            let standard = Speculative::new(&target, &draft).unwrap();
             let accept: Vec<f64> = (0..n)
-                .map(|x| {
-                    speculative_sample(&target, &draft, x, &mut r)
-                        .unwrap()
-                        .tests[0]
-                        .accept_prob
-                })
+                .map(|x| standard.sample(x, &mut r).tests[0].accept_prob)
                 .collect();
-            let residual = Residual::TargetMinusDraft
-                .distribution(&target, &draft)
-                .unwrap();
+            let residual = standard.residual_distribution();
             let right = output_of(draft.probs(), &accept, residual.probs());
             assert!(max_abs_diff(&right, t) < EXACT, "{at}: right parts");
             assert!(
-                max_abs_diff(
-                    &right,
-                    &speculative_analysis(&target, &draft).unwrap().output
-                ) < EXACT,
+                max_abs_diff(&right, &standard.analysis().output) < EXACT,
                 "{at}: the closed form"
             );
             let wrong_selection = output_of(&nudged(draft.probs()), &accept, residual.probs());
@@ -200,9 +192,9 @@ fn a_wrong_selection_or_residual_fails_the_closed_form_check() {
                 max_abs_diff(&wrong_selection, t)
             );
             // norm(max(0, draft − target)): the residual with the roles swapped.
-            let swapped = Residual::TargetMinusDraft
-                .distribution(&draft, &target)
-                .unwrap();
+            let swapped = Speculative::new(&draft, &target)
+                .unwrap()
+                .residual_distribution();
             let wrong_residual = output_of(draft.probs(), &accept, swapped.probs());
             assert!(
                 max_abs_diff(&wrong_residual, t) > 1e3 * EXACT,

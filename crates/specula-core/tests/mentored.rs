@@ -1,23 +1,39 @@
 //! Mentored decoding: the KL budget is met (and used), acceptance is optimal against a
-//! brute-force search, the limits D = 0 and D ≥ KL(target ‖ draft) are right, and the
-//! real sampling path matches the closed form.
+//! brute-force search, and the limits D = 0 and D ≥ KL(target ‖ draft) are right (the
+//! sampling path against the closed form: mentored_sampling.rs).
 
 mod common;
 
-use common::{
-    assert_fits, assert_rate, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng,
-};
+use common::{dirichlet, max_abs_diff, pair_zoo, rng};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal};
 use specula_core::{
-    DEFAULT_KL_TOLERANCE, Distribution, Error, MIN_REJECTION, MentoredPlan, Residual,
-    SamplingConfig, kl_divergence, mentored_accept_probs, mentored_analysis,
-    mentored_analysis_with_plan, mentored_plan, mentored_plan_with_tolerance, mentored_sample,
-    mentored_sample_with_plan, speculative_analysis,
+    DEFAULT_KL_TOLERANCE, Distribution, MIN_REJECTION, Mentored, MentoredPlan, SamplingConfig,
+    Speculative, TokenAnalysis, kl_divergence,
 };
 
 fn probs(v: &[f64]) -> Distribution {
     Distribution::from_probs(v.to_vec()).unwrap()
+}
+
+/// The plan for `budget` and its closed form.
+fn analysis(
+    target: &Distribution,
+    draft: &Distribution,
+    budget: f64,
+) -> (MentoredPlan, TokenAnalysis) {
+    let mentored = Mentored::new(target, draft, budget).unwrap();
+    (*mentored.plan(), mentored.analysis())
+}
+
+/// The plan for `budget`.
+fn mentored_plan(target: &Distribution, draft: &Distribution, budget: f64) -> MentoredPlan {
+    *Mentored::new(target, draft, budget).unwrap().plan()
+}
+
+/// Standard speculative sampling's closed form.
+fn standard(target: &Distribution, draft: &Distribution) -> TokenAnalysis {
+    Speculative::new(target, draft).unwrap().analysis()
 }
 
 /// Budgets spread over the interesting range for a pair: fractions of KL(t ‖ d) when it
@@ -39,7 +55,8 @@ fn check(
     draft: &Distribution,
     budget: f64,
 ) -> (MentoredPlan, Vec<f64>) {
-    let (plan, exact) = mentored_analysis(target, draft, budget).unwrap();
+    let mentored = Mentored::new(target, draft, budget).unwrap();
+    let (plan, exact) = (*mentored.plan(), mentored.analysis());
     let out = &exact.output;
     let sum: f64 = out.iter().sum();
     assert!(
@@ -103,22 +120,21 @@ fn check(
         plan.kl
     );
     // r in [0, 1]; s is a distribution.
-    for (i, r) in mentored_accept_probs(target, draft, &plan)
-        .into_iter()
-        .enumerate()
-    {
+    for (i, r) in mentored.accept_probs().into_iter().enumerate() {
         assert!((0.0..=1.0).contains(&r), "{label}: r[{i}] = {r}");
     }
     // β matches α: the residual's mass Σ max(0, t/β − d) is the rejection 1 − R.
     if !plan.accepts_all {
-        let mass: f64 = plan.residual().weights(target, draft).unwrap().iter().sum();
+        let mass: f64 = (target.probs().iter().zip(draft.probs()))
+            .map(|(t, d)| (t / plan.beta - d).max(0.0))
+            .sum();
         let rejection = 1.0 - plan.acceptance;
         assert!(
             (mass - rejection).abs() <= 1e-6 * rejection + 1e-12,
             "{label}: mass {mass} vs {rejection}"
         );
     }
-    let s = plan.residual().distribution(target, draft).unwrap();
+    let s = mentored.residual_distribution();
     assert!(s.probs().iter().all(|&x| x >= 0.0));
     assert!((s.probs().iter().sum::<f64>() - 1.0).abs() < 1e-9);
     (plan, exact.output)
@@ -211,7 +227,7 @@ fn matches_a_plain_bisection_reference() {
             let full = kl_divergence(target.probs(), draft.probs());
             for f in [0.02, 0.2, 0.5, 0.8] {
                 let budget = f * full;
-                let plan = mentored_plan(&target, &draft, budget).unwrap();
+                let plan = mentored_plan(&target, &draft, budget);
                 let expected = reference_acceptance(target.probs(), draft.probs(), budget);
                 assert!(
                     (plan.acceptance - expected).abs() < 1e-5,
@@ -300,7 +316,7 @@ fn acceptance_grows_with_the_budget() {
             let mut last = 0.0;
             for i in 0..=60 {
                 let budget = top * f64::from(i) / 60.0;
-                let plan = mentored_plan(&target, &draft, budget).unwrap();
+                let plan = mentored_plan(&target, &draft, budget);
                 assert!(
                     plan.acceptance >= last - 1e-12,
                     "n={n} {name} D={budget}: {} < {last}",
@@ -317,8 +333,8 @@ fn zero_budget_is_standard_speculative_sampling() {
     let mut r = rng(4);
     for n in [1, 2, 7, 64, 2000] {
         for (name, target, draft) in pair_zoo(&mut r, n) {
-            let (plan, exact) = mentored_analysis(&target, &draft, 0.0).unwrap();
-            let standard = speculative_analysis(&target, &draft).unwrap();
+            let (plan, exact) = analysis(&target, &draft, 0.0);
+            let standard = standard(&target, &draft);
             assert!(
                 (exact.acceptance - standard.acceptance).abs() < 1e-9,
                 "{name}"
@@ -339,44 +355,6 @@ fn zero_budget_is_standard_speculative_sampling() {
     }
 }
 
-#[test]
-fn budget_above_kl_of_the_draft_accepts_every_draft() {
-    let mut r = rng(5);
-    for n in [1, 3, 50] {
-        for (name, target, draft) in pair_zoo(&mut r, n) {
-            let full = kl_divergence(target.probs(), draft.probs());
-            if !full.is_finite() {
-                continue;
-            }
-            for budget in [full, full * 1.01 + 1e-9, full + 5.0] {
-                let (plan, exact) = mentored_analysis(&target, &draft, budget).unwrap();
-                assert!(
-                    plan.accepts_all && plan.acceptance == 1.0,
-                    "{name}: {plan:?}"
-                );
-                assert!(max_abs_diff(&exact.output, draft.probs()) < 1e-12, "{name}");
-                for (i, p) in mentored_accept_probs(&target, &draft, &plan)
-                    .into_iter()
-                    .enumerate()
-                {
-                    assert_eq!(
-                        p,
-                        if draft.prob(i) > 0.0 { 1.0 } else { 0.0 },
-                        "{name}: token {i}"
-                    );
-                }
-                let mut g = rng(6);
-                for _ in 0..50 {
-                    let x = draft.sample(&mut g);
-                    let outcome =
-                        mentored_sample_with_plan(&target, &draft, &plan, x, &mut g).unwrap();
-                    assert_eq!((outcome.token, outcome.accepted()), (x, true), "{name}");
-                }
-            }
-        }
-    }
-}
-
 /// Two tokens: α in [0.625, 1] gives KL = ½ ln(½α²/(α − ½)), so α = e^{2D} − √(e^{4D} − e^{2D}).
 #[test]
 fn two_token_closed_form() {
@@ -384,7 +362,7 @@ fn two_token_closed_form() {
     for budget in [0.01_f64, 0.1, 0.2] {
         let e = (2.0 * budget).exp();
         let alpha = e - (e * e - e).sqrt();
-        let plan = mentored_plan(&target, &draft, budget).unwrap();
+        let plan = mentored_plan(&target, &draft, budget);
         assert!(
             (plan.alpha - alpha).abs() < 1e-6,
             "D={budget}: {} vs {alpha}",
@@ -410,7 +388,7 @@ fn tokens_the_target_rules_out_are_accepted_once_everything_else_is() {
     let (target, draft) = (probs(&[0.5, 0.5, 0.0]), probs(&[0.3, 0.3, 0.4]));
     for budget in [0.05_f64, 0.2, 0.4] {
         let rejection = (-budget).exp() - 0.6;
-        let (plan, exact) = mentored_analysis(&target, &draft, budget).unwrap();
+        let (plan, exact) = analysis(&target, &draft, budget);
         assert_eq!(plan.alpha, 0.0, "{plan:?}");
         assert!(
             (plan.acceptance - (1.0 - rejection)).abs() < 1e-6,
@@ -430,7 +408,7 @@ fn tokens_the_target_rules_out_are_accepted_once_everything_else_is() {
             "{:?}",
             exact.output
         );
-        assert!(plan.acceptance > speculative_analysis(&target, &draft).unwrap().acceptance);
+        assert!(plan.acceptance > standard(&target, &draft).acceptance);
     }
 }
 
@@ -467,8 +445,9 @@ fn a_looser_tolerance_is_honoured() {
     for _ in 0..50 {
         let (target, draft) = (dirichlet(&mut r, 40, 0.5), dirichlet(&mut r, 40, 0.5));
         let budget = 0.3 * kl_divergence(target.probs(), draft.probs());
-        let plan = mentored_plan_with_tolerance(&target, &draft, budget, 0.05).unwrap();
-        let exact = mentored_analysis_with_plan(&target, &draft, &plan).unwrap();
+        let exact = Mentored::with_tolerance(&target, &draft, budget, 0.05)
+            .unwrap()
+            .analysis();
         let kl = kl_divergence(target.probs(), &exact.output);
         assert!(
             kl <= budget * (1.0 + 1e-9) && kl >= budget * 0.95 * (1.0 - 1e-9),
@@ -582,161 +561,5 @@ fn acceptance_is_optimal_against_a_brute_force_search() {
     assert!(
         close * 10 >= cases * 9,
         "search reached the solver's acceptance in only {close}/{cases} cases"
-    );
-}
-
-/// Draws `x ~ draft` and runs the real sampling path `draws` times; returns token counts
-/// and the number of accepted drafts.
-fn run(
-    target: &Distribution,
-    draft: &Distribution,
-    budget: f64,
-    draws: usize,
-    seed: u64,
-) -> (Vec<u64>, u64) {
-    let mut g = rng(seed);
-    let mut counts = vec![0u64; target.len()];
-    let mut accepted = 0;
-    for _ in 0..draws {
-        let x = draft.sample(&mut g);
-        let (_, outcome) = mentored_sample(target, draft, x, budget, &mut g).unwrap();
-        let test = &outcome.tests[0];
-        assert_eq!(test.accepted, outcome.accepted());
-        assert!(test.uniform.is_some_and(|u| (0.0..1.0).contains(&u)));
-        if outcome.accepted() {
-            accepted += 1;
-            assert_eq!(outcome.token, x);
-        } else {
-            assert!(matches!(
-                outcome.residual.as_ref().unwrap().residual,
-                Residual::Mentored { .. } | Residual::Target
-            ));
-        }
-        counts[outcome.token] += 1;
-    }
-    (counts, accepted)
-}
-
-#[test]
-fn sampling_path_matches_the_closed_form() {
-    let draws = 200_000;
-    let cases = [
-        (
-            "dirichlet-like",
-            vec![0.1, 0.2, 0.3, 0.4],
-            vec![0.4, 0.3, 0.2, 0.1],
-            0.1,
-        ),
-        (
-            "peaked",
-            vec![0.7, 0.1, 0.1, 0.05, 0.05],
-            vec![0.2, 0.2, 0.2, 0.2, 0.2],
-            0.3,
-        ),
-        (
-            "target rules out",
-            vec![0.5, 0.5, 0.0],
-            vec![0.3, 0.3, 0.4],
-            0.2,
-        ),
-        ("draft lacks", vec![0.3, 0.5, 0.2], vec![0.0, 0.6, 0.4], 0.5),
-    ];
-    for (seed, (name, t, d, budget)) in cases.into_iter().enumerate() {
-        let (target, draft) = (probs(&t), probs(&d));
-        let (plan, exact) = mentored_analysis(&target, &draft, budget).unwrap();
-        let (counts, accepted) = run(&target, &draft, budget, draws, 100 + seed as u64);
-        assert_fits(name, &counts, &exact.output, 1e-4);
-        assert_rate(name, accepted as usize, draws, plan.acceptance);
-        // Power: moving one percentage point of mass from the last token to the first is caught.
-        let mut shifted = exact.output.clone();
-        let (a, b) = (0, shifted.len() - 1);
-        let delta = 0.01_f64.min(shifted[b]).max(0.0);
-        if delta > 0.0 {
-            shifted[a] += delta;
-            shifted[b] -= delta;
-            assert!(
-                chi_square_p_value(&counts, &shifted) < 1e-4,
-                "{name}: a 1% shift went unnoticed"
-            );
-        }
-    }
-}
-
-#[test]
-fn trace_records_the_test() {
-    let (target, draft) = (probs(&[0.1, 0.2, 0.3, 0.4]), probs(&[0.4, 0.3, 0.2, 0.1]));
-    let plan = mentored_plan(&target, &draft, 0.05).unwrap();
-    let mut g = rng(9);
-    for x in [0, 1, 2, 3, 0, 1] {
-        let outcome = mentored_sample_with_plan(&target, &draft, &plan, x, &mut g).unwrap();
-        let test = &outcome.tests[0];
-        let (t, d) = (target.prob(x), draft.prob(x));
-        assert_eq!(
-            (test.token, test.target_prob, test.draft_prob, test.ratio),
-            (x, t, d, t / d)
-        );
-        assert_eq!(test.accept_prob, (t / (plan.alpha * d)).min(1.0));
-        let u = test.uniform.unwrap();
-        assert_eq!(test.accepted, u * plan.alpha * d < t);
-    }
-}
-
-#[test]
-fn bad_inputs_are_typed_errors() {
-    let (target, draft) = (probs(&[0.5, 0.5]), probs(&[0.9, 0.1]));
-    let mut g = rng(10);
-    for budget in [-1e-9, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        assert!(
-            matches!(
-                mentored_plan(&target, &draft, budget),
-                Err(Error::BadKlBudget(_))
-            ),
-            "{budget}"
-        );
-        assert!(matches!(
-            mentored_analysis(&target, &draft, budget),
-            Err(Error::BadKlBudget(_))
-        ));
-        assert!(matches!(
-            mentored_sample(&target, &draft, 0, budget, &mut g),
-            Err(Error::BadKlBudget(_))
-        ));
-    }
-    for tolerance in [0.0, 1.0, -0.5, f64::NAN] {
-        assert!(matches!(
-            mentored_plan_with_tolerance(&target, &draft, 0.1, tolerance),
-            Err(Error::BadTolerance(_))
-        ));
-    }
-    let three = probs(&[0.2, 0.3, 0.5]);
-    assert!(matches!(
-        mentored_plan(&target, &three, 0.1),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        mentored_analysis(&three, &draft, 0.1),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        mentored_sample(&target, &three, 0, 0.1, &mut g),
-        Err(Error::LengthMismatch { .. })
-    ));
-    let plan = mentored_plan(&target, &draft, 0.1).unwrap();
-    assert!(matches!(
-        mentored_sample_with_plan(&target, &three, &plan, 0, &mut g),
-        Err(Error::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        mentored_sample(&target, &draft, 2, 0.1, &mut g),
-        Err(Error::TokenOutOfRange { .. })
-    ));
-    assert!(matches!(
-        mentored_sample_with_plan(&target, &draft, &plan, 7, &mut g),
-        Err(Error::TokenOutOfRange { .. })
-    ));
-    // -0.0 is a valid (zero) budget.
-    assert_eq!(
-        mentored_plan(&target, &draft, -0.0).unwrap().acceptance,
-        0.6
     );
 }

@@ -11,8 +11,8 @@ use common::{
     assert_fits, assert_rate, chi_square_p_value, dirichlet, max_abs_diff, pair_zoo, rng,
 };
 use specula_core::{
-    Distribution, Error, OTM_MAX_VARIABLES, OtmPlan, TokenOutcome, kseq_plan, otm_analysis,
-    otm_plan, otm_sample, otm_upper_bound, speculative_analysis,
+    Distribution, Error, KSeq, OTM_MAX_VARIABLES, OtmPlan, Residual, Speculative, TokenOutcome,
+    otm_upper_bound,
 };
 
 /// Tolerance on acceptances (LP precision).
@@ -51,7 +51,7 @@ fn alpha_1_is_one_minus_total_variation() {
     let mut r = rng(1);
     for n in 1..=8 {
         for (label, target, draft) in pair_zoo(&mut r, n) {
-            let plan = otm_plan(&target, &draft, 1).unwrap();
+            let plan = OtmPlan::new(&target, &draft, 1).unwrap();
             let sum_min: f64 = target
                 .probs()
                 .iter()
@@ -59,14 +59,20 @@ fn alpha_1_is_one_minus_total_variation() {
                 .map(|(t, d)| t.min(*d))
                 .sum();
             assert!(
-                (plan.acceptance - sum_min).abs() < LP,
+                (plan.acceptance() - sum_min).abs() < LP,
                 "{label} n={n}: α₁ = {} vs Σ min = {sum_min}",
-                plan.acceptance
+                plan.acceptance()
             );
-            let standard = speculative_analysis(&target, &draft).unwrap().acceptance;
-            assert!((plan.acceptance - standard).abs() < LP, "{label} n={n}");
+            let standard = Speculative::new(&target, &draft)
+                .unwrap()
+                .analysis()
+                .acceptance;
+            assert!((plan.acceptance() - standard).abs() < LP, "{label} n={n}");
             // Lemma 3's bound is exact at k = 1.
-            assert!((plan.upper_bound - sum_min).abs() < 1e-12, "{label} n={n}");
+            assert!(
+                (plan.upper_bound() - sum_min).abs() < 1e-12,
+                "{label} n={n}"
+            );
         }
     }
 }
@@ -78,16 +84,19 @@ fn alpha_is_monotone_bounded_and_brackets_kseq() {
         for (label, target, draft) in pair_zoo(&mut r, n) {
             let mut previous = 0.0;
             for k in 1..=3 {
-                let plan = otm_plan(&target, &draft, k).unwrap();
-                let alpha = plan.acceptance;
-                let kseq = kseq_plan(&target, &draft, k, None).unwrap().acceptance;
+                let plan = OtmPlan::new(&target, &draft, k).unwrap();
+                let alpha = plan.acceptance();
+                let kseq = KSeq::new(&target, &draft, k, None)
+                    .unwrap()
+                    .plan()
+                    .acceptance;
                 let kf = k as f64;
                 let ratio = 1.0 - (1.0 - 1.0 / kf).powi(i32::try_from(k).unwrap());
                 let at = format!("{label} n={n} k={k}");
                 assert!(alpha + LP >= previous, "{at}: α not monotone");
                 assert!(alpha + LP >= kseq, "{at}: α = {alpha} < k-Seq {kseq}");
                 assert!(kseq + LP >= ratio * alpha, "{at}: k-Seq {kseq} < {ratio}·α");
-                assert!(alpha <= plan.upper_bound + LP, "{at}: α above the bound");
+                assert!(alpha <= plan.upper_bound() + LP, "{at}: α above the bound");
                 assert!((0.0..=1.0).contains(&alpha), "{at}");
                 previous = alpha;
             }
@@ -113,14 +122,14 @@ fn bernoulli_examples_meet_the_upper_bound_and_the_closed_form() {
     for b in [0.1, 0.25, 0.75, 1.0] {
         let target = probs(&[1.0 - b, b]);
         for k in 1..=4 {
-            let plan = otm_plan(&target, &draft, k).unwrap();
+            let plan = OtmPlan::new(&target, &draft, k).unwrap();
             let closed = bernoulli_closed_form(b, k);
             assert!(
-                (plan.acceptance - closed).abs() < LP,
+                (plan.acceptance() - closed).abs() < LP,
                 "b={b} k={k}: α = {} vs closed form {closed}",
-                plan.acceptance
+                plan.acceptance()
             );
-            assert!((plan.upper_bound - closed).abs() < 1e-12, "b={b} k={k}");
+            assert!((plan.upper_bound() - closed).abs() < 1e-12, "b={b} k={k}");
         }
     }
     // The closed form by hand, so a slip in it cannot hide.
@@ -142,14 +151,15 @@ fn bernoulli_examples_meet_the_upper_bound_and_the_closed_form() {
     let one = probs(&[0.0, 1.0]);
     let three_quarters = probs(&[0.25, 0.75]);
     for k in 1..=4 {
-        let kseq = kseq_plan(&one, &draft, k, None).unwrap().acceptance;
+        let kseq = KSeq::new(&one, &draft, k, None).unwrap().plan().acceptance;
         assert!(
             (kseq - bernoulli_closed_form(1.0, k)).abs() < LP,
             "b=1 k={k}"
         );
     }
-    let kseq = kseq_plan(&three_quarters, &draft, 2, None)
+    let kseq = KSeq::new(&three_quarters, &draft, 2, None)
         .unwrap()
+        .plan()
         .acceptance;
     assert!(kseq < bernoulli_closed_form(0.75, 2) - 1e-3, "k-Seq {kseq}");
 }
@@ -165,15 +175,15 @@ fn uniform_example_is_optimal_for_kseq() {
         for k in 1..=3 {
             let rf = r as f64;
             let expected = 1.0 - (1.0 - 1.0 / rf).powi(i32::try_from(k).unwrap());
-            let plan = otm_plan(&target, &draft, k).unwrap();
-            let kseq = kseq_plan(&target, &draft, k, None).unwrap();
+            let plan = OtmPlan::new(&target, &draft, k).unwrap();
+            let kseq = *KSeq::new(&target, &draft, k, None).unwrap().plan();
             let at = format!("n={n} r={r} k={k}");
             assert!(
-                (plan.acceptance - expected).abs() < LP,
+                (plan.acceptance() - expected).abs() < LP,
                 "{at}: α = {}",
-                plan.acceptance
+                plan.acceptance()
             );
-            assert!((plan.upper_bound - expected).abs() < 1e-12, "{at}");
+            assert!((plan.upper_bound() - expected).abs() < 1e-12, "{at}");
             assert!((kseq.acceptance - expected).abs() < LP, "{at}: k-Seq");
             assert!((kseq.rho_star - rf * expected).abs() < 1e-9, "{at}: ρ*");
         }
@@ -189,10 +199,10 @@ fn assert_valid_coupling(
     target: &Distribution,
     draft: &Distribution,
 ) -> (Vec<f64>, f64) {
-    let v = plan.vocab;
+    let v = plan.vocab();
     assert_eq!(
         plan.coupling().len(),
-        v.pow(u32::try_from(plan.k + 1).unwrap()),
+        v.pow(u32::try_from(plan.k() + 1).unwrap()),
         "{label}"
     );
     assert!(
@@ -201,7 +211,7 @@ fn assert_valid_coupling(
     );
     let mut columns = vec![0.0; v];
     let mut accepted = 0.0;
-    for drafts in tuples(v, plan.k) {
+    for drafts in tuples(v, plan.k()) {
         let row = plan.row(&drafts).unwrap();
         let expected = product(draft, &drafts);
         let sum: f64 = row.iter().sum();
@@ -221,11 +231,11 @@ fn assert_valid_coupling(
         "{label}: columns"
     );
     assert!(
-        max_abs_diff(&plan.output, target.probs()) < EXACT,
+        max_abs_diff(plan.output(), target.probs()) < EXACT,
         "{label}: output"
     );
     assert!(
-        (accepted - plan.acceptance).abs() < EXACT,
+        (accepted - plan.acceptance()).abs() < EXACT,
         "{label}: acceptance"
     );
     (columns, accepted)
@@ -237,7 +247,8 @@ fn coupling_marginals_are_exact() {
     for n in [1, 2, 3, 4] {
         for (label, target, draft) in pair_zoo(&mut r, n) {
             for k in 1..=3 {
-                let (plan, analysis) = otm_analysis(&target, &draft, k).unwrap();
+                let plan = OtmPlan::new(&target, &draft, k).unwrap();
+                let analysis = plan.analysis();
                 let at = format!("{label} n={n} k={k}");
                 let (columns, accepted) = assert_valid_coupling(&at, &plan, &target, &draft);
                 // The analysis against sums over the coupling's cells, not the plan's own
@@ -250,7 +261,7 @@ fn coupling_marginals_are_exact() {
     // Larger shapes, near the limit's slow corner, still come back exact.
     let target = dirichlet(&mut r, 12, 5.0);
     let draft = dirichlet(&mut r, 12, 5.0);
-    let plan = otm_plan(&target, &draft, 3).unwrap();
+    let plan = OtmPlan::new(&target, &draft, 3).unwrap();
     assert_valid_coupling("V=12 k=3", &plan, &target, &draft);
 }
 
@@ -261,27 +272,31 @@ fn upper_bound_above_the_exact_enumeration_limit_is_valid() {
     for c in [0.3, 1.0, 5.0] {
         let target = dirichlet(&mut r, 24, c);
         let draft = dirichlet(&mut r, 24, c);
-        let plan = otm_plan(&target, &draft, 2).unwrap();
-        assert!(plan.acceptance <= plan.upper_bound + LP, "c={c}");
-        let sum_min = speculative_analysis(&target, &draft).unwrap().acceptance;
+        let plan = OtmPlan::new(&target, &draft, 2).unwrap();
+        assert!(plan.acceptance() <= plan.upper_bound() + LP, "c={c}");
+        let sum_min = Speculative::new(&target, &draft)
+            .unwrap()
+            .analysis()
+            .acceptance;
         assert!((otm_upper_bound(&target, &draft, 1).unwrap() - sum_min).abs() < 1e-12);
         let huge_k = otm_upper_bound(&target, &draft, 1 << 40).unwrap();
         assert!((0.0..=1.0).contains(&huge_k));
     }
 }
 
-/// Runs the real path DRAWS times: drafts i.i.d. from `sampled_from`, then `otm_sample`.
+/// Runs the real path DRAWS times: drafts i.i.d. from `sampled_from`, then
+/// `OtmPlan::sample`.
 /// Returns (token counts, accepted count).
 fn run(plan: &OtmPlan, sampled_from: &Distribution, seed: u64) -> (Vec<u64>, u64) {
     let mut r = rng(seed);
-    let mut counts = vec![0u64; plan.vocab];
+    let mut counts = vec![0u64; plan.vocab()];
     let mut accepted = 0;
-    let mut drafts = vec![0; plan.k];
+    let mut drafts = vec![0; plan.k()];
     for _ in 0..DRAWS {
         drafts
             .iter_mut()
             .for_each(|x| *x = sampled_from.sample(&mut r));
-        let outcome = otm_sample(plan, &drafts, &mut r).unwrap();
+        let outcome = plan.sample(&drafts, &mut r);
         assert_outcome_consistent(&outcome, &drafts);
         counts[outcome.token] += 1;
         accepted += u64::from(outcome.accepted());
@@ -312,11 +327,11 @@ fn sampling_path_fits_the_target() {
     ];
     for (i, (target, draft)) in pairs.iter().enumerate() {
         for k in [2, 3] {
-            let plan = otm_plan(target, draft, k).unwrap();
+            let plan = OtmPlan::new(target, draft, k).unwrap();
             let (counts, accepted) = run(&plan, draft, 100 + 10 * i as u64 + k as u64);
             let label = format!("OTM pair {i} k={k}");
             assert_fits(&label, &counts, target.probs(), ALPHA);
-            assert_rate(&label, accepted as usize, DRAWS, plan.acceptance);
+            assert_rate(&label, accepted as usize, DRAWS, plan.acceptance());
         }
     }
 }
@@ -327,7 +342,7 @@ fn sampling_test_catches_drafts_from_the_wrong_distribution() {
     // the same test must notice.
     let target = probs(&[0.1, 0.2, 0.3, 0.4]);
     let draft = probs(&[0.5, 0.3, 0.15, 0.05]);
-    let plan = otm_plan(&target, &draft, 2).unwrap();
+    let plan = OtmPlan::new(&target, &draft, 2).unwrap();
     let sampled_from = probs(&[0.45, 0.32, 0.17, 0.06]);
     let (counts, _) = run(&plan, &sampled_from, 9);
     let p = chi_square_p_value(&counts, target.probs());
@@ -338,12 +353,12 @@ fn sampling_test_catches_drafts_from_the_wrong_distribution() {
 fn zero_probability_drafts_fall_back_to_the_target() {
     let target = probs(&[0.2, 0.3, 0.5]);
     let draft = probs(&[0.6, 0.4, 0.0]);
-    let plan = otm_plan(&target, &draft, 2).unwrap();
+    let plan = OtmPlan::new(&target, &draft, 2).unwrap();
     assert!(plan.row(&[2, 0]).unwrap().iter().all(|&c| c == 0.0));
     let mut r = rng(6);
     let mut counts = [0u64; 3];
     for _ in 0..20_000 {
-        let outcome = otm_sample(&plan, &[2, 0], &mut r).unwrap();
+        let outcome = plan.sample(&[2, 0], &mut r);
         assert_outcome_consistent(&outcome, &[2, 0]);
         counts[outcome.token] += 1;
     }
@@ -354,57 +369,55 @@ fn zero_probability_drafts_fall_back_to_the_target() {
 fn errors_are_typed() {
     let target = probs(&[0.5, 0.5]);
     let draft = probs(&[0.25, 0.75]);
-    assert_eq!(otm_plan(&target, &draft, 0), Err(Error::NoDrafts));
-    assert_eq!(
-        otm_analysis(&target, &draft, 0).unwrap_err(),
-        Error::NoDrafts
-    );
+    assert_eq!(OtmPlan::new(&target, &draft, 0), Err(Error::NoDrafts));
     assert_eq!(otm_upper_bound(&target, &draft, 0), Err(Error::NoDrafts));
     let three = probs(&[0.2, 0.3, 0.5]);
     let mismatch = Error::LengthMismatch {
         target: 3,
         draft: 2,
     };
-    assert_eq!(otm_plan(&three, &draft, 1).unwrap_err(), mismatch);
+    assert_eq!(OtmPlan::new(&three, &draft, 1).unwrap_err(), mismatch);
     assert_eq!(otm_upper_bound(&three, &draft, 1).unwrap_err(), mismatch);
 
-    let plan = otm_plan(&target, &draft, 2).unwrap();
-    let mut r = rng(7);
+    let plan = OtmPlan::new(&target, &draft, 2).unwrap();
+    for (drafts, got) in [(&[0][..], 1), (&[], 0), (&[0, 1, 1], 3)] {
+        assert_eq!(
+            plan.row(drafts).unwrap_err(),
+            Error::DraftCountMismatch { expected: 2, got }
+        );
+    }
     assert_eq!(
-        otm_sample(&plan, &[0], &mut r).unwrap_err(),
-        Error::DraftCountMismatch {
-            expected: 2,
-            got: 1
-        }
-    );
-    assert_eq!(
-        otm_sample(&plan, &[], &mut r).unwrap_err(),
-        Error::DraftCountMismatch {
-            expected: 2,
-            got: 0
-        }
-    );
-    assert_eq!(
-        otm_sample(&plan, &[0, 1, 1], &mut r).unwrap_err(),
-        Error::DraftCountMismatch {
-            expected: 2,
-            got: 3
-        }
-    );
-    assert_eq!(
-        otm_sample(&plan, &[0, 2], &mut r).unwrap_err(),
+        plan.row(&[0, 2]).unwrap_err(),
         Error::TokenOutOfRange { token: 2, vocab: 2 }
     );
-    // A plan whose public fields were edited is refused, not indexed out of bounds.
-    let mut edited = plan.clone();
-    edited.vocab = 1000;
-    assert_eq!(
-        otm_sample(&edited, &[999, 999], &mut r).unwrap_err(),
-        Error::DraftCountMismatch {
-            expected: 2,
-            got: 2
+}
+
+/// Drafts without a row in the coupling (another number than k, a token outside the
+/// vocabulary) cannot be k draws from the draft: sampling draws from the target and
+/// accepts none of them, without panicking.
+#[test]
+fn draws_without_a_row_fall_back_to_the_target() {
+    let target = probs(&[0.5, 0.5]);
+    let draft = probs(&[0.25, 0.75]);
+    let plan = OtmPlan::new(&target, &draft, 2).unwrap();
+    let mut r = rng(7);
+    for drafts in [&[0][..], &[], &[0, 1, 1], &[0, 2], &[999, 999]] {
+        let mut counts = [0u64; 2];
+        for _ in 0..20_000 {
+            let outcome = plan.sample(drafts, &mut r);
+            assert!(
+                !outcome.accepted() && outcome.tests.is_empty(),
+                "{drafts:?}"
+            );
+            let draw = outcome.residual.expect("a draw from the target");
+            assert_eq!(
+                (draw.residual, draw.token),
+                (Residual::Target, outcome.token)
+            );
+            counts[outcome.token] += 1;
         }
-    );
+        assert_fits(&format!("{drafts:?}"), &counts, target.probs(), ALPHA);
+    }
 }
 
 /// Refused before any allocation or solving: a plan of 100^6 variables (or of k =
@@ -417,7 +430,7 @@ fn too_large_problems_are_refused_before_solving() {
     let big_target = dirichlet(&mut r, 100, 1.0);
     let big_draft = dirichlet(&mut r, 100, 1.0);
     assert_eq!(
-        otm_plan(&big_target, &big_draft, 5).unwrap_err(),
+        OtmPlan::new(&big_target, &big_draft, 5).unwrap_err(),
         Error::OtmTooLarge {
             variables: 100u128.pow(6),
             vocab: 100,
@@ -426,17 +439,17 @@ fn too_large_problems_are_refused_before_solving() {
         }
     );
     let target = probs(&[0.5, 0.5]);
-    match otm_plan(&target, &target, usize::MAX) {
+    match OtmPlan::new(&target, &target, usize::MAX) {
         Err(Error::OtmTooLarge { variables, .. }) => assert_eq!(variables, u128::MAX),
         other => panic!("expected OtmTooLarge, got {other:?}"),
     }
     // The largest accepted shape of the form V^(k+1) = limit (V = 8, k = 5) is allowed.
     let u8 = Distribution::uniform(8).unwrap();
     assert_eq!(8u128.pow(6), OTM_MAX_VARIABLES);
-    assert!(otm_plan(&u8, &u8, 5).is_ok());
+    assert!(OtmPlan::new(&u8, &u8, 5).is_ok());
     // One vocabulary: every problem is tiny, whatever k.
     let one = Distribution::uniform(1).unwrap();
-    assert!((otm_plan(&one, &one, 12).unwrap().acceptance - 1.0).abs() < LP);
+    assert!((OtmPlan::new(&one, &one, 12).unwrap().acceptance() - 1.0).abs() < LP);
 }
 
 /// Lemma 3's bound over prefixes only: the tokens sorted by increasing target/draft (draft-less
@@ -471,17 +484,17 @@ fn the_bound_is_attained_and_its_best_subset_is_a_prefix() {
     for n in [2, 3, 4, 5] {
         for (label, target, draft) in pair_zoo(&mut r, n) {
             for k in 1..=3 {
-                let plan = otm_plan(&target, &draft, k).unwrap();
+                let plan = OtmPlan::new(&target, &draft, k).unwrap();
                 let at = format!("{label} n={n} k={k}");
                 assert!(
-                    (plan.acceptance - plan.upper_bound).abs() < LP,
+                    (plan.acceptance() - plan.upper_bound()).abs() < LP,
                     "{at}: α = {} but the bound is {}",
-                    plan.acceptance,
-                    plan.upper_bound
+                    plan.acceptance(),
+                    plan.upper_bound()
                 );
                 let prefix = prefix_bound(&target, &draft, k);
                 assert!(
-                    (prefix - plan.upper_bound).abs() < 1e-12,
+                    (prefix - plan.upper_bound()).abs() < 1e-12,
                     "{at}: prefix {prefix}"
                 );
             }

@@ -2,10 +2,7 @@
 
 use proptest::prelude::*;
 use rand::SeedableRng;
-use specula_core::{
-    Distribution, SamplingConfig, kseq_analysis, kseq_sample, multiround_analysis,
-    multiround_sample, speculative_analysis, speculative_sample, total_variation,
-};
+use specula_core::{Distribution, KSeq, MultiRound, SamplingConfig, Speculative, total_variation};
 
 /// Two weight vectors of one length, with zeros common enough to hit sparse supports.
 fn pair() -> impl Strategy<Value = (Distribution, Distribution)> {
@@ -34,16 +31,17 @@ proptest! {
 
     #[test]
     fn analyses_are_distributions_and_lossless((target, draft) in pair(), k in 1usize..6) {
-        let standard = speculative_analysis(&target, &draft).unwrap();
+        let standard = Speculative::new(&target, &draft).unwrap().analysis();
         prop_assert!(is_distribution(&standard.output));
         prop_assert!((standard.acceptance - (1.0 - total_variation(target.probs(), draft.probs()))).abs() < 1e-9);
-        let (plan, kseq) = kseq_analysis(&target, &draft, k, None).unwrap();
+        let scheme = KSeq::new(&target, &draft, k, None).unwrap();
+        let (plan, kseq) = (scheme.plan(), scheme.analysis());
         prop_assert!(is_distribution(&kseq.output));
         prop_assert!(total_variation(&kseq.output, target.probs()) < 1e-9);
         prop_assert!(plan.rho_star >= 1.0 && plan.rho_star <= k as f64);
         prop_assert!(kseq.acceptance + 1e-12 >= standard.acceptance);
         prop_assert!((0.0..=1.0 + 1e-12).contains(&kseq.acceptance));
-        let multi = multiround_analysis(&target, &draft, k).unwrap();
+        let multi = MultiRound::new(&target, &draft, k).unwrap().analysis();
         prop_assert!(total_variation(&multi.output, target.probs()) < 1e-9);
         prop_assert!(multi.acceptance + 1e-12 >= standard.acceptance);
     }
@@ -51,13 +49,16 @@ proptest! {
     #[test]
     fn samplers_emit_only_target_support((target, draft) in pair(), seed in any::<u64>(), k in 1usize..5) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let standard = Speculative::new(&target, &draft).unwrap();
+        let kseq = KSeq::new(&target, &draft, k, None).unwrap();
+        let multiround = MultiRound::new(&target, &draft, k).unwrap();
         for _ in 0..20 {
             let x = draft.sample(&mut rng);
-            let outcome = speculative_sample(&target, &draft, x, &mut rng).unwrap();
+            let outcome = standard.sample(x, &mut rng);
             prop_assert!(target.prob(outcome.token) > 0.0);
             prop_assert_eq!(outcome.accepted(), outcome.residual.is_none());
             let drafts: Vec<usize> = (0..k).map(|_| draft.sample(&mut rng)).collect();
-            let (_, outcome) = kseq_sample(&target, &draft, &drafts, None, &mut rng).unwrap();
+            let outcome = kseq.sample(&drafts, &mut rng);
             prop_assert!(target.prob(outcome.token) > 0.0);
             if let Some(i) = outcome.accepted_draft {
                 prop_assert_eq!(outcome.token, drafts[i]);
@@ -65,7 +66,7 @@ proptest! {
             } else {
                 prop_assert_eq!(outcome.tests.len(), k);
             }
-            let outcome = multiround_sample(&target, &draft, &drafts, &mut rng).unwrap();
+            let outcome = multiround.sample(&drafts, &mut rng);
             prop_assert!(target.prob(outcome.token) > 0.0);
         }
     }

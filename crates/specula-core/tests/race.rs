@@ -16,8 +16,8 @@ use common::{
 };
 use rand::Rng;
 use specula_core::{
-    Distribution, Error, RACE_TOLERANCE, RacePlan, Residual, kseq_plan, otm_upper_bound,
-    race_analysis, race_plan, race_sample, speculative_analysis,
+    Distribution, Error, KSeq, RACE_TOLERANCE, Race, RacePlan, Residual, Speculative,
+    otm_upper_bound,
 };
 
 /// Enough draws to catch a 1 % bias at V ≤ 6 (as in the other schemes' tests).
@@ -51,18 +51,11 @@ fn accept_probs(target: &Distribution, plan: &RacePlan) -> Vec<f64> {
 }
 
 /// The output when the race chooses token `x` with probability `chosen[x]` and the choice
-/// is then tested as `plan` tests it (`min(1, target/r)`, residual `norm(max(0, target −
+/// is then tested as `race` tests it (`min(1, target/r)`, residual `norm(max(0, target −
 /// r))` with the plan's `r`): the target exactly when `chosen` is the plan's `r`.
-fn output_with(
-    chosen: &[f64],
-    target: &Distribution,
-    draft: &Distribution,
-    plan: &RacePlan,
-) -> Vec<f64> {
-    let residual = Residual::Race { k: plan.k }
-        .distribution(target, draft)
-        .unwrap();
-    output_of(chosen, &accept_probs(target, plan), residual.probs())
+fn output_with(chosen: &[f64], target: &Distribution, race: &Race<'_>) -> Vec<f64> {
+    let residual = race.residual_distribution();
+    output_of(chosen, &accept_probs(target, race.plan()), residual.probs())
 }
 
 #[test]
@@ -73,7 +66,8 @@ fn closed_form_output_is_the_target_and_acceptance_is_near_the_optimum() {
         for (label, target, draft) in pair_zoo(&mut r, n) {
             for k in [1, 2, 3, 4, 8] {
                 let at = format!("{label} n={n} k={k}");
-                let (plan, analysis) = race_analysis(&target, &draft, k).unwrap();
+                let race = Race::new(&target, &draft, k).unwrap();
+                let (plan, analysis) = (race.plan(), race.analysis());
                 race_output_is_the_target_identity_documented(&at, &target, &analysis.output);
                 let sum: f64 = plan.selection.iter().sum();
                 assert!((sum - 1.0).abs() < 1e-12, "{at}: Σ r = {sum}");
@@ -81,12 +75,12 @@ fn closed_form_output_is_the_target_and_acceptance_is_near_the_optimum() {
                     // The output and acceptance of the race its weights define (selection by
                     // quadrature, not the plan's r), tested as the plan tests.
                     let chosen = selection_by_quadrature(&plan.weights, draft.probs(), k);
-                    let output = output_with(&chosen, &target, &draft, &plan);
+                    let output = output_with(&chosen, &target, &race);
                     assert!(
                         max_abs_diff(&output, target.probs()) < QUADRATURE,
                         "{at}: {output:?}"
                     );
-                    let acceptance: f64 = accept_probs(&target, &plan)
+                    let acceptance: f64 = accept_probs(&target, plan)
                         .iter()
                         .zip(&chosen)
                         .map(|(a, r)| a * r)
@@ -111,7 +105,10 @@ fn closed_form_output_is_the_target_and_acceptance_is_near_the_optimum() {
                 if plan.acceptance >= optimum - RACE_TOLERANCE {
                     converged += 1;
                 }
-                let kseq = kseq_plan(&target, &draft, k, None).unwrap().acceptance;
+                let kseq = KSeq::new(&target, &draft, k, None)
+                    .unwrap()
+                    .plan()
+                    .acceptance;
                 assert!(plan.acceptance >= kseq - SLOW_FIT, "{at}: k-Seq {kseq}");
                 cases += 1;
             }
@@ -131,7 +128,8 @@ fn many_drafts_stay_exact() {
     for n in [5, 65] {
         for (label, target, draft) in pair_zoo(&mut r, n) {
             for k in [64, 1000] {
-                let (plan, analysis) = race_analysis(&target, &draft, k).unwrap();
+                let race = Race::new(&target, &draft, k).unwrap();
+                let (plan, analysis) = (race.plan(), race.analysis());
                 let at = format!("{label} n={n} k={k}");
                 race_output_is_the_target_identity_documented(&at, &target, &analysis.output);
                 let sum: f64 = plan.selection.iter().sum();
@@ -146,12 +144,15 @@ fn many_drafts_stay_exact() {
 fn one_draft_is_standard_speculative_sampling() {
     let mut r = rng(22);
     for (label, target, draft) in pair_zoo(&mut r, 6) {
-        let plan = race_plan(&target, &draft, 1).unwrap();
+        let plan = Race::new(&target, &draft, 1).unwrap().into_plan();
         assert!(
             max_abs_diff(&plan.selection, draft.probs()) < 1e-12,
             "{label}"
         );
-        let standard = speculative_analysis(&target, &draft).unwrap().acceptance;
+        let standard = Speculative::new(&target, &draft)
+            .unwrap()
+            .analysis()
+            .acceptance;
         assert!((plan.acceptance - standard).abs() < 1e-12, "{label}");
     }
 }
@@ -187,7 +188,7 @@ fn the_selection_matches_a_simulated_race_and_the_integral() {
     ];
     for (label, target, draft) in pairs {
         for k in [2, 4] {
-            let plan = race_plan(&target, &draft, k).unwrap();
+            let plan = Race::new(&target, &draft, k).unwrap().into_plan();
             let at = format!("{label} k={k}");
             let integral = selection_by_quadrature(&plan.weights, draft.probs(), k);
             assert!(
@@ -282,13 +283,14 @@ fn the_sampling_path_emits_the_target_and_accepts_at_the_planned_rate() {
     ];
     for (label, target, draft) in pairs {
         for k in [2, 4] {
-            let plan = race_plan(&target, &draft, k).unwrap();
+            let race = Race::new(&target, &draft, k).unwrap();
+            let plan = race.plan();
             let mut counts = vec![0_u64; target.len()];
             let mut selected = vec![0_u64; target.len()];
             let mut accepted = 0_usize;
             for _ in 0..DRAWS {
                 let drafts: Vec<usize> = (0..k).map(|_| draft.sample(&mut r)).collect();
-                let (_, outcome) = race_sample(&target, &draft, &drafts, &mut r).unwrap();
+                let outcome = race.sample(&drafts, &mut r);
                 counts[outcome.token] += 1;
                 let test = &outcome.tests[0];
                 assert_eq!(outcome.tests.len(), 1);
@@ -318,16 +320,16 @@ fn the_sampling_path_emits_the_target_and_accepts_at_the_planned_rate() {
     }
 }
 
-/// A race run among `drafts` drafts with the weights of `plan`, tested as `plan` tests
-/// (the library's `race_sample` always plans for as many drafts as it is given, so a
-/// mismatch is built here). Returns the emitted token.
+/// A race run among `drafts` drafts with the weights of `race`'s plan, tested as it tests
+/// (the library's `Race::sample` refuses to race another number of drafts than its plan's,
+/// so a mismatch is built here). Returns the emitted token.
 fn mismatched_race(
-    plan: &RacePlan,
-    target: &Distribution,
+    race: &Race<'_>,
     draft: &Distribution,
     drafts: usize,
     r: &mut impl Rng,
 ) -> usize {
+    let (plan, target) = (race.plan(), race.target());
     let mut best = (0, f64::NEG_INFINITY);
     for _ in 0..drafts {
         let x = draft.sample(r);
@@ -339,10 +341,7 @@ fn mismatched_race(
     if r.random::<f64>() < plan.accept_prob(best.0, target.prob(best.0)) {
         return best.0;
     }
-    Residual::Race { k: plan.k }
-        .distribution(target, draft)
-        .unwrap()
-        .sample(r)
+    race.residual_distribution().sample(r)
 }
 
 /// The checks above pass because `r` is the race's real selection distribution: a race
@@ -368,12 +367,13 @@ fn a_wrong_selection_fails_the_closed_form_and_the_sampling_checks() {
     for (label, target, draft) in pairs {
         for k in [2, 4] {
             let at = format!("{label} k={k}");
-            let plan = race_plan(&target, &draft, k).unwrap();
+            let race = Race::new(&target, &draft, k).unwrap();
+            let plan = race.plan();
             let right = selection_by_quadrature(&plan.weights, draft.probs(), k);
-            let output = output_with(&right, &target, &draft, &plan);
+            let output = output_with(&right, &target, &race);
             assert!(max_abs_diff(&output, target.probs()) < QUADRATURE, "{at}");
             let wrong = selection_by_quadrature(&plan.weights, draft.probs(), k + 1);
-            let output = output_with(&wrong, &target, &draft, &plan);
+            let output = output_with(&wrong, &target, &race);
             let miss = max_abs_diff(&output, target.probs());
             assert!(
                 miss > 1e3 * QUADRATURE,
@@ -382,7 +382,7 @@ fn a_wrong_selection_fails_the_closed_form_and_the_sampling_checks() {
             for (drafts, should_fit) in [(k, true), (k + 1, false)] {
                 let mut counts = vec![0_u64; target.len()];
                 for _ in 0..DRAWS {
-                    counts[mismatched_race(&plan, &target, &draft, drafts, &mut r)] += 1;
+                    counts[mismatched_race(&race, &draft, drafts, &mut r)] += 1;
                 }
                 let p = chi_square_p_value(&counts, target.probs());
                 assert_eq!(
@@ -399,21 +399,32 @@ fn a_wrong_selection_fails_the_closed_form_and_the_sampling_checks() {
 fn errors_are_typed() {
     let target = probs(&[0.5, 0.5]);
     let draft = probs(&[0.25, 0.75]);
-    assert_eq!(race_plan(&target, &draft, 0).unwrap_err(), Error::NoDrafts);
+    assert_eq!(Race::new(&target, &draft, 0).unwrap_err(), Error::NoDrafts);
     assert_eq!(
-        race_analysis(&target, &probs(&[1.0]), 2).unwrap_err(),
+        Race::new(&target, &probs(&[1.0]), 2).unwrap_err(),
         Error::LengthMismatch {
             target: 2,
             draft: 1
         }
     );
+}
+
+/// What sampling cannot refuse it handles without panicking: a token outside the
+/// vocabulary has weight 0 and is never accepted; another number of drafts than the
+/// plan's k races none and draws from the target.
+#[test]
+fn impossible_draws_are_never_accepted() {
+    let target = probs(&[0.5, 0.5]);
+    let draft = probs(&[0.25, 0.75]);
+    let race = Race::new(&target, &draft, 2).unwrap();
     let mut r = rng(25);
-    assert!(matches!(
-        race_sample(&target, &draft, &[0, 7], &mut r),
-        Err(Error::TokenOutOfRange { .. })
-    ));
-    assert_eq!(
-        race_sample(&target, &draft, &[], &mut r).unwrap_err(),
-        Error::NoDrafts
-    );
+    for _ in 0..200 {
+        let outcome = race.sample(&[7, 9], &mut r);
+        assert!(!outcome.accepted() && outcome.token < 2);
+        for drafts in [&[][..], &[0], &[0, 1, 1]] {
+            let outcome = race.sample(drafts, &mut r);
+            assert!(outcome.tests.is_empty() && !outcome.accepted());
+            assert_eq!(outcome.residual.unwrap().residual, Residual::Target);
+        }
+    }
 }

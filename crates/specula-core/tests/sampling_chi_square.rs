@@ -6,10 +6,7 @@ mod common;
 
 use common::{assert_fits, chi_square_p_value, dirichlet, rng};
 use rand::Rng;
-use specula_core::{
-    Distribution, TokenOutcome, greedy_verify, kseq_sample, multiround_sample,
-    speculative_analysis, speculative_sample,
-};
+use specula_core::{Distribution, Greedy, KSeq, MultiRound, Speculative, TokenOutcome};
 
 /// 200k draws: a 1 % absolute bias on a token of probability ~0.25 shifts the statistic
 /// by ~40, far beyond the 1e-4 critical value (~23 at 3 degrees of freedom).
@@ -62,9 +59,10 @@ fn assert_rate(label: &str, accepted: u64, expected: f64) {
 #[test]
 fn standard_speculative_sampling_fits_the_target() {
     for (i, (target, draft)) in pairs().iter().enumerate() {
+        let standard = Speculative::new(target, draft).unwrap();
         let (counts, accepted) = run(target.len(), 100 + i as u64, |r| {
             let x = draft.sample(r);
-            speculative_sample(target, draft, x, r).unwrap()
+            standard.sample(x, r)
         });
         assert_fits(
             &format!("standard pair {i}"),
@@ -72,7 +70,7 @@ fn standard_speculative_sampling_fits_the_target() {
             target.probs(),
             ALPHA,
         );
-        let exact = speculative_analysis(target, draft).unwrap().acceptance;
+        let exact = standard.analysis().acceptance;
         assert_rate(&format!("standard pair {i}"), accepted, exact);
     }
 }
@@ -81,12 +79,10 @@ fn standard_speculative_sampling_fits_the_target() {
 fn kseq_fits_the_target_for_several_k() {
     for (i, (target, draft)) in pairs().iter().enumerate() {
         for k in [2, 3, 5] {
-            let mut plan_acceptance = 0.0;
+            let kseq = KSeq::new(target, draft, k, None).unwrap();
             let (counts, accepted) = run(target.len(), 200 + i as u64 * 10 + k as u64, |r| {
                 let drafts: Vec<usize> = (0..k).map(|_| draft.sample(r)).collect();
-                let (plan, outcome) = kseq_sample(target, draft, &drafts, None, r).unwrap();
-                plan_acceptance = plan.acceptance;
-                outcome
+                kseq.sample(&drafts, r)
             });
             assert_fits(
                 &format!("k-Seq k={k} pair {i}"),
@@ -94,7 +90,11 @@ fn kseq_fits_the_target_for_several_k() {
                 target.probs(),
                 ALPHA,
             );
-            assert_rate(&format!("k-Seq k={k} pair {i}"), accepted, plan_acceptance);
+            assert_rate(
+                &format!("k-Seq k={k} pair {i}"),
+                accepted,
+                kseq.plan().acceptance,
+            );
         }
     }
 }
@@ -103,9 +103,10 @@ fn kseq_fits_the_target_for_several_k() {
 fn multiround_fits_the_target() {
     for (i, (target, draft)) in pairs().iter().enumerate() {
         for k in [2, 4] {
+            let multiround = MultiRound::new(target, draft, k).unwrap();
             let (counts, _) = run(target.len(), 300 + i as u64 * 10 + k as u64, |r| {
                 let drafts: Vec<usize> = (0..k).map(|_| draft.sample(r)).collect();
-                multiround_sample(target, draft, &drafts, r).unwrap()
+                multiround.sample(&drafts, r)
             });
             assert_fits(
                 &format!("multi-round k={k} pair {i}"),
@@ -123,7 +124,7 @@ fn greedy_always_emits_the_target_argmax() {
     let mut r = rng(4);
     for _ in 0..1000 {
         let x = draft.sample(&mut r);
-        let outcome = greedy_verify(target, x).unwrap();
+        let outcome = Greedy::new(target).sample(x);
         assert_eq!(outcome.token, target.argmax());
         assert_eq!(outcome.accepted(), x == target.argmax());
     }
@@ -135,9 +136,10 @@ fn the_test_catches_a_draft_distribution_mismatch() {
     // but is tested against another. The output is then biased and must be caught.
     let (target, draft) = &pairs()[0];
     let sampled_from = Distribution::from_probs(vec![0.45, 0.32, 0.17, 0.06]).unwrap();
+    let standard = Speculative::new(target, draft).unwrap();
     let (counts, _) = run(target.len(), 9, |r| {
         let x = sampled_from.sample(r);
-        speculative_sample(target, draft, x, r).unwrap()
+        standard.sample(x, r)
     });
     let p = chi_square_p_value(&counts, target.probs());
     assert!(p < ALPHA, "a biased sampler went unnoticed (p = {p})");

@@ -2,7 +2,7 @@
 //! how randomness is consumed is noticed (traces and replays depend on it).
 
 use rand::SeedableRng;
-use specula_core::{Distribution, kseq_sample, speculative_sample};
+use specula_core::{Distribution, KSeq, Speculative};
 
 fn example() -> (Distribution, Distribution) {
     (
@@ -14,10 +14,11 @@ fn example() -> (Distribution, Distribution) {
 fn speculative_run(seed: u64) -> Vec<(usize, bool)> {
     let (target, draft) = example();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let standard = Speculative::new(&target, &draft).unwrap();
     (0..16)
         .map(|_| {
             let x = draft.sample(&mut rng);
-            let outcome = speculative_sample(&target, &draft, x, &mut rng).unwrap();
+            let outcome = standard.sample(x, &mut rng);
             (outcome.token, outcome.accepted())
         })
         .collect()
@@ -41,7 +42,8 @@ fn pinned_speculative_decisions_for_seed_42() {
 fn pinned_kseq_uniforms_for_seed_7() {
     let (target, draft) = example();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-    let (plan, outcome) = kseq_sample(&target, &draft, &[0, 0, 1], None, &mut rng).unwrap();
+    let kseq = KSeq::new(&target, &draft, 3, None).unwrap();
+    let (plan, outcome) = (kseq.plan(), kseq.sample(&[0, 0, 1], &mut rng));
     let first_u = outcome.tests[0].uniform.unwrap();
     assert_eq!(
         format!("{first_u:.12}"),

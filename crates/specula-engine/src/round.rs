@@ -83,7 +83,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
                 uniform: tree.nodes[n].uniform,
             })
             .collect();
-        let selection = select(rule, greedy, bug, &target_dist, draft, &drawn, rng)?;
+        let selection = select(rule, greedy, bug, &target_dist, draft, &drawn, record, rng)?;
         let token = to_u32(selection.outcome.token, target_dist.len())?;
         let survivors: Vec<usize> = candidates
             .iter()
@@ -96,15 +96,6 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             TokenSource::Resampled
         };
         tokens.push((token, source));
-        let residual_probs = match (&selection.outcome.residual, record) {
-            (Some(draw), true) => Some(
-                draw.residual
-                    .distribution(&target_dist, draft)?
-                    .probs()
-                    .to_vec(),
-            ),
-            _ => None,
-        };
         steps.push(DepthStep {
             depth,
             candidates: candidates.iter().map(|&n| n - 1).collect(),
@@ -115,7 +106,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             plan: selection.plan,
             target_probs: record.then(|| target_dist.probs().to_vec()),
             draft_probs: record.then(|| draft.probs().to_vec()),
-            residual_probs,
+            residual_probs: selection.residual_probs,
         });
         match survivors.first() {
             Some(&first) => path = tree.nodes[first].path,

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{chi_square_p, mentored, pair, run};
-use specula_core::{kl_divergence, mentored_analysis};
+use specula_core::{Mentored, kl_divergence};
 use specula_engine::synthetic::{MarkovModel, sequence_index};
 use specula_engine::{DecodeConfig, SamplingConfig, StepPlan, TokenSource};
 
@@ -29,7 +29,8 @@ fn mentored_joint(
         }
         let t = target.distribution(&context, &sampling).unwrap();
         let d = draft.distribution(&context, &sampling).unwrap();
-        let (plan, analysis) = mentored_analysis(&t, &d, budget).unwrap();
+        let mentored = Mentored::new(&t, &d, budget).unwrap();
+        let (plan, analysis) = (mentored.plan(), mentored.analysis());
         let kl = kl_divergence(t.probs(), &analysis.output);
         assert!(
             kl <= budget * (1.0 + 1e-9) + 1e-12,
@@ -73,7 +74,7 @@ fn every_position_stays_within_the_kl_budget() {
                     .unwrap();
                 let d = specula_core::Distribution::from_probs(step.draft_probs.clone().unwrap())
                     .unwrap();
-                let (_, analysis) = mentored_analysis(&t, &d, BUDGET).unwrap();
+                let analysis = Mentored::new(&t, &d, BUDGET).unwrap().analysis();
                 assert!(
                     kl_divergence(t.probs(), &analysis.output) <= BUDGET * (1.0 + 1e-9) + 1e-12
                 );

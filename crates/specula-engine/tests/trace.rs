@@ -8,7 +8,9 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::{Recording, all_methods, mentored, pair, spectr_iid, spectr_tree, speculative};
-use specula_core::{Distribution, DraftTest, kseq_plan, mentored_plan, race_plan};
+use specula_core::{
+    Distribution, DraftTest, KSeq, Mentored, MultiRound, Race, Residual, ResidualDraw, Speculative,
+};
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
     DecodeConfig, Decoder, DepthStep, Generation, Method, RoundTrace, SamplingConfig, Selection,
@@ -60,6 +62,38 @@ fn assert_close_plans(recorded: &serde_json::Value, fresh: &serde_json::Value, a
     }
 }
 
+/// The residual a recorded draw came from, recomputed by the core scheme its description
+/// names, built afresh from the recorded distributions (the target itself for
+/// [`Residual::Target`]).
+fn residual_of(
+    draw: &ResidualDraw,
+    step: &DepthStep,
+    target: &Distribution,
+    draft: &Distribution,
+) -> Distribution {
+    let k = step.candidates.len();
+    match draw.residual {
+        Residual::Target => target.clone(),
+        Residual::TargetMinusDraft => Speculative::new(target, draft)
+            .unwrap()
+            .residual_distribution(),
+        Residual::KSeq { .. } => KSeq::new(target, draft, k, None)
+            .unwrap()
+            .residual_distribution(),
+        Residual::MultiRound { rounds } => MultiRound::new(target, draft, rounds)
+            .unwrap()
+            .residual_distribution(),
+        Residual::Race { k } => Race::new(target, draft, k).unwrap().residual_distribution(),
+        Residual::Mentored { .. } => {
+            let plan = step.plan.as_ref().and_then(StepPlan::mentored).unwrap();
+            Mentored::new(target, draft, plan.kl_budget)
+                .unwrap()
+                .residual_distribution()
+        }
+        other => panic!("no scheme records {other:?}"),
+    }
+}
+
 fn check_plan<P: serde::Serialize>(recorded: Option<&P>, fresh: &P, at: &str) {
     let recorded = serde_json::to_value(recorded.expect("the step records its plan")).unwrap();
     assert_close_plans(&recorded, &serde_json::to_value(fresh).unwrap(), at);
@@ -67,10 +101,10 @@ fn check_plan<P: serde::Serialize>(recorded: Option<&P>, fresh: &P, at: &str) {
 
 /// The acceptance probability of each recorded test, recomputed from the recorded
 /// distributions `t` and `d` with the method's own rule (not read from the trace):
-/// speculative `min(1, t/d)`; k-Seq `min(1, t/(ρ·d))` with ρ from a fresh `kseq_plan`;
+/// speculative `min(1, t/d)`; k-Seq `min(1, t/(ρ·d))` with ρ from a fresh `KSeq`;
 /// multi-round `min(1, rᵢ/d)` over the residuals `r₀ = t`, `rᵢ = norm(max(0, rᵢ₋₁ − d))`;
-/// the race `min(1, t/r)` with `r` from a fresh `race_plan`; mentored `min(1, t/(α·d))`
-/// with α from a fresh `mentored_plan`. The plans the trace carries must equal the fresh
+/// the race `min(1, t/r)` with `r` from a fresh `Race`; mentored `min(1, t/(α·d))`
+/// with α from a fresh `Mentored`. The plans the trace carries must equal the fresh
 /// ones.
 fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f64]) -> Vec<f64> {
     let target = Distribution::from_probs(t.to_vec()).unwrap();
@@ -86,7 +120,7 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
             selection: Selection::KSeq,
             ..
         } => {
-            let plan = kseq_plan(target, draft, k, None).unwrap();
+            let plan = *KSeq::new(target, draft, k, None).unwrap().plan();
             check_plan(step.plan.as_ref().and_then(StepPlan::kseq), &plan, at);
             tests
                 .iter()
@@ -115,7 +149,7 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
             selection: Selection::Race,
             ..
         } => {
-            let plan = race_plan(target, draft, k).unwrap();
+            let plan = Race::new(target, draft, k).unwrap().into_plan();
             check_plan(step.plan.as_ref().and_then(StepPlan::race), &plan, at);
             tests
                 .iter()
@@ -123,7 +157,7 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
                 .collect()
         }
         Method::Mentored { kl_budget, .. } => {
-            let plan = mentored_plan(target, draft, *kl_budget).unwrap();
+            let plan = *Mentored::new(target, draft, *kl_budget).unwrap().plan();
             check_plan(step.plan.as_ref().and_then(StepPlan::mentored), &plan, at);
             tests
                 .iter()
@@ -196,7 +230,7 @@ fn traces_replay_from_their_uniforms_and_distributions() {
                         Some(draw) => {
                             assert_eq!(step.source, TokenSource::Resampled);
                             if let Some(u) = draw.uniform {
-                                let residual = draw.residual.distribution(&target, &draft).unwrap();
+                                let residual = residual_of(draw, step, &target, &draft);
                                 assert_eq!(
                                     residual.sample_with_uniform(u),
                                     draw.token,
@@ -460,7 +494,7 @@ fn drafts_are_sampled_from_the_distribution_used_to_test_them() {
                 let residual = step.outcome.residual.as_ref().map(|draw| {
                     let t = Distribution::from_probs(target.clone()).unwrap();
                     let d = Distribution::from_probs(draft.clone()).unwrap();
-                    draw.residual.distribution(&t, &d).unwrap().probs().to_vec()
+                    residual_of(draw, step, &t, &d).into_probs()
                 });
                 match (&step.residual_probs, &residual) {
                     (Some(got), Some(want)) => {

@@ -10,7 +10,7 @@
 //! DRAFT is `bundled` (the default) or a directory holding draft.json and draft.bpk (a
 //! run's export/); WINDOWS limits the windows scored (default: all 435).
 
-use specula_core::{Distribution, SamplingConfig, kseq_plan, otm_upper_bound, overlap};
+use specula_core::{Distribution, KSeq, SamplingConfig, otm_upper_bound, overlap};
 use specula_model::data::{Corpus, Split};
 use specula_model::{Backend, ModelBundle, ModelRole, bundled};
 
@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for (i, tau) in taus.iter().enumerate() {
                 let d = probs(d, *tau)?;
                 sums[i] += overlap(t.probs(), d.probs());
-                kseq_sums[i] += kseq_plan(&t, &d, 4, None)?.acceptance;
+                kseq_sums[i] += KSeq::new(&t, &d, 4, None)?.plan().acceptance;
                 otm_sums[i] += otm_upper_bound(&t, &d, 4)?;
             }
             count += 1;

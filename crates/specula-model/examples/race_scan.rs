@@ -1,6 +1,6 @@
 //! The one-position acceptance of a selection among K i.i.d. drafts, computed exactly over
 //! the validation split (bundled pair, T = 1, no sampling): SpecTr's k-Seq, the ratio
-//! race with its weights fitted (`specula_core::race_plan`, what SpecTr with `--selection race` runs), and
+//! race with its weights fitted (`specula_core::Race`, what SpecTr with `--selection race` runs), and
 //! the optimum over every selection rule (OTM's α_K, `otm_upper_bound`). Also how many
 //! fitting steps the race took, how far short of the optimum it stopped at worst, and how
 //! long a plan took.
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use specula_core::{Distribution, SamplingConfig, kseq_plan, otm_upper_bound, race_plan};
+use specula_core::{Distribution, KSeq, Race, SamplingConfig, otm_upper_bound};
 use specula_model::data::{Corpus, Split};
 use specula_model::{Backend, ModelRole, bundled};
 
@@ -37,10 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let draft_logits = draft.logits_uncached(input)?;
             for (t, d) in target_logits.chunks(vocab).zip(draft_logits.chunks(vocab)) {
                 let (t, d) = (probs(t)?, probs(d)?);
-                kseq += kseq_plan(&t, &d, k, None)?.acceptance;
+                kseq += KSeq::new(&t, &d, k, None)?.plan().acceptance;
                 optimum += otm_upper_bound(&t, &d, k)?;
                 let clock = Instant::now();
-                let plan = race_plan(&t, &d, k)?;
+                let plan = Race::new(&t, &d, k)?.into_plan();
                 seconds += clock.elapsed().as_secs_f64();
                 shortfall = shortfall.max(plan.optimum - plan.acceptance);
                 race += plan.acceptance;

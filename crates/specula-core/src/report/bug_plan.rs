@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::{PlanError, PlanMethod, PlanReport};
-use crate::{Bug, BugPair, Distribution, Residual, SamplingConfig, TokenAnalysis, bug_analysis};
+use crate::{Bug, BugPair, Distribution, SamplingConfig, Speculative, TokenAnalysis, bug_analysis};
 
 /// A bug to plant in a plan, with the sampling settings that process both distributions.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -78,9 +78,9 @@ pub(super) fn plan_with_bug(
     let analysis = bug_analysis(bug, &pair).map_err(PlanError::Analysis)?;
     let residual = match bug {
         Bug::ResampleFromTarget => target.clone(),
-        _ => Residual::TargetMinusDraft
-            .distribution(&tested_target, &tested_draft)
-            .map_err(PlanError::Analysis)?,
+        _ => Speculative::new(&tested_target, &tested_draft)
+            .map_err(PlanError::Analysis)?
+            .residual_distribution(),
     };
     report.target = target.probs().to_vec();
     report.draft = draft.probs().to_vec();
