@@ -1,17 +1,14 @@
 //! `specula bench`: every method on fixed prompts in one run, against autoregressive
 //! decoding measured in the same run, plus the per-position forward costs of both models.
 
-use std::fmt::Write as _;
-use std::time::Instant;
-
 use clap::Args;
 use serde::Serialize;
 use specula_engine::{
-    DecodeConfig, DraftShape, ForwardRequest, GammaPolicy, LanguageModel, Method, Metrics, Query,
-    Role, SamplingConfig, Selection,
+    DecodeConfig, DraftShape, GammaPolicy, Method, Metrics, SamplingConfig, Selection,
 };
-use specula_model::{Backend, BurnLm};
+use specula_model::Backend;
 
+use crate::bench_costs::{Costs, costs_table, measure_costs};
 use crate::error::CliError;
 use crate::{decode, models, parse, progress};
 
@@ -102,19 +99,6 @@ pub struct BenchArgs {
     pub burn_forward: bool,
 }
 
-/// Forward costs in milliseconds (medians).
-#[derive(Debug, Clone, Serialize)]
-struct Costs {
-    /// Target forward over n new positions after a 100-token cached prefix: (n, ms).
-    target_positions_ms: Vec<(usize, f64)>,
-    /// The same through burn's own forward pass, measured in the same run.
-    target_positions_burn_forward_ms: Vec<(usize, f64)>,
-    /// Draft forward, one new position in each of k sequences: (k, ms).
-    draft_rows_ms: Vec<(usize, f64)>,
-    /// Draft one-position cost / target one-position cost.
-    cost_ratio: f64,
-}
-
 /// One method's totals.
 #[derive(Debug, Clone, Serialize)]
 struct Row {
@@ -145,6 +129,10 @@ struct Row {
     costed_factor: f64,
     /// speedup / costed_factor.
     of_costed: f64,
+    /// The mean target call, in nanoseconds: the autoregressive row's is the unit of
+    /// `c` and `verify`.
+    #[serde(skip)]
+    target_call_nanos: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -184,147 +172,27 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     for p in &prompts {
         pair.check_length(p.len(), tokens, "--tokens")?;
     }
-    let sampling = SamplingConfig {
-        temperature,
-        top_k: None,
-        top_p: None,
-    };
     let costs = measure_costs(&mut pair, &ks)?;
     pair.target.set_host_forward(!args.burn_forward);
     pair.draft.set_host_forward(!args.burn_forward);
     if !args.json {
         crate::emit(&costs_table(&costs))?;
     }
-    let mut methods: Vec<(Method, String)> = vec![(Method::Autoregressive, "-".into())];
-    for &g in &gammas {
-        methods.push((
-            Method::Speculative {
-                gamma: g,
-                policy: GammaPolicy::Fixed,
-            },
-            format!("gamma={g}"),
-        ));
-    }
-    for &k in &ks {
-        methods.push((
-            Method::SpecTr {
-                drafts: DraftShape::Iid { k, length },
-                selection: Selection::KSeq,
-            },
-            format!("K={k} L={length} selection=kseq"),
-        ));
-    }
-    methods.push((
-        Method::MultiRound {
-            drafts: DraftShape::Iid { k: 4, length },
-        },
-        format!("K=4 L={length}"),
-    ));
-    for &k in &ks {
-        methods.push((
-            Method::SpecTr {
-                drafts: DraftShape::Iid { k, length },
-                selection: Selection::Race,
-            },
-            format!("K={k} L={length} selection=race"),
-        ));
-    }
-    for &d in &kls {
-        methods.push((
-            Method::Mentored {
-                gamma: length,
-                kl_budget: d,
-                policy: GammaPolicy::Fixed,
-            },
-            format!("gamma={length} D={d}"),
-        ));
-    }
-    // Warm-up: first calls allocate and fault in the weights.
-    let warm = DecodeConfig {
-        max_new_tokens: 20,
-        ..DecodeConfig::new(Method::Autoregressive)
+    let methods = method_table(&gammas, &ks, length, &kls);
+    let sampling = SamplingConfig {
+        temperature,
+        top_k: None,
+        top_p: None,
     };
-    decode::run(&mut pair, warm, &prompts[0], |_| true)?;
-    // Every method runs on each (prompt, seed) in turn, so slow spells of this shared
-    // machine (its memory bandwidth varies from minute to minute) hit all methods alike
-    // and the speedups compare like with like.
-    let mut totals = vec![(Metrics::default(), 0.0_f64); methods.len()];
-    let bar = progress::bar(
-        (prompts.len() as u64) * repeat * methods.len() as u64,
-        args.json,
-        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} decodes {msg}",
-    );
-    for (i, prompt) in prompts.iter().enumerate() {
-        for r in 0..repeat {
-            for ((method, _), (total, seconds)) in methods.iter().zip(&mut totals) {
-                let config = DecodeConfig {
-                    sampling,
-                    max_new_tokens: tokens,
-                    seed: r * 1000 + i as u64,
-                    ..DecodeConfig::new(method.clone())
-                };
-                bar.set_message(method.name());
-                // Every decode starts from empty caches: methods run on the same (prompt,
-                // seed) in turn, and one whose text repeats the previous method's (mentored
-                // decoding with a large D follows the draft's samples) would otherwise find
-                // those positions cached and skip their forward passes.
-                pair.draft.reset();
-                pair.target.reset();
-                let run = decode::run(&mut pair, config, prompt, |_| true)?;
-                *seconds += run.wall.as_secs_f64();
-                total.add(&run.metrics);
-                bar.inc(1);
-            }
-        }
-    }
-    bar.finish_and_clear();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut ar_target_call = None;
+    let totals = measure(
+        &mut pair, &methods, &prompts, repeat, tokens, sampling, args.json,
+    )?;
     if !args.json {
         crate::emit(&format!("{}\n", header()))?;
     }
+    let mut rows: Vec<Row> = Vec::new();
     for ((method, params), (total, seconds)) in methods.into_iter().zip(totals) {
-        let per_call = |nanos: u64, calls: u64| (calls > 0).then(|| nanos as f64 / calls as f64);
-        if matches!(method, Method::Autoregressive) {
-            ar_target_call = per_call(total.timing.target_nanos, total.target_calls);
-        }
-        let rate = total.emitted_tokens as f64 / seconds.max(1e-9);
-        let speedup = rows.first().map_or(1.0, |ar| rate / ar.tokens_per_second);
-        let relative = |call: Option<f64>| match (call, ar_target_call) {
-            (Some(x), Some(t)) if t > 0.0 => Some(x / t),
-            _ => None,
-        };
-        let c = relative(per_call(total.timing.draft_nanos, total.draft_calls));
-        let verify = relative(per_call(total.timing.target_nanos, total.target_calls));
-        let be = total.block_efficiency();
-        let calls_per_round = total.draft_calls as f64 / total.rounds.max(1) as f64;
-        let theoretical_factor = be.unwrap_or(1.0) / (1.0 + calls_per_round * c.unwrap_or(0.0));
-        let costed_factor =
-            be.unwrap_or(1.0) / (verify.unwrap_or(1.0) + calls_per_round * c.unwrap_or(0.0));
-        let alpha = match (&method, be) {
-            (Method::Speculative { gamma, .. }, Some(be)) => {
-                Some(invert_block_efficiency(be, *gamma))
-            }
-            _ => None,
-        };
-        let row = Row {
-            method: method.name(),
-            params,
-            tokens: total.emitted_tokens,
-            seconds,
-            tokens_per_second: rate,
-            speedup,
-            acceptance_rate: total.acceptance_rate(),
-            mean_acceptance_length: total.mean_acceptance_length(),
-            block_efficiency: be,
-            alpha,
-            c,
-            verify,
-            theoretical_factor,
-            of_theory: speedup / theoretical_factor,
-            costed_factor,
-            of_costed: speedup / costed_factor,
-        };
+        let row = row_of(&method, params, &total, seconds, rows.first());
         if !args.json {
             crate::emit(&format!("{}\n", line(&row)))?;
         }
@@ -348,6 +216,161 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The table of benchmarked methods, in the report's order: one row per method and
+/// parameter value, with the parameters as the report prints them.
+fn method_table(
+    gammas: &[usize],
+    ks: &[usize],
+    length: usize,
+    kls: &[f64],
+) -> Vec<(Method, String)> {
+    let spectr = |k, selection: Selection| {
+        (
+            Method::SpecTr {
+                drafts: DraftShape::Iid { k, length },
+                selection,
+            },
+            format!("K={k} L={length} selection={}", selection.name()),
+        )
+    };
+    let fixed = GammaPolicy::Fixed;
+    std::iter::once((Method::Autoregressive, "-".to_owned()))
+        .chain(gammas.iter().map(|&gamma| {
+            (
+                Method::Speculative {
+                    gamma,
+                    policy: fixed,
+                },
+                format!("gamma={gamma}"),
+            )
+        }))
+        .chain(ks.iter().map(|&k| spectr(k, Selection::KSeq)))
+        .chain(std::iter::once((
+            Method::MultiRound {
+                drafts: DraftShape::Iid { k: 4, length },
+            },
+            format!("K=4 L={length}"),
+        )))
+        .chain(ks.iter().map(|&k| spectr(k, Selection::Race)))
+        .chain(kls.iter().map(|&kl_budget| {
+            (
+                Method::Mentored {
+                    gamma: length,
+                    kl_budget,
+                    policy: fixed,
+                },
+                format!("gamma={length} D={kl_budget}"),
+            )
+        }))
+        .collect()
+}
+
+/// Decodes every prompt `repeat` times with every method; each method's summed metrics
+/// and wall seconds.
+fn measure(
+    pair: &mut models::Pair,
+    methods: &[(Method, String)],
+    prompts: &[Vec<u32>],
+    repeat: u64,
+    tokens: usize,
+    sampling: SamplingConfig,
+    quiet: bool,
+) -> Result<Vec<(Metrics, f64)>, CliError> {
+    // Warm-up: first calls allocate and fault in the weights.
+    let warm = DecodeConfig {
+        max_new_tokens: 20,
+        ..DecodeConfig::new(Method::Autoregressive)
+    };
+    decode::run(pair, warm, &prompts[0], |_| true)?;
+    // Every method runs on each (prompt, seed) in turn, so slow spells of this shared
+    // machine (its memory bandwidth varies from minute to minute) hit all methods alike
+    // and the speedups compare like with like.
+    let mut totals = vec![(Metrics::default(), 0.0_f64); methods.len()];
+    let bar = progress::bar(
+        (prompts.len() as u64) * repeat * methods.len() as u64,
+        quiet,
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} decodes {msg}",
+    );
+    for (i, prompt) in prompts.iter().enumerate() {
+        for r in 0..repeat {
+            for ((method, _), (total, seconds)) in methods.iter().zip(&mut totals) {
+                let config = DecodeConfig {
+                    sampling,
+                    max_new_tokens: tokens,
+                    seed: r * 1000 + i as u64,
+                    ..DecodeConfig::new(method.clone())
+                };
+                bar.set_message(method.name());
+                // Every decode starts from empty caches: methods run on the same (prompt,
+                // seed) in turn, and one whose text repeats the previous method's (mentored
+                // decoding with a large D follows the draft's samples) would otherwise find
+                // those positions cached and skip their forward passes.
+                pair.draft.reset();
+                pair.target.reset();
+                let run = decode::run(pair, config, prompt, |_| true)?;
+                *seconds += run.wall.as_secs_f64();
+                total.add(&run.metrics);
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(totals)
+}
+
+/// One report row from a method's summed metrics; `autoregressive` is the first row,
+/// which the speedups and the relative call costs divide by (none for the first row).
+fn row_of(
+    method: &Method,
+    params: String,
+    total: &Metrics,
+    seconds: f64,
+    autoregressive: Option<&Row>,
+) -> Row {
+    let per_call = |nanos: u64, calls: u64| (calls > 0).then(|| nanos as f64 / calls as f64);
+    let own_target_call = per_call(total.timing.target_nanos, total.target_calls);
+    let ar_target_call = match autoregressive {
+        Some(ar) => ar.target_call_nanos,
+        None => own_target_call,
+    };
+    let rate = total.emitted_tokens as f64 / seconds.max(1e-9);
+    let speedup = autoregressive.map_or(1.0, |ar| rate / ar.tokens_per_second);
+    let relative = |call: Option<f64>| match (call, ar_target_call) {
+        (Some(x), Some(t)) if t > 0.0 => Some(x / t),
+        _ => None,
+    };
+    let c = relative(per_call(total.timing.draft_nanos, total.draft_calls));
+    let verify = relative(own_target_call);
+    let be = total.block_efficiency();
+    let calls_per_round = total.draft_calls as f64 / total.rounds.max(1) as f64;
+    let theoretical_factor = be.unwrap_or(1.0) / (1.0 + calls_per_round * c.unwrap_or(0.0));
+    let costed_factor =
+        be.unwrap_or(1.0) / (verify.unwrap_or(1.0) + calls_per_round * c.unwrap_or(0.0));
+    let alpha = match (method, be) {
+        (Method::Speculative { gamma, .. }, Some(be)) => Some(invert_block_efficiency(be, *gamma)),
+        _ => None,
+    };
+    Row {
+        method: method.name(),
+        params,
+        tokens: total.emitted_tokens,
+        seconds,
+        tokens_per_second: rate,
+        speedup,
+        acceptance_rate: total.acceptance_rate(),
+        mean_acceptance_length: total.mean_acceptance_length(),
+        block_efficiency: be,
+        alpha,
+        c,
+        verify,
+        theoretical_factor,
+        of_theory: speedup / theoretical_factor,
+        costed_factor,
+        of_costed: speedup / costed_factor,
+        target_call_nanos: own_target_call,
+    }
+}
+
 fn parse_kls(raw: &str) -> Result<Vec<f64>, CliError> {
     raw.split(',')
         .map(|d| parse::float("--kls", d, 0.0, 1e6))
@@ -367,146 +390,6 @@ fn invert_block_efficiency(be: f64, gamma: usize) -> f64 {
         }
     }
     0.5 * (lo + hi)
-}
-
-/// Timed calls per forward cost: the median of this many.
-const COST_REPS: usize = 61;
-
-/// The median of `times` (of odd length).
-fn median(mut times: Vec<f64>) -> f64 {
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
-}
-
-/// Median time of `f` over `reps` runs, in ms.
-fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result<f64, CliError> {
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let t = Instant::now();
-        f()?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    Ok(median(times))
-}
-
-fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliError> {
-    let prefix = pair.encode(&"ROMEO:\nI will not speak of it; ".repeat(4))?;
-    let prefix = &prefix[..100.min(prefix.len())];
-    let forward = |lm: &mut BurnLm, sequences: Vec<Vec<u32>>, queries: Vec<Query>| {
-        lm.truncate(prefix.len());
-        let request = ForwardRequest {
-            role: Role::Target,
-            committed_len: prefix.len(),
-            sequences,
-            queries,
-        };
-        lm.forward(&request)
-            .map(|_| ())
-            .map_err(|e| CliError::failure(e.to_string()))
-    };
-    // Median ms of the target's forward over each count of new positions, on the host
-    // forward pass or burn's; the counts take turns, so the machine's slow spells hit all.
-    let mut position_costs = |host: bool, counts: &[usize]| -> Result<_, CliError> {
-        pair.target.set_host_forward(host);
-        forward(
-            &mut pair.target,
-            vec![prefix.to_vec()],
-            vec![Query {
-                sequence: 0,
-                prefix_len: prefix.len(),
-            }],
-        )?;
-        let calls: Vec<(Vec<u32>, Vec<Query>)> = counts
-            .iter()
-            .map(|&n| {
-                let mut seq = prefix.to_vec();
-                seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
-                let queries = (1..=n)
-                    .map(|i| Query {
-                        sequence: 0,
-                        prefix_len: prefix.len() + i,
-                    })
-                    .collect();
-                (seq, queries)
-            })
-            .collect();
-        let mut times = vec![Vec::with_capacity(COST_REPS); counts.len()];
-        for _ in 0..COST_REPS {
-            for ((seq, queries), times) in calls.iter().zip(&mut times) {
-                let t = Instant::now();
-                forward(&mut pair.target, vec![seq.clone()], queries.clone())?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        let ms = times.into_iter().map(median);
-        Ok(counts.iter().copied().zip(ms).collect::<Vec<_>>())
-    };
-    let target_positions_ms = position_costs(true, &[1, 2, 3, 4, 5, 8])?;
-    let target_positions_burn_forward_ms = position_costs(false, &[1, 5, 8])?;
-    pair.target.set_host_forward(true);
-    let mut draft_rows_ms = Vec::new();
-    for k in std::iter::once(1).chain(ks.iter().copied()) {
-        let sequences: Vec<Vec<u32>> = (0..k as u32)
-            .map(|i| prefix.iter().copied().chain([(i * 7 + 2) % 60]).collect())
-            .collect();
-        let queries: Vec<Query> = (0..k)
-            .map(|s| Query {
-                sequence: s,
-                prefix_len: prefix.len() + 1,
-            })
-            .collect();
-        forward(
-            &mut pair.draft,
-            vec![prefix.to_vec()],
-            vec![Query {
-                sequence: 0,
-                prefix_len: prefix.len(),
-            }],
-        )?;
-        let ms = median_ms(COST_REPS, || {
-            forward(&mut pair.draft, sequences.clone(), queries.clone())
-        })?;
-        draft_rows_ms.push((k, ms));
-    }
-    let cost_ratio = draft_rows_ms[0].1 / target_positions_ms[0].1;
-    Ok(Costs {
-        target_positions_ms,
-        target_positions_burn_forward_ms,
-        draft_rows_ms,
-        cost_ratio,
-    })
-}
-
-fn costs_table(c: &Costs) -> String {
-    let mut s = format!(
-        "forward cost after a 100-token cached prefix (median of {COST_REPS}; the target's \
-         position counts take turns):\n"
-    );
-    let one = c.target_positions_ms[0].1;
-    for &(n, ms) in &c.target_positions_ms {
-        let _ = writeln!(
-            s,
-            "  target, {n} new position(s): {ms:7.3} ms  ({:.2}x one position)",
-            ms / one
-        );
-    }
-    let one_burn = c.target_positions_burn_forward_ms[0].1;
-    for &(n, ms) in &c.target_positions_burn_forward_ms {
-        let _ = writeln!(
-            s,
-            "  target, {n} new position(s), burn's forward: {ms:7.3} ms  ({:.2}x its one position)",
-            ms / one_burn
-        );
-    }
-    for &(k, ms) in &c.draft_rows_ms {
-        let _ = writeln!(s, "  draft, {k} sequence(s) x 1 position: {ms:7.3} ms");
-    }
-    let _ = writeln!(
-        s,
-        "  c = draft / target (one position) = {:.3}\n",
-        c.cost_ratio
-    );
-    s
 }
 
 fn header() -> String {

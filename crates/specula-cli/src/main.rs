@@ -5,6 +5,7 @@
 
 mod args;
 mod bench_cmd;
+mod bench_costs;
 mod decode;
 mod decode_args;
 mod error;

@@ -1,0 +1,165 @@
+//! The per-position forward costs that `specula bench` prints before its table: the
+//! target over n new positions, the draft over k rows, and their ratio c.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use serde::Serialize;
+use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
+use specula_model::BurnLm;
+
+use crate::error::CliError;
+use crate::models;
+
+/// Forward costs in milliseconds (medians).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Costs {
+    /// Target forward over n new positions after a 100-token cached prefix: (n, ms).
+    target_positions_ms: Vec<(usize, f64)>,
+    /// The same through burn's own forward pass, measured in the same run.
+    target_positions_burn_forward_ms: Vec<(usize, f64)>,
+    /// Draft forward, one new position in each of k sequences: (k, ms).
+    draft_rows_ms: Vec<(usize, f64)>,
+    /// Draft one-position cost / target one-position cost.
+    cost_ratio: f64,
+}
+
+/// Timed calls per forward cost: the median of this many.
+const COST_REPS: usize = 61;
+
+/// The median of `times` (of odd length).
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Median time of `f` over `reps` runs, in ms.
+fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result<f64, CliError> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(times))
+}
+
+pub(crate) fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliError> {
+    let prefix = pair.encode(&"ROMEO:\nI will not speak of it; ".repeat(4))?;
+    let prefix = &prefix[..100.min(prefix.len())];
+    let forward = |lm: &mut BurnLm, sequences: Vec<Vec<u32>>, queries: Vec<Query>| {
+        lm.truncate(prefix.len());
+        let request = ForwardRequest {
+            role: Role::Target,
+            committed_len: prefix.len(),
+            sequences,
+            queries,
+        };
+        lm.forward(&request)
+            .map(|_| ())
+            .map_err(|e| CliError::failure(e.to_string()))
+    };
+    // Median ms of the target's forward over each count of new positions, on the host
+    // forward pass or burn's; the counts take turns, so the machine's slow spells hit all.
+    let mut position_costs = |host: bool, counts: &[usize]| -> Result<_, CliError> {
+        pair.target.set_host_forward(host);
+        forward(
+            &mut pair.target,
+            vec![prefix.to_vec()],
+            vec![Query {
+                sequence: 0,
+                prefix_len: prefix.len(),
+            }],
+        )?;
+        let calls: Vec<(Vec<u32>, Vec<Query>)> = counts
+            .iter()
+            .map(|&n| {
+                let mut seq = prefix.to_vec();
+                seq.extend((0..n as u32).map(|i| (i * 5 + 1) % 60));
+                let queries = (1..=n)
+                    .map(|i| Query {
+                        sequence: 0,
+                        prefix_len: prefix.len() + i,
+                    })
+                    .collect();
+                (seq, queries)
+            })
+            .collect();
+        let mut times = vec![Vec::with_capacity(COST_REPS); counts.len()];
+        for _ in 0..COST_REPS {
+            for ((seq, queries), times) in calls.iter().zip(&mut times) {
+                let t = Instant::now();
+                forward(&mut pair.target, vec![seq.clone()], queries.clone())?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let ms = times.into_iter().map(median);
+        Ok(counts.iter().copied().zip(ms).collect::<Vec<_>>())
+    };
+    let target_positions_ms = position_costs(true, &[1, 2, 3, 4, 5, 8])?;
+    let target_positions_burn_forward_ms = position_costs(false, &[1, 5, 8])?;
+    pair.target.set_host_forward(true);
+    let mut draft_rows_ms = Vec::new();
+    for k in std::iter::once(1).chain(ks.iter().copied()) {
+        let sequences: Vec<Vec<u32>> = (0..k as u32)
+            .map(|i| prefix.iter().copied().chain([(i * 7 + 2) % 60]).collect())
+            .collect();
+        let queries: Vec<Query> = (0..k)
+            .map(|s| Query {
+                sequence: s,
+                prefix_len: prefix.len() + 1,
+            })
+            .collect();
+        forward(
+            &mut pair.draft,
+            vec![prefix.to_vec()],
+            vec![Query {
+                sequence: 0,
+                prefix_len: prefix.len(),
+            }],
+        )?;
+        let ms = median_ms(COST_REPS, || {
+            forward(&mut pair.draft, sequences.clone(), queries.clone())
+        })?;
+        draft_rows_ms.push((k, ms));
+    }
+    let cost_ratio = draft_rows_ms[0].1 / target_positions_ms[0].1;
+    Ok(Costs {
+        target_positions_ms,
+        target_positions_burn_forward_ms,
+        draft_rows_ms,
+        cost_ratio,
+    })
+}
+
+pub(crate) fn costs_table(c: &Costs) -> String {
+    let mut s = format!(
+        "forward cost after a 100-token cached prefix (median of {COST_REPS}; the target's \
+         position counts take turns):\n"
+    );
+    let one = c.target_positions_ms[0].1;
+    for &(n, ms) in &c.target_positions_ms {
+        let _ = writeln!(
+            s,
+            "  target, {n} new position(s): {ms:7.3} ms  ({:.2}x one position)",
+            ms / one
+        );
+    }
+    let one_burn = c.target_positions_burn_forward_ms[0].1;
+    for &(n, ms) in &c.target_positions_burn_forward_ms {
+        let _ = writeln!(
+            s,
+            "  target, {n} new position(s), burn's forward: {ms:7.3} ms  ({:.2}x its one position)",
+            ms / one_burn
+        );
+    }
+    for &(k, ms) in &c.draft_rows_ms {
+        let _ = writeln!(s, "  draft, {k} sequence(s) x 1 position: {ms:7.3} ms");
+    }
+    let _ = writeln!(
+        s,
+        "  c = draft / target (one position) = {:.3}\n",
+        c.cost_ratio
+    );
+    s
+}
