@@ -12,6 +12,11 @@ prompt?: string,
  */
 method?: string, 
 /**
+ * SpecTr's selection rule at each depth: `"kseq"` (the default) or `"race"` (the
+ * ratio race, which reaches the optimal selection's acceptance).
+ */
+selection?: string, 
+/**
  * Draft tokens per round: γ for speculative and mentored decoding, the draft length
  * L for the multi-draft methods (default [`limits::DEFAULT_GAMMA`]).
  */
@@ -69,7 +74,7 @@ recordDistributions?: boolean,
  */
 bug?: string, };
 
-export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "otm" | "mentored";
+export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored";
 
 export type OptionError = { 
 /**
@@ -209,11 +214,11 @@ policy: GammaPolicy, } | { "kind": "spec_tr",
 /**
  * The draft set.
  */
-drafts: DraftShape, } | { "kind": "multi_round", 
+drafts: DraftShape, 
 /**
- * The draft set.
+ * How each depth selects among the drafts.
  */
-drafts: DraftShape, } | { "kind": "otm", 
+selection: Selection, } | { "kind": "multi_round", 
 /**
  * The draft set.
  */
@@ -248,6 +253,8 @@ k: number,
  * k₁..k_L, one per depth.
  */
 branching: Array<number>, };
+
+export type Selection = "kseq" | "race";
 
 export type GammaPolicy = { "kind": "fixed" } | { "kind": "heuristic", 
 /**

@@ -170,18 +170,10 @@ token: number,
  */
 source: TokenSource, 
 /**
- * The k-Seq parameters (ρ, acceptance), for SpecTr.
+ * The selection rule's parameters at this depth: k-Seq's ρ and acceptance, the
+ * fitted ratio race, or mentored decoding's thresholds; none for the other rules.
  */
-kseq?: KSeqPlan, 
-/**
- * The mentored thresholds (α, β, KL), for mentored decoding.
- */
-mentored?: MentoredPlan, 
-/**
- * The fitted ratio race (weights, selection distribution r, acceptance and the
- * optimum), for SpecTr with the optimal selection.
- */
-otm?: RacePlan, 
+plan?: StepPlan, 
 /**
  * The target distribution tested against, when the config asks for distributions.
  */
@@ -191,11 +183,14 @@ targetProbs?: Array<number>,
  */
 draftProbs?: Array<number>, 
 /**
- * The residual distribution the replacement token was drawn from
- * ([`Residual::distribution`](specula_core::Residual::distribution) of the outcome's
- * residual), when distributions are asked for and every draft was rejected.
+ * The residual distribution the replacement token was drawn from (the core scheme's
+ * `residual_distribution`, or the target when the outcome's residual is
+ * [`Residual::Target`](specula_core::Residual::Target)), when distributions are asked
+ * for and every draft was rejected.
  */
 residualProbs?: Array<number>, };
+
+export type StepPlan = { "kind": "kseq" } & KSeqPlan | { "kind": "race" } & RacePlan | { "kind": "mentored" } & MentoredPlan;
 
 export type BonusStep = { 
 /**
@@ -308,8 +303,8 @@ accepted: boolean, };
 
 export type ResidualDraw = { 
 /**
- * Which residual distribution was sampled (recompute it with
- * [`Residual::distribution`]).
+ * Which residual distribution was sampled (the scheme's `residual_distribution` gives
+ * it whole).
  */
 residual: Residual, 
 /**
