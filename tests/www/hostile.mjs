@@ -32,18 +32,18 @@ const lineCol = (text, i) => {
 const [badLine, badCol] = lineCol(BIG_BAD, 90_000);
 
 /** The settings every control row starts from (the controls set without events, then the row's). */
-const BASE = { prompt: "ROMEO:\n", method: "speculative", gamma: 4, drafts: 3, tree: "2,2,1", kl: 34, temperature: 0.8, topk: 0, topp: 1, seed: "1", maxtokens: "12", dynamic: false, "race-repeats": "3", speed: 6 };
+const BASE = { prompt: "ROMEO:\n", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 3, tree: "2,2,1", kl: 34, temperature: 0.8, topk: 0, topp: 1, seed: "1", maxtokens: "12", dynamic: false, "race-repeats": "3", speed: 6 };
 /** The generate options of BASE (for the package's own verdict on a refused row). */
 const BASE_OPTIONS = { prompt: "ROMEO:\n", method: "speculative", gamma: 4, temperature: 0.8, seed: 1, maxTokens: 12 };
 
 const NOT_RUN = /^not running: fix /;
 const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 /** The control that sets each option the package names in an error's field (this test's own table). */
-const CONTROL = { prompt: "prompt", maxTokens: "maxtokens", seed: "seed", tree: "tree", repeats: "race-repeats", gamma: "gamma", drafts: "drafts", topK: "topk", topP: "topp", temperature: "temperature", kl: "kl", dynamicGamma: "dynamic" };
+const CONTROL = { prompt: "prompt", maxTokens: "maxtokens", seed: "seed", tree: "tree", selection: "selection", repeats: "race-repeats", gamma: "gamma", drafts: "drafts", topK: "topk", topP: "topp", temperature: "temperature", kl: "kl", dynamicGamma: "dynamic" };
 const controlOf = (field) => CONTROL[field.replace(/\[\d+\]$/, "")];
 /** The options every method sends, and each method's own. */
 const COMMON = ["maxTokens", "method", "prompt", "recordDistributions", "seed", "temperature"];
-const TREE = { method: "spectr", gamma: undefined, tree: undefined };
+const TREE = { method: "spectr", selection: "kseq", gamma: undefined, tree: undefined };
 const ones = (n) => Array(n).fill(1);
 
 /** The table. `prompt` pastes, `controls` sets (input + change), `typed` types into number fields. */
@@ -127,19 +127,32 @@ export const ROWS = [
   { name: "dynamic γ", controls: { dynamic: true }, accepted: { options: { dynamicGamma: true }, keys: [...COMMON, "dynamicGamma", "gamma"] } },
   // ---------- only the options the method uses (the package refuses the others) ----------
   { name: "autoregressive with dynamic γ ticked", controls: { dynamic: true, method: "autoregressive" }, accepted: { keys: COMMON } },
-  { name: "SpecTr with dynamic γ ticked", controls: { dynamic: true, method: "spectr" }, accepted: { keys: [...COMMON, "drafts", "gamma"] } },
+  { name: "SpecTr with dynamic γ ticked", controls: { dynamic: true, method: "spectr" }, accepted: { keys: [...COMMON, "drafts", "gamma", "selection"] } },
+  // ---------- SpecTr's selection and the draft shape (one option each) ----------
+  {
+    name: "SpecTr with the ratio race",
+    controls: { method: "spectr", selection: "race", drafts: 3 },
+    accepted: {
+      ref: true,
+      options: { method: "spectr", selection: "race", drafts: 3 },
+      keys: [...COMMON, "drafts", "gamma", "selection"],
+      check: ({ h }) => [h.shownRounds.every((t) => t.method === "spectr" && t.steps.every((s) => s.plan?.kind === "race" && s.plan.k === s.candidates.length)), "every depth has the race's plan over its live drafts"],
+    },
+  },
+  { name: "multi-round with the race selected (not sent)", controls: { selection: "race", method: "multiround" }, accepted: { options: { method: "multiround", selection: undefined }, keys: [...COMMON, "drafts", "gamma"] } },
+  { name: "multi-round drafting a tree", controls: { method: "multiround", shape: "tree", tree: "2,2" }, accepted: { options: { method: "multiround", tree: [2, 2] }, keys: [...COMMON, "tree"] } },
   // ---------- the draft tree (a text field: the page reads numbers, the package checks them) ----------
-  { name: "tree 2,a", controls: { method: "spectr-tree", tree: "2,a" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching must be numbers separated by commas, e\.g\. 2,2,1 — got "2,a"$/ } },
-  { name: "tree empty", controls: { method: "spectr-tree", tree: "" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [] } } },
-  { name: "tree 2,0,1 (a zero width)", controls: { method: "spectr-tree", tree: "2,0,1" }, refused: { code: "invalid_option", field: "tree[1]", pkg: { ...TREE, tree: [2, 0, 1] } } },
-  { name: "tree 0", controls: { method: "spectr-tree", tree: "0" }, refused: { code: "invalid_option", field: "tree[0]", pkg: { ...TREE, tree: [0] } } },
-  { name: "tree 2,1.5", controls: { method: "spectr-tree", tree: "2,1.5" }, refused: { code: "invalid_option", field: "tree[1]", pkg: { ...TREE, tree: [2, 1.5] } } },
-  { name: "tree 2048 (one level too wide)", controls: { method: "spectr-tree", tree: "2048" }, refused: { code: "invalid_option", field: "tree[0]", pkg: { ...TREE, tree: [2048] } } },
-  { name: "tree of 65 levels", controls: { method: "spectr-tree", tree: ones(65).join(",") }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: ones(65) } } },
-  { name: "tree of 300 levels", controls: { method: "spectr-tree", tree: ones(300).join(",") }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: ones(300) } } },
-  { name: "tree of 100 KB garbage", controls: { method: "spectr-tree", tree: "x#".repeat(50_000) }, refused: { code: "invalid_option", field: "tree", message: /got "x#x#.{36}…" \(100000 characters\)$/ } },
-  { name: "tree 64,32 (2,048 leaves)", controls: { method: "spectr-tree", tree: "64,32" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [64, 32] } } },
-  { name: "tree 32,32 (1,056 nodes)", controls: { method: "spectr-tree", tree: "32,32" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [32, 32] } } },
+  { name: "tree 2,a", controls: { method: "spectr", shape: "tree", tree: "2,a" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching must be numbers separated by commas, e\.g\. 2,2,1 — got "2,a"$/ } },
+  { name: "tree empty", controls: { method: "spectr", shape: "tree", tree: "" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [] } } },
+  { name: "tree 2,0,1 (a zero width)", controls: { method: "spectr", shape: "tree", tree: "2,0,1" }, refused: { code: "invalid_option", field: "tree[1]", pkg: { ...TREE, tree: [2, 0, 1] } } },
+  { name: "tree 0", controls: { method: "spectr", shape: "tree", tree: "0" }, refused: { code: "invalid_option", field: "tree[0]", pkg: { ...TREE, tree: [0] } } },
+  { name: "tree 2,1.5", controls: { method: "spectr", shape: "tree", tree: "2,1.5" }, refused: { code: "invalid_option", field: "tree[1]", pkg: { ...TREE, tree: [2, 1.5] } } },
+  { name: "tree 2048 (one level too wide)", controls: { method: "spectr", shape: "tree", tree: "2048" }, refused: { code: "invalid_option", field: "tree[0]", pkg: { ...TREE, tree: [2048] } } },
+  { name: "tree of 65 levels", controls: { method: "spectr", shape: "tree", tree: ones(65).join(",") }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: ones(65) } } },
+  { name: "tree of 300 levels", controls: { method: "spectr", shape: "tree", tree: ones(300).join(",") }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: ones(300) } } },
+  { name: "tree of 100 KB garbage", controls: { method: "spectr", shape: "tree", tree: "x#".repeat(50_000) }, refused: { code: "invalid_option", field: "tree", message: /got "x#x#.{36}…" \(100000 characters\)$/ } },
+  { name: "tree 64,32 (2,048 leaves)", controls: { method: "spectr", shape: "tree", tree: "64,32" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [64, 32] } } },
+  { name: "tree 32,32 (1,056 nodes)", controls: { method: "spectr", shape: "tree", tree: "32,32" }, refused: { code: "invalid_option", field: "tree", pkg: { ...TREE, tree: [32, 32] } } },
   // ---------- the race (its repeats field, the page's own; the race checks its options as Play does) ----------
   { name: "race repeats 0", button: "#race", typed: { "race-repeats": "0" }, refused: { code: "invalid_option", field: "repeats", message: /^repeats must be a whole number from 1 to 10; got 0\. The race did not run\.$/ } },
   { name: "race repeats 11", button: "#race", typed: { "race-repeats": "11" }, refused: { code: "invalid_option", field: "repeats", message: /got 11\./ } },
@@ -147,9 +160,9 @@ export const ROWS = [
   { name: "race repeats 2.5", button: "#race", typed: { "race-repeats": "2.5" }, refused: { code: "invalid_option", field: "repeats", message: /got 2\.5\./ } },
   { name: "race with an emoji in the prompt", button: "#race", prompt: "ROMEO 😀:", refused: { code: "bad_prompt", field: "prompt", message: /'😀' \(U\+1F600\) at character 7,/ } },
   { name: "race with tokens 65537", button: "#race", typed: { maxtokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
-  { name: "tree 8,8 (64 leaves)", controls: { method: "spectr-tree", tree: "8,8" }, accepted: { options: { method: "spectr", tree: [8, 8] } } },
-  { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr-tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] }, keys: [...COMMON, "tree"] } },
-  { name: "tree of 64 levels", controls: { method: "spectr-tree", tree: ones(64).join(",") }, accepted: { options: { tree: ones(64) } } },
+  { name: "tree 8,8 (64 leaves)", controls: { method: "spectr", shape: "tree", tree: "8,8" }, accepted: { options: { method: "spectr", tree: [8, 8] } } },
+  { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr", shape: "tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] }, keys: [...COMMON, "selection", "tree"] } },
+  { name: "tree of 64 levels", controls: { method: "spectr", shape: "tree", tree: ones(64).join(",") }, accepted: { options: { tree: ones(64) } } },
 ];
 
 /** Links: the page opened with these parameters. `notice` null: no notice about the address. */
@@ -170,7 +183,14 @@ export const LINKS = [
   { name: "D abc", query: "D=abc", notice: /D=abc is not a finite number; D is 0\b/ },
   { name: "D 0.05 (off the log grid)", query: "D=0.05", notice: /D=0\.05 is not on the slider .*; D is 0\.049/ },
   { name: "tokens abc", query: "tokens=abc", notice: /tokens=abc is not a finite number; tokens is empty/, values: { maxtokens: "" } },
-  { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, .*; method is speculative/, values: { method: "speculative" } },
+  { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, spectr, multiround, mentored; method is speculative/, values: { method: "speculative" } },
+  // Former method names (of the page and of the package): SpecTr with that shape or selection, said in a notice.
+  { name: "former method spectr-tree", query: "method=spectr-tree&tree=2,2,1", notice: /method=spectr-tree, the former name of SpecTr drafting a tree: it is now method=spectr&shape=tree/, values: { method: "spectr", shape: "tree", selection: "kseq", tree: "2,2,1" } },
+  { name: "former method spectr-otm", query: "method=spectr-otm&k=3", notice: /method=spectr-otm, the former name of SpecTr with the ratio race \(the optimal selection\): it is now method=spectr&selection=race/, values: { method: "spectr", shape: "iid", selection: "race", drafts: "3" } },
+  { name: "former method otm", query: "method=otm", notice: /method=otm, the former name of SpecTr with the ratio race/, values: { method: "spectr", selection: "race" } },
+  { name: "shape and selection", query: "method=spectr&shape=tree&selection=race&tree=4,2", notice: null, values: { method: "spectr", shape: "tree", selection: "race", tree: "4,2" } },
+  { name: "selection otm", query: "method=spectr&selection=otm", notice: /selection=otm is not one of kseq, race; selection is kseq/, values: { selection: "kseq" } },
+  { name: "shape bogus", query: "method=multiround&shape=dag", notice: /shape=dag is not one of iid, tree; drafts as is iid/, values: { method: "multiround", shape: "iid" } },
   { name: "speed 3", query: "speed=3", notice: /speed=3 is not one of 0\.25, 0\.5, 1, 2, 4, 8, instant; speed is 1×/ },
   { name: "a 300-character link value", query: `gamma=${"9".repeat(300)}`, notice: /gamma=9{20}… is not on the slider/ },
 ];
@@ -187,7 +207,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         const page = await open(b.context, `backend=cpu&autoplay=0&${link.query}`);
         const seen = await page.evaluate(() => ({
           notice: document.getElementById("notice").hidden ? "" : document.getElementById("notice").textContent,
-          values: Object.fromEntries(["method", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens"].map((id) => [id, document.getElementById(id).value])),
+          values: Object.fromEntries(["method", "shape", "selection", "tree", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens"].map((id) => [id, document.getElementById(id).value])),
           shown: Object.fromEntries(["gamma-out", "drafts-out", "kl-out", "temperature-out", "topk-out", "topp-out"].map((id) => [id, document.getElementById(id).textContent])),
         }));
         const m = link.notice ? link.notice.exec(seen.notice) : null;

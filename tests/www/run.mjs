@@ -26,6 +26,7 @@ import {
 } from "./page-helpers.mjs";
 import { addWalkTests } from "./walk.mjs";
 import { addHostileTests } from "./hostile.mjs";
+import { addOptionsTableTests } from "./options-table.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -60,7 +61,7 @@ console.log(`serving ${dist} on ${server.url}`);
 const browser = makeBrowser(origin);
 const open = makeOpen(server.url);
 
-/** Page metrics (its port of the engine's bookkeeping) == the engine's summary. */
+/** Page metrics (what the last round shown reported: the run's metrics so far) == the engine's summary. */
 function sameMetrics(h, label) {
   const e = h.summary;
   const p = h.pageMetrics;
@@ -74,7 +75,7 @@ function sameMetrics(h, label) {
       close(p.summary.meanAcceptanceLength, e.summary.meanAcceptanceLength) &&
       JSON.stringify(p.acceptedLengthHistogram) === JSON.stringify(e.metrics.acceptedLengthHistogram) &&
       p.summary.perPositionAcceptance.every((x, i) => close(x, e.summary.perPositionAcceptance[i])),
-    `${label}: the page's metrics equal the engine's summary`,
+    `${label}: the page's metrics (the last round's report) equal the engine's summary`,
     JSON.stringify({ page: p?.summary, engine: e?.summary }),
   );
 }
@@ -143,6 +144,11 @@ tests.speculative = async () => {
     const resampledTokens = t0.emitted.filter((_, i) => t0.sources[i] === "resampled");
     check(JSON.stringify(drawnBars) === JSON.stringify(resampledTokens),
       `step: the residual is drawn on the stage for each replacement (${resampledTokens.length} in this round)`, JSON.stringify({ drawnBars, resampledTokens }));
+    // Its numbers are the engine's: the step's residualProbs (recorded with the distributions).
+    const residualSteps = t0.steps.filter((st) => st.outcome.residual);
+    const barValues = await page.$$eval(".resview", (vs) => vs.map((v) => [...v.querySelectorAll(".resbar")].map((b) => [Number(b.dataset.token), b.querySelector(".val").textContent])));
+    check(barValues.length === residualSteps.length && residualSteps.every((st, i) => st.residualProbs && barValues[i].every(([t, v]) => v === st.residualProbs[t].toFixed(2))),
+      "step: the residual's bars show the step's residualProbs from the engine", JSON.stringify({ barValues, residual: residualSteps.map((st) => st.residualProbs?.slice(0, 8)) }));
     const coins = await page.$$eval("#stage .coin", (cs) => cs.map((c) => c.textContent).filter(Boolean));
     check(coins.length === t0.steps.reduce((n, s) => n + s.outcome.tests.length, 0), "step: one coin flip (u vs min(1, target/draft)) per test");
     // Pause holds the animation; play resumes it.
@@ -227,7 +233,7 @@ tests.sliders = async () => {
     await setControl(page, "gamma", 3);
     await setControl(page, "drafts", 4);
     h = await playToEnd(page);
-    check(h.options.method === "spectr" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && h.shownRounds[0].steps[0].kseq,
+    check(h.options.method === "spectr" && h.options.selection === "kseq" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && h.shownRounds[0].steps[0].plan?.kind === "kseq",
       "k = 4 SpecTr drafts: 4 rows of 3, k-Seq with ρ*", JSON.stringify({ o: h.options, n: h.shownRounds[0].drafts.length }));
     sameMetrics(h, "spectr");
     await page.waitForFunction(() => document.querySelectorAll("#chart-k path.curve").length >= 3 && window.__speculaPage.theoryIdle === true, null, { timeout: 60_000, polling: 100 });
@@ -240,18 +246,19 @@ tests.sliders = async () => {
     const means = await planMeans(page, pairs, ["kseq", "multiround", "race"], ks);
     const overlap1 = pairs.reduce((a, { target, draft }) => a + target.reduce((x, t, i) => x + Math.min(t, draft[i]), 0), 0) / pairs.length;
     const drawnValues = (c) => c.points.map(([, y]) => (148 - y) / 130);
-    const names = ["k-Seq (SpecTr)", "multi-round", "optimal selection (OTM)"];
+    const names = ["k-Seq (SpecTr)", "multi-round", "ratio race (optimal selection)"];
     const want = [means.kseq, means.multiround, means.race];
     check(curves.length === 3 && curves.every((c, i) => c.name === names[i] && c.points.length === ks.length && drawnValues(c).every((v, j) => Math.abs(v - want[i][j]) < 1e-3)) &&
         want.every((m) => Math.abs(m[0] - overlap1) < 1e-9),
       `acceptance vs k: the k-Seq, multi-round and optimal-selection curves are plan() over the ${pairs.length} cached positions (all ${overlap1.toFixed(3)} at k = 1)`,
       JSON.stringify({ drawn: curves.map((c) => [c.name, drawnValues(c).map((v) => v.toFixed(3))]), want: want.map((m) => m.map((v) => v.toFixed(3))), overlap1 }));
-    await setControl(page, "method", "spectr-otm");
+    await setControl(page, "selection", "race");
     h = await playToEnd(page);
-    const otm = h.shownRounds[0].steps[0].otm;
-    check(h.options.method === "otm" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 && otm && otm.acceptance <= otm.optimum + 1e-9 && otm.selection.length > 0,
-      "SpecTr with the optimal selection: 4 rows of 3, the fitted race's acceptance within the optimum", JSON.stringify({ o: h.options, acc: otm?.acceptance, opt: otm?.optimum }));
-    sameMetrics(h, "spectr-otm");
+    const race = h.shownRounds[0].steps[0].plan;
+    check(h.options.method === "spectr" && h.options.selection === "race" && h.options.drafts === 4 && h.shownRounds[0].drafts.length === 12 &&
+        race?.kind === "race" && race.acceptance <= race.optimum + 1e-9 && race.selection.length > 0,
+      "SpecTr with the ratio race: 4 rows of 3, the fitted race's acceptance within the optimum", JSON.stringify({ o: h.options, plan: race && { kind: race.kind, acc: race.acceptance, opt: race.optimum } }));
+    sameMetrics(h, "spectr race");
     await setControl(page, "method", "mentored");
     await setControl(page, "gamma", 4);
     await setControl(page, "kl", 45); // slider position → D
@@ -265,13 +272,13 @@ tests.sliders = async () => {
       return Promise.all(steps.map((s) => plan({ method: "mentored", kl, target: s.targetProbs, draft: s.draftProbs, normalize: true })));
     }, { steps: last.steps, kl: d1 });
     const notes = await page.$$eval("#round-notes li.mentored", (ls) => ls.map((l) => l.textContent));
-    const noteOf = (s) => `pos ${s.depth}: mentored α = ${pageFmt(s.mentored.alpha, 3)}, β = ${pageFmt(s.mentored.beta, 3)}, KL = ${pageFmt(s.mentored.kl, 3)} ≤ D = ${pageFmt(d1, 3)}; acceptance ${pageFmt(s.mentored.acceptance, 3)}`;
+    const noteOf = (s) => `pos ${s.depth}: mentored α = ${pageFmt(s.plan.alpha, 3)}, β = ${pageFmt(s.plan.beta, 3)}, KL = ${pageFmt(s.plan.kl, 3)} ≤ D = ${pageFmt(d1, 3)}; acceptance ${pageFmt(s.plan.acceptance, 3)}`;
     const finite = (x) => (x === null || x === undefined ? Infinity : x); // JSON writes ∞ as null
     const sameParam = (a, b) => finite(a) === finite(b) || Math.abs(finite(a) - finite(b)) <= 1e-9 * Math.max(1, Math.abs(finite(b)));
-    check(d1 > 0 && last.steps.length > 0 && last.steps.every((s, i) => s.mentored && sameParam(s.mentored.alpha, planned[i].alpha) && sameParam(s.mentored.beta, planned[i].beta) && close(s.mentored.klBudget, d1, 1e-12)) &&
+    check(d1 > 0 && last.steps.length > 0 && last.steps.every((s, i) => s.plan?.kind === "mentored" && sameParam(s.plan.alpha, planned[i].alpha) && sameParam(s.plan.beta, planned[i].beta) && close(s.plan.klBudget, d1, 1e-12)) &&
         notes.length === last.steps.length && notes.every((n, i) => n.startsWith(noteOf(last.steps[i]))),
       `D = ${d1}: each mentored step's α, β and budget are plan()'s for its distributions, and the stage's notes show them`,
-      JSON.stringify({ notes, planned: planned.map((p) => [p.alpha, p.beta, p.klTargetOutput]), trace: last.steps.map((s) => s.mentored) }));
+      JSON.stringify({ notes, planned: planned.map((p) => [p.alpha, p.beta, p.klTargetOutput]), trace: last.steps.map((s) => s.plan) }));
     sameMetrics(h, "mentored");
     await page.waitForFunction(() => document.querySelectorAll("#chart-kl path.curve").length >= 1, null, { timeout: 60_000 });
     // Dragging D (input events only) recomputes from the cache without running the models.
@@ -306,10 +313,13 @@ tests.sliders = async () => {
     h = await playToEnd(page);
     check(h.options.temperature === 0.4 && h.modelRuns > before, "releasing the temperature slider runs the models at the new temperature");
     // Tree drafts and dynamic γ.
-    await setControl(page, "method", "spectr-tree");
+    await setControl(page, "method", "spectr");
+    await setControl(page, "selection", "kseq");
+    await setControl(page, "shape", "tree");
     await setControl(page, "tree", "2,2,1");
     h = await playToEnd(page);
-    check(JSON.stringify(h.options.tree) === "[2,2,1]" && JSON.stringify(h.shownRounds[0].branching) === "[2,2,1]", "SpecTr tree 2,2,1: the trace has that branching", JSON.stringify(h.shownRounds[0].branching));
+    check(JSON.stringify(h.options.tree) === "[2,2,1]" && h.options.gamma === undefined && h.options.drafts === undefined && JSON.stringify(h.shownRounds[0].branching) === "[2,2,1]",
+      "SpecTr tree 2,2,1: the trace has that branching", JSON.stringify({ o: h.options, branching: h.shownRounds[0].branching }));
     sameMetrics(h, "spectr tree");
     await setControl(page, "method", "speculative");
     await setControl(page, "dynamic", true);
@@ -334,7 +344,8 @@ tests.badInput = async () => {
     check(message.includes("'ï'") && message.includes("'©'"), "a character outside the alphabet shows an error naming it", message);
     await page.fill("#prompt", "ROMEO:\n");
     await setControl(page, "tree", "2,a");
-    await setControl(page, "method", "spectr-tree");
+    await setControl(page, "method", "spectr");
+    await setControl(page, "shape", "tree");
     await page.click("#play");
     await page.waitForFunction(() => /tree/.test(document.getElementById("error").textContent), null, { timeout: 10_000 }).catch(() => {});
     const treeMessage = await page.textContent("#error");
@@ -410,9 +421,9 @@ tests.screenshots = async () => {
       ["autoregressive", "method=autoregressive"],
       ["speculative", "method=speculative&gamma=5"],
       ["spectr-iid", "method=spectr&gamma=4&k=3"],
-      ["spectr-tree", "method=spectr-tree&tree=2,2,1"],
+      ["spectr-tree", "method=spectr&shape=tree&tree=2,2,1"],
       ["multiround", "method=multiround&gamma=4&k=3"],
-      ["spectr-otm", "method=spectr-otm&gamma=4&k=3"],
+      ["spectr-race", "method=spectr&selection=race&gamma=4&k=3"],
       ["mentored", "method=mentored&gamma=4&D=0.049"], // a D on the slider's log grid
     ]) {
       const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
@@ -474,6 +485,9 @@ addWalkTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd,
 
 // The hostile-input table: what a student types, pastes or links, refused or run faithfully.
 addHostileTests(tests, { browser, open, loaded, hook, check });
+
+// The shared options table (tests/options/table.json) through the page's controls: its verdicts, codes and fields.
+addOptionsTableTests(tests, { browser, open, loaded, hook, check });
 
 const started = Date.now();
 try {

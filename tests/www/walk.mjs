@@ -101,7 +101,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.layout = async () => {
     const b = await browser();
     try {
-      for (const [width, height, query] of [[1280, 800, "gamma=4"], [390, 844, "gamma=4"], [1280, 800, "method=spectr-tree&tree=2,2,1"], [1280, 800, "method=spectr-otm&gamma=4&k=3"]]) {
+      for (const [width, height, query] of [[1280, 800, "gamma=4"], [390, 844, "gamma=4"], [1280, 800, "method=spectr&shape=tree&tree=2,2,1"], [1280, 800, "method=spectr&selection=race&gamma=4&k=3"]]) {
         const page = b.context.pages()[0] ?? (await b.context.newPage());
         await page.setViewportSize({ width, height });
         await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
@@ -170,11 +170,11 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       await page.hover('abbr.term[data-term="gamma"]');
       const hovered = await page.evaluate(() => (document.getElementById("tip").hidden ? null : document.getElementById("tip").textContent));
       check(hovered?.startsWith("γ (gamma):"), `hovering γ shows its definition: "${hovered}"`);
-      await setControl(page, "method", "spectr-otm");
+      await setControl(page, "selection", "race");
       await playToEnd(page);
       await page.click("#output .otok");
       await page.waitForTimeout(300);
-      await expectTerms([["race", "w(x)/u"], ["r", "r"]], "OTM");
+      await expectTerms([["race", "w(x)/u"], ["r", "r"]], "the ratio race");
       await setControl(page, "method", "mentored");
       await playToEnd(page);
       await page.click("#output .otok");
@@ -183,10 +183,17 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       const help = await page.evaluate(() => ({ text: document.getElementById("method-help").textContent, lossless: document.getElementById("method-help").dataset.lossless, lede: document.querySelector(".lede").textContent.replace(/\s+/g, " ") }));
       check(help.lossless === "false" && /not lossless/.test(help.text) && !/follows the target's distribution exactly/.test(help.text) && /except mentored/.test(help.lede),
         `mentored: "${help.text}" (and the header makes no exactness claim for it)`);
-      for (const method of ["speculative", "spectr", "spectr-tree", "spectr-otm", "multiround"]) {
+      // Every lossless method, SpecTr and multi-round with each draft shape, SpecTr with each selection.
+      const variants = [["speculative"], ...["spectr", "multiround"].flatMap((m) => ["iid", "tree"].flatMap((shape) => (m === "spectr" ? ["kseq", "race"] : ["kseq"]).map((sel) => [m, shape, sel])))];
+      for (const [method, shape = "iid", selection = "kseq"] of variants) {
         await setControl(page, "method", method);
+        await setControl(page, "shape", shape);
+        await setControl(page, "selection", selection);
         const t = await page.evaluate(() => ({ text: document.getElementById("method-help").textContent, lossless: document.getElementById("method-help").dataset.lossless }));
-        check(t.lossless === "true" && /^lossless Adds /.test(t.text) && /follows the target's distribution exactly/.test(t.text), `${method}: "${t.text}"`);
+        const says = { tree: /draft tree/, iid: /independent draft sequences/ }[shape];
+        const rule = method !== "spectr" || (selection === "race" ? /ratio race w\(x\)\/u/ : /k-Seq tests them/).test(t.text);
+        check(t.lossless === "true" && /^lossless Adds /.test(t.text) && /follows the target's distribution exactly/.test(t.text) && (method === "speculative" || says.test(t.text)) && rule,
+          `${[method, method === "speculative" ? "" : shape, method === "spectr" ? selection : ""].filter(Boolean).join(", ")}: "${t.text}"`);
       }
     } finally {
       await b.close();
@@ -264,7 +271,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.charts = async () => {
     const b = await browser();
     try {
-      for (const [method, query, chart] of [["speculative", "method=speculative&gamma=5", "#chart-tokens"], ["spectr-tree", "method=spectr-tree&tree=2,2,1", "#chart-k"], ["mentored", "method=mentored&gamma=4&D=0.05", "#chart-kl"]]) {
+      for (const [method, query, chart] of [["speculative", "method=speculative&gamma=5", "#chart-tokens"], ["spectr-tree", "method=spectr&shape=tree&tree=2,2,1", "#chart-k"], ["mentored", "method=mentored&gamma=4&D=0.05", "#chart-kl"]]) {
         const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
         await loaded(page);
         await playToEnd(page);
@@ -329,7 +336,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.tree = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=4&method=spectr-tree&tree=2,2,1");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=4&method=spectr&shape=tree&tree=2,2,1");
       await loaded(page);
       await page.click("#step");
       await page.waitForFunction(() => window.__speculaPage.shownRounds.length === 1, null, { timeout: 60_000 });
@@ -424,10 +431,25 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       check(h.summary.text.length === 20 && prompt.text === "ROMEO:\nWhat say you?\n" && prompt.first && prompt.color !== prompt.otok && prompt.style === "italic" && (await page.$eval("#error", (e) => e.hidden)),
         `the output starts with the prompt, set apart (${prompt.color}, ${prompt.style}), then the ${h.summary.text.length} characters`, JSON.stringify(prompt));
       await setControl(page, "method", "autoregressive");
-      const disabled = await page.evaluate(() => ["gamma", "drafts", "tree", "kl", "dynamic"].map((id) => { const el = document.getElementById(id); el.focus(); return [id, el.disabled, document.activeElement === el]; }));
-      check(disabled.every(([, d, f]) => d && !f), `autoregressive: γ, k, tree, D and dynamic γ are disabled and cannot take focus (${JSON.stringify(disabled)})`);
+      const disabled = await page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamic"].map((id) => { const el = document.getElementById(id); el.focus(); return [id, el.disabled, document.activeElement === el]; }));
+      check(disabled.every(([, d, f]) => d && !f), `autoregressive: γ, k, the draft shape, tree, selection, D and dynamic γ are disabled and cannot take focus (${JSON.stringify(disabled)})`);
+      // Each control is enabled exactly where its option applies (a tree fixes γ and k).
+      const enabled = async (settings) => {
+        for (const [id, value] of Object.entries(settings)) await setControl(page, id, value);
+        return page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamic"].filter((id) => !document.getElementById(id).disabled).join(" "));
+      };
+      for (const [settings, want] of [
+        [{ method: "speculative" }, "gamma dynamic"],
+        [{ method: "spectr", shape: "iid" }, "gamma drafts shape selection"],
+        [{ method: "spectr", shape: "tree" }, "shape tree selection"],
+        [{ method: "multiround", shape: "tree" }, "shape tree"],
+        [{ method: "multiround", shape: "iid" }, "gamma drafts shape"],
+        [{ method: "mentored" }, "gamma kl dynamic"],
+      ]) {
+        const got = await enabled(settings);
+        check(got === want, `${JSON.stringify(settings)}: the controls enabled are ${got}`, `expected ${want}`);
+      }
       await setControl(page, "method", "speculative");
-      check(await page.evaluate(() => !document.getElementById("gamma").disabled && !document.getElementById("drafts").disabled === false), "speculative: γ is enabled again, k stays disabled");
       for (const [width, height] of [[1280, 800], [390, 844]]) {
         await page.setViewportSize({ width, height });
         const fit = await page.evaluate(() => {

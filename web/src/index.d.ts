@@ -60,9 +60,8 @@ export type {
 /**
  * The method and its settings in a {@link DecodeConfig} (`Method` in types.d.ts, the Rust
  * type; `Method` here is the method's name), e.g. `{ kind: "speculative", gamma: 4,
- * policy: { kind: "fixed" } }` or `{ kind: "spec_tr", drafts: { kind: "iid", k: 4,
- * length: 4 }, selection: "race" }`. `kind` is the Rust variant's name: "spec_tr" for
- * method "spectr", "multi_round" for "multiround".
+ * policy: { kind: "fixed" } }` or `{ kind: "spectr", drafts: { kind: "iid", k: 4,
+ * length: 4 }, selection: "race" }`. `kind` is the method's name.
  */
 export type MethodConfig = DecodeConfig["method"];
 

@@ -365,6 +365,18 @@ export class Specula {
     return reply.value;
   }
 
+  /** {@link theory} in this instance's worker, like `plan()`. */
+  async theory(options) {
+    const reply = await this.channel.request({ type: "theory", options, urls: this.urls });
+    return reply.value;
+  }
+
+  /** {@link retarget} in this instance's worker, like `plan()`. */
+  async retarget(options) {
+    const reply = await this.channel.request({ type: "retarget", options, urls: this.urls });
+    return reply.value;
+  }
+
   /** Stops the worker; the instance cannot be used afterwards. */
   terminate() {
     this.loaded = false;
@@ -374,15 +386,38 @@ export class Specula {
 
 let mathChannel = null;
 
+/** One request of `type` to the worker shared by the functions below (started on first use). */
+async function mathRequest(type, options) {
+  mathChannel ??= new Channel();
+  const reply = await mathChannel.request({ type, options });
+  return reply.value;
+}
+
 /**
  * The closed-form analysis of one token-level scheme, no models needed:
  * `await plan({ method, target, draft, drafts, kl, rho, normalize })`. Resolves to the
  * report of `specula plan --json` with camelCase keys.
  */
-export async function plan(options) {
-  mathChannel ??= new Channel();
-  const reply = await mathChannel.request({ type: "plan", options });
-  return reply.value;
+export function plan(options) {
+  return mathRequest("plan", options);
+}
+
+/**
+ * Speculative decoding's closed forms over γ, computed by the engine's core:
+ * `await theory({ alpha, gammas, costRatio })` resolves to `{ gammas, expectedTokens,
+ * walltimeFactor }` (walltimeFactor null without costRatio).
+ */
+export function theory(options) {
+  return mathRequest("theory", options);
+}
+
+/**
+ * A distribution recorded at temperature `from` (no top-k or top-p) as the engine would
+ * process it with other sampling settings: `await retarget({ probs, from, temperature,
+ * topK, topP })` resolves to the new probabilities.
+ */
+export function retarget(options) {
+  return mathRequest("retarget", options);
 }
 
 /**
@@ -393,7 +428,5 @@ export async function plan(options) {
  */
 export async function checkOptions(options) {
   ({ options } = splitSignal(options));
-  mathChannel ??= new Channel();
-  const reply = await mathChannel.request({ type: "check", options });
-  return reply.value;
+  return mathRequest("check", options);
 }

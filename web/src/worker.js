@@ -1,11 +1,11 @@
 // The Web Worker that owns the wasm module and the models, so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
 //   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort
-//                   | plan {options} | check {options}
+//                   | plan {options} | check {options} | theory {options} | retarget {options}
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
 //                   round {round} | done {summary | value} | abort {summary}
 //                   error {error: {name, message, code, field}}
-import init, { Engine, plan, validateGenerateOptions } from "./wasm/specula_wasm.js";
+import init, { Engine, plan, retarget, theory, validateGenerateOptions } from "./wasm/specula_wasm.js";
 import { fetchWithProgress } from "./weights.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
@@ -17,6 +17,9 @@ const DEFAULT_URLS = {
   targetMeta: new URL("./weights/target.json", import.meta.url).href,
   targetWeights: new URL("./weights/target.bpk", import.meta.url).href,
 };
+
+// The requests answered by one call into the wasm module, no models needed.
+const MATH = { plan, check: validateGenerateOptions, theory, retarget };
 
 let wasmReady = null; // Promise<void> once the module is being initialised
 let engine = null; // Engine once load() succeeded
@@ -177,13 +180,12 @@ self.onmessage = async (event) => {
         engine?.abort();
         break;
       case "plan":
-        await ensureWasm(id, { ...DEFAULT_URLS, ...(rest.urls ?? {}) });
-        post({ type: "done", id, value: plan(rest.options) });
-        break;
       case "check":
-        // The checks engine.start() makes before it needs the models.
+      case "theory":
+      case "retarget":
+        // The closed forms, and the checks engine.start() makes before it needs the models.
         await ensureWasm(id, { ...DEFAULT_URLS, ...(rest.urls ?? {}) });
-        post({ type: "done", id, value: validateGenerateOptions(rest.options) });
+        post({ type: "done", id, value: MATH[type](rest.options) });
         break;
       default:
         throw Object.assign(new Error(`unknown message type ${JSON.stringify(type)}`), {

@@ -7,6 +7,7 @@ import { h } from "./state.js";
 import { rich } from "./glossary.js";
 import { buildTree } from "./tree.js";
 import { residualChart } from "./residual-view.js";
+import { overlap } from "./math.js";
 
 export class Cancelled extends Error {}
 
@@ -143,19 +144,18 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
       const out = step.outcome;
       const stepGreedy = greedy || (out.tests.length > 0 && out.tests.every((x) => x.uniform === null || x.uniform === undefined));
       const targetArgmax = argmaxOf(step.targetProbs) ?? (out.residual ? step.token : null);
-      if (step.kseq && !stepGreedy) {
-        say(`pos ${step.depth}: {kseq} over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}: {rhoStar} = ${fmt(step.kseq.rhoStar, 3)}, {rho} = ${fmt(step.kseq.rho, 3)}, P(accept one) = ${fmt(step.kseq.acceptance, 3)}`, "kseq");
-      }
-      if (step.otm && !stepGreedy) {
-        const o = step.otm;
-        say(`pos ${step.depth}: ratio race over ${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""} (the largest {race} wins): P(accept) = ${fmt(o.acceptance, 3)}, best possible ({otm}) ${fmt(o.optimum, 3)}`, "kseq");
-      }
-      if (step.mentored && !stepGreedy) {
-        const m = step.mentored;
-        let base = null;
-        if (step.targetProbs && step.draftProbs) base = step.targetProbs.reduce((s, x, i) => s + Math.min(x, step.draftProbs[i]), 0);
-        say(`pos ${step.depth}: mentored {mAlpha|α} = ${fmt(m.alpha, 3)}, {mBeta|β} = ${fmt(m.beta, 3)}, {kl} = ${fmt(m.kl, 3)} ≤ {D} = ${fmt(m.klBudget, 3)}; acceptance ${fmt(m.acceptance, 3)}` +
-          (base !== null ? ` vs ${fmt(base, 3)} lossless (the budget bought +${fmt(m.acceptance - base, 3)})` : "") + " (KL and D in {nats})", "mentored");
+      // The selection rule's parameters at this depth, tagged by kind.
+      const plan = stepGreedy ? null : step.plan;
+      const drafts = `${step.candidates.length} draft${step.candidates.length > 1 ? "s" : ""}`;
+      if (plan?.kind === "kseq") {
+        say(`pos ${step.depth}: {kseq} over ${drafts}: {rhoStar} = ${fmt(plan.rhoStar, 3)}, {rho} = ${fmt(plan.rho, 3)}, P(accept one) = ${fmt(plan.acceptance, 3)}`, "kseq");
+      } else if (plan?.kind === "race") {
+        say(`pos ${step.depth}: ratio race over ${drafts} (the largest {race} wins): P(accept) = ${fmt(plan.acceptance, 3)}, best possible ({otm}) ${fmt(plan.optimum, 3)}`, "kseq");
+      } else if (plan?.kind === "mentored") {
+        // The lossless acceptance at this position, Σ min(target, draft), from the package.
+        const base = step.targetProbs && step.draftProbs ? await overlap(step.targetProbs, step.draftProbs).catch(() => null) : null;
+        say(`pos ${step.depth}: mentored {mAlpha|α} = ${fmt(plan.alpha, 3)}, {mBeta|β} = ${fmt(plan.beta, 3)}, {kl} = ${fmt(plan.kl, 3)} ≤ {D} = ${fmt(plan.klBudget, 3)}; acceptance ${fmt(plan.acceptance, 3)}` +
+          (base !== null ? ` vs ${fmt(base, 3)} lossless (the budget bought +${fmt(plan.acceptance - base, 3)})` : "") + " (KL and D in {nats})", "mentored");
       }
       for (const test of out.tests) {
         const id = step.candidates[test.draftIndex];
@@ -179,13 +179,14 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
             : `pos ${step.depth}: draft '${ch(test.token)}' is not the target's {argmax}${targetArgmax !== null ? ` ('${ch(targetArgmax)}')` : ""} → rejected`,
           test.accepted ? "ok" : "no");
         } else {
-          const rule = step.kseq
+          const kind = step.plan?.kind;
+          const rule = kind === "kseq"
             ? "min(1, target/(ρ·draft))"
-            : step.otm
+            : kind === "race"
               ? "min(1, target/{r})"
-              : step.mentored
+              : kind === "mentored"
                 ? "the mentored acceptance"
-                : trace.method.startsWith("multi") && test.draftIndex > 0
+                : trace.method === "multiround" && test.draftIndex > 0
                   ? "min(1, residual/draft)"
                   : "{ratio}";
           say(`pos ${step.depth}: draft '${ch(test.token)}' — {u} = ${fmt(test.uniform, 3)} ${test.accepted ? "<" : "≥"} ${rule} = ${fmt(limit, 3)} → ${test.accepted ? "accepted" : "rejected"}`,
@@ -243,9 +244,9 @@ function residualName(r) {
       return "norm(max(0, target − draft))";
     case "target":
       return "(the target itself: nothing was left after subtracting the draft)";
-    case "k_seq":
+    case "kseq":
       return `of {kseq} ({rho} = ${fmt(r.rho, 3)})`;
-    case "multi_round":
+    case "multiround":
       return `after ${r.rounds} rejection${r.rounds > 1 ? "s" : ""}`;
     case "race":
       return "norm(max(0, target − {r}))";

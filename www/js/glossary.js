@@ -108,26 +108,38 @@ function hideTip() {
   if (tip) tip.hidden = true;
 }
 
-/** One sentence per method: what it adds and whether the output follows the target exactly. */
-export const METHODS = {
-  autoregressive: { lossless: true, text: "The baseline: the target model alone, one forward pass per character." },
-  speculative: { lossless: true, text: "Adds a small draft model: it proposes {gamma} characters, the target scores them in one pass and keeps each with probability {ratio}; a rejected one is replaced from the {residual}." },
-  spectr: { lossless: true, text: "Adds {k} independent draft sequences; {kseq} tests them together at each position, so one of several guesses can survive." },
-  "spectr-tree": { lossless: true, text: "Adds a draft tree: the branching per depth shares prefixes, so many candidates cost few draft calls; tested with {kseq}." },
-  "spectr-otm": { lossless: true, text: "Adds the optimal choice among the {k} drafts ({otm}), realised by a ratio race {race}: the highest acceptance any selection can reach." },
-  multiround: { lossless: true, text: "Adds {k} drafts tested one after another, each against the {residual} the previous rejections left (SpecInfer)." },
-  mentored: { lossless: false, text: "Adds a KL budget {D}: more drafts are accepted because the output may drift from the target by at most D {nats} per character." },
+/** What the drafts are (SpecTr and multi-round draft either shape). */
+const DRAFTS = {
+  iid: "Adds {k} independent draft sequences",
+  tree: "Adds a draft tree: the branching per depth shares prefixes, so many candidates cost few draft calls",
+};
+/** How SpecTr selects among the drafts at each position. */
+const SELECTION = {
+  kseq: "; {kseq} tests them together at each position, so one of several guesses can survive.",
+  race: "; at each position a ratio race {race} picks one of them: the highest acceptance any selection can reach ({otm}).",
 };
 
-/** The method's sentence and its exactness, for the settings panel. */
-export function describeMethod(method) {
-  const m = METHODS[method];
+/** One sentence per method (given its draft shape and selection): what it adds, and whether the output follows the target exactly. */
+export const METHODS = {
+  autoregressive: { lossless: true, text: () => "The baseline: the target model alone, one forward pass per character." },
+  speculative: { lossless: true, text: () => "Adds a small draft model: it proposes {gamma} characters, the target scores them in one pass and keeps each with probability {ratio}; a rejected one is replaced from the {residual}." },
+  spectr: { lossless: true, text: (s) => DRAFTS[s.shape] + SELECTION[s.selection] },
+  multiround: { lossless: true, text: (s) => `${DRAFTS[s.shape]}; at each position they are tested one after another, each against the {residual} the previous rejections left (SpecInfer).` },
+  mentored: { lossless: false, text: () => "Adds a KL budget {D}: more drafts are accepted because the output may drift from the target by at most D {nats} per character." },
+};
+
+/** The sentence of settings `s` (method, shape, selection) and its exactness, for the settings panel. */
+export function describeMethod(s) {
+  const m = METHODS[s.method];
   const box = $("method-help");
+  const key = `${s.method} ${s.shape} ${s.selection}`;
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
   box.replaceChildren();
   if (!m) return;
   const badge = h("span", m.lossless ? "lossless yes" : "lossless no", m.lossless ? "lossless" : "not lossless");
-  box.append(badge, " ", rich(m.text), " ",
+  box.append(badge, " ", rich(m.text(s)), " ",
     m.lossless ? "The text follows the target's distribution exactly." : "The text does not follow the target exactly: it is within D of it.");
   box.dataset.lossless = String(m.lossless);
-  box.dataset.method = method;
+  box.dataset.method = s.method;
 }

@@ -2,7 +2,8 @@
 // from the engine's trace, with distributions, metrics, theory curves and a race.
 // This module loads the models and wires the controls; see settings.js (inputs), run.js
 // (runs and transport), anim.js / tree.js / residual-view.js (the stage), view.js (output,
-// distributions, metrics), theory.js, race.js and glossary.js.
+// distributions, metrics), theory.js (with math.js: the package's closed forms), race.js
+// and glossary.js.
 // Test hook: window.__speculaPage (see tests/www/).
 import { $, S, hook, params } from "./state.js";
 import { initGlossary } from "./glossary.js";
@@ -74,7 +75,7 @@ async function loadModels() {
 }
 
 function wire() {
-  for (const id of ["method", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree"]) {
+  for (const id of ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);

@@ -1,7 +1,8 @@
 // The residual where the eye is: for the most likely characters, the target's bar with the
 // part the draft already covered (the draft bar) shaded and what is left — the residual —
-// in orange. The replacement is drawn in proportion to the orange parts.
-import { residualOf } from "./distributions.js";
+// in orange. The replacement is drawn in proportion to the orange parts. The residual's
+// numbers are the engine's (the step's residualProbs); the bars show what it subtracts
+// from what, from the step's recorded distributions and the residual's parameters.
 import { h } from "./state.js";
 import { rich } from "./glossary.js";
 
@@ -13,31 +14,31 @@ const norm = (v) => {
 
 /**
  * What the residual subtracts from what: { base, baseName, sub, subName, residual } with
- * residual = norm(max(0, base − sub)), or null when the distributions were not recorded.
+ * residual ∝ max(0, base − sub), or null when the distributions were not recorded.
  */
 export function residualParts(step) {
   const target = step.targetProbs;
   const draft = step.draftProbs;
   const r = step.outcome?.residual?.residual;
-  const residual = residualOf(step);
+  const residual = step.residualProbs;
   if (!target || !r || !residual) return null;
   const zero = target.map(() => 0);
   switch (r.kind) {
     case "target_minus_draft":
       return draft ? { base: target, baseName: "target", sub: draft, subName: "draft", residual } : null;
-    case "k_seq": {
+    case "kseq": {
       if (!draft) return null;
       const f = r.acceptance / r.overlap;
       return { base: target, baseName: "target", sub: target.map((t, i) => Math.min(draft[i], t / r.rho) * f), subName: "accepted share", residual };
     }
-    case "multi_round": {
+    case "multiround": {
       if (!draft) return null;
       let base = target.slice();
       for (let j = 0; j < r.rounds - 1; j++) base = norm(base.map((x, i) => Math.max(0, x - draft[i])));
       return { base, baseName: r.rounds > 1 ? `residual after ${r.rounds - 1} rejection${r.rounds > 2 ? "s" : ""}` : "target", sub: draft, subName: "draft", residual };
     }
     case "race": {
-      const sel = step.otm?.selection;
+      const sel = step.plan?.kind === "race" ? step.plan.selection : null;
       return sel ? { base: target, baseName: "target", sub: sel, subName: "r", residual } : null;
     }
     case "mentored":

@@ -3,7 +3,6 @@
 // transport action goes through one queue, so a click made while a run is being stopped
 // or started (a slow WebGPU round) is carried out afterwards, never dropped.
 import { SPEEDS, Pacer, Cancelled, buildStage } from "./anim.js";
-import { emptyMetrics, record, summarize } from "./metrics.js";
 import { $, S, hook } from "./state.js";
 import { settings, checked, showError, controlOf } from "./settings.js";
 import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js";
@@ -25,7 +24,8 @@ export function enqueue(action) {
 
 function clearDisplay() {
   S.shown = 0;
-  S.metrics = emptyMetrics();
+  S.metrics = null;
+  S.summary = null;
   S.tokens = [];
   S.selected = null;
   S.picked = false;
@@ -197,7 +197,9 @@ export async function showRoundStatic(roundIndex) {
 
 function commit(round) {
   const trace = round.trace;
-  record(S.metrics, trace);
+  // Each round's report carries the run's metrics so far: the page shows them as they are.
+  S.metrics = round.metrics ?? null;
+  S.summary = round.summary ?? null;
   hook.shownRounds.push(trace);
   appendOutput(trace, S.shown - 1);
   renderMetrics();
@@ -224,14 +226,13 @@ async function playLoop() {
 function finished() {
   S.playing = false;
   const run = S.run;
-  const sum = summarize(S.metrics);
-  hook.pageMetrics = { ...S.metrics, summary: sum };
+  hook.pageMetrics = S.metrics && { ...S.metrics, summary: S.summary };
   hook.summary = run.summary ?? null;
   hook.finished = true;
   hook.wallMs = run.wallMs ?? null;
   setRunState(run.error ? "stopped by an error (see the message below)" : run.source === "recorded"
     ? (S.specula ? "recorded run finished — press Play or Reset to run the models live" : "recorded run finished; the models are still loading")
-    : `finished: ${S.metrics.emittedTokens} characters in ${S.metrics.rounds} rounds${run.wallMs ? `, ${(run.wallMs / 1000).toFixed(2)} s wall-clock` : ""}`);
+    : `finished: ${S.metrics?.emittedTokens ?? 0} characters in ${S.metrics?.rounds ?? 0} rounds${run.wallMs ? `, ${(run.wallMs / 1000).toFixed(2)} s wall-clock` : ""}`);
   $("play").textContent = "Play";
   renderMetrics();
 }

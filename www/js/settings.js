@@ -19,7 +19,8 @@ export function sliderFromKl(d) {
 }
 const roundKl = (d) => (d === 0 ? 0 : Number(d.toPrecision(2)));
 
-export const MULTI_DRAFT = ["spectr", "spectr-otm", "multiround", "spectr-tree"];
+/** The methods that draft several sequences (i.i.d. or a tree). */
+export const MULTI_DRAFT = ["spectr", "multiround"];
 
 /** Typed text as a message quotes it: at most `n` characters. */
 const quoted = (text, n = 40) => {
@@ -50,6 +51,7 @@ export function parseTree(text) {
 const CONTROLS = {
   prompt: ["prompt", "the prompt"],
   method: ["method", "the method"],
+  selection: ["selection", "the selection"],
   gamma: ["gamma", "γ"],
   drafts: ["drafts", "k"],
   tree: ["tree", "the tree"],
@@ -98,10 +100,11 @@ export function applyLimits(L) {
 
 /** The settings on screen, as typed (nothing clamped: see checked()). */
 export function settings() {
-  const method = $("method").value;
   return {
     prompt: $("prompt").value,
-    method,
+    method: $("method").value,
+    shape: $("shape").value,
+    selection: $("selection").value,
     gamma: Number($("gamma").value),
     drafts: Number($("drafts").value),
     tree: $("tree").value,
@@ -197,13 +200,13 @@ function promptProblem(prompt) {
 /**
  * What is wrong with the settings that only the page can see, since the package sees only
  * the numbers sent, never the text typed: a number field of `fields` empty, unreadable or
- * changed by reading it, or (with "tree" in `fields`, for the tree method) tree text that
- * is not numbers. { field, code, message } or null.
+ * changed by reading it, or (with "tree" in `fields`, when a tree is drafted) tree text
+ * that is not numbers. { field, code, message } or null.
  */
 function readProblem(s, fields) {
   for (const field of fields) {
     if (field === "tree") {
-      if (s.method !== "spectr-tree") continue;
+      if (!applies("tree", s)) continue;
       try {
         parseTree(s.tree);
       } catch (error) {
@@ -239,20 +242,18 @@ export async function checked(s, build = generateOptions, fields = ["maxTokens",
   return p ? { refused: { field: "prompt", ...p } } : { options };
 }
 
-/** The package's method for each of the page's (the page offers two kinds of SpecTr). */
-const PACKAGE_METHOD = { "spectr-tree": "spectr", "spectr-otm": "otm" };
-
 /**
- * The generate options of settings `s`: only the options its method uses (the controls
- * that apply to it, ACTIVE), since the package refuses any other (gamma for
- * autoregressive, drafts or a tree for one draft, kl but for mentored, dynamicGamma, even
- * false, but for speculative and mentored).
+ * The generate options of settings `s`: each control is one option of the package, and
+ * only the options that apply (APPLIES) are sent, since the package refuses any other
+ * (gamma for autoregressive, drafts or a tree for one draft, selection but for SpecTr, kl
+ * but for mentored, dynamicGamma, even false, but for speculative and mentored).
  */
 export function generateOptions(s) {
-  const uses = (key) => ACTIVE[key].includes(s.method);
-  const o = { prompt: s.prompt, method: PACKAGE_METHOD[s.method] ?? s.method, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens, recordDistributions: true };
+  const uses = (key) => applies(key, s);
+  const o = { prompt: s.prompt, method: s.method, temperature: s.temperature, seed: s.seed, maxTokens: s.maxTokens, recordDistributions: true };
   if (s.topK > 0) o.topK = s.topK;
   if (s.topP < 1) o.topP = s.topP;
+  if (uses("selection")) o.selection = s.selection;
   if (uses("gamma")) o.gamma = s.gamma;
   if (uses("drafts")) o.drafts = s.drafts;
   if (uses("tree")) o.tree = parseTree(s.tree);
@@ -288,14 +289,22 @@ export function showError(text, field = null, code = null) {
   if (control) $(control).setAttribute("aria-invalid", "true");
 }
 
-/** Which methods each control applies to (the others disable it, and it is not sent). */
-const ACTIVE = {
-  gamma: ["speculative", "spectr", "spectr-otm", "multiround", "mentored"],
-  drafts: ["spectr", "spectr-otm", "multiround"],
-  tree: ["spectr-tree"],
-  kl: ["mentored"],
-  dynamic: ["speculative", "mentored"],
+const multi = (s) => MULTI_DRAFT.includes(s.method);
+/**
+ * Which settings each control applies to, by its id (the others disable it, and its option
+ * is not sent): a tree fixes both the draft length and the number of drafts.
+ */
+const APPLIES = {
+  gamma: (s) => s.method !== "autoregressive" && !(multi(s) && s.shape === "tree"),
+  drafts: (s) => multi(s) && s.shape !== "tree",
+  shape: multi,
+  tree: (s) => multi(s) && s.shape === "tree",
+  selection: (s) => s.method === "spectr",
+  kl: (s) => s.method === "mentored",
+  dynamic: (s) => s.method === "speculative" || s.method === "mentored",
 };
+/** Whether the control `id` applies to settings `s`. */
+export const applies = (id, s) => APPLIES[id](s);
 
 /** The outputs beside the sliders, the tokens limit, and which controls apply. */
 export function syncOutputs() {
@@ -308,23 +317,41 @@ export function syncOutputs() {
   $("topp-out").textContent = s.topP < 1 ? s.topP.toFixed(2) : "1 (off)";
   const speed = SPEEDS[Number($("speed").value)];
   $("speed-out").textContent = Number.isFinite(speed) ? `${speed}×` : "instant";
-  for (const [key, methods] of Object.entries(ACTIVE)) {
-    const on = methods.includes(s.method);
-    const field = document.querySelector(`[data-for="${key}"]`);
-    field.classList.toggle("inactive", !on);
-    // Controls that do not apply are disabled: not focusable, and they cannot start runs.
-    for (const input of field.querySelectorAll("input, select, textarea")) input.disabled = !on;
+  // Controls that do not apply are disabled: not focusable, and they cannot start runs.
+  for (const [id, on] of Object.entries(APPLIES)) $(id).disabled = !on(s);
+  for (const box of document.querySelectorAll("[data-for]")) {
+    box.classList.toggle("inactive", [...box.querySelectorAll("input, select")].every((el) => el.disabled));
   }
   $("fig-kl").hidden = s.method !== "mentored";
-  $("fig-k").hidden = !MULTI_DRAFT.includes(s.method);
-  if ($("method-help").dataset.method !== s.method) describeMethod(s.method);
+  $("fig-k").hidden = !multi(s);
+  describeMethod(s);
   const bits = [$("method").selectedOptions[0]?.textContent ?? s.method];
-  if (ACTIVE.gamma.includes(s.method)) bits.push(`γ ${s.gamma}`);
-  if (ACTIVE.drafts.includes(s.method)) bits.push(`k ${s.drafts}`);
-  if (s.method === "spectr-tree") bits.push(`tree ${s.tree}`);
-  if (s.method === "mentored") bits.push(`D ${s.kl}`);
+  if (applies("selection", s)) bits.push($("selection").selectedOptions[0]?.textContent ?? s.selection);
+  if (applies("gamma", s)) bits.push(`γ ${s.gamma}`);
+  if (applies("drafts", s)) bits.push(`k ${s.drafts}`);
+  if (applies("tree", s)) bits.push(`tree ${s.tree}`);
+  if (applies("kl", s)) bits.push(`D ${s.kl}`);
   bits.push(`T ${s.temperature}`, `seed ${$("seed").value}`, `${$("maxtokens").value} tokens`);
   $("settings-summary").textContent = bits.join(" · ");
+}
+
+/**
+ * Method names of earlier versions of the page (and the package's former "otm"), which
+ * links still carry: the settings they stand for now.
+ */
+const FORMER_METHODS = {
+  "spectr-tree": { shape: "tree" },
+  "spectr-otm": { selection: "race" },
+  otm: { selection: "race" },
+};
+
+/** A former method name in the address: SpecTr with that shape or selection, and a notice. */
+function formerMethod(given) {
+  const [[id, value]] = Object.entries(FORMER_METHODS[given]);
+  $("method").value = "spectr";
+  $(id).value = value;
+  const what = id === "shape" ? "SpecTr drafting a tree" : "SpecTr with the ratio race (the optimal selection)";
+  notice("former", `This link names method=${given}, the former name of ${what}: it is now method=spectr&${id}=${value}, and the controls are set so.`);
 }
 
 /**
@@ -334,7 +361,7 @@ export function syncOutputs() {
  */
 export function applyParams() {
   const changed = [];
-  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", speed: "speed" };
+  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed" };
   const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
   const set = (id, key) => {
     if (!params.has(key)) return;
@@ -356,7 +383,10 @@ export function applyParams() {
       tell(key, given, "is not a finite number", "empty");
     }
   };
-  set("method", "method");
+  if (Object.hasOwn(FORMER_METHODS, params.get("method") ?? "")) formerMethod(params.get("method"));
+  else set("method", "method");
+  set("shape", "shape");
+  set("selection", "selection");
   set("gamma", "gamma");
   set("drafts", "k");
   set("tree", "tree");

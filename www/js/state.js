@@ -1,5 +1,4 @@
 // Shared page state, the test hook and tiny helpers used by every module of the page.
-import { emptyMetrics } from "./metrics.js";
 
 export const $ = (id) => document.getElementById(id);
 export const params = new URLSearchParams(location.search);
@@ -16,7 +15,8 @@ export const S = {
   run: null, // { id, source, options, rounds, arrivals, done, summary, error, finished }
   runSeq: 0,
   shown: 0, // rounds animated so far
-  metrics: emptyMetrics(),
+  metrics: null, // the engine's metrics of the run up to the last round shown (its round report's)
+  summary: null, // and their rates
   tokens: [], // output characters: { ch, token, source, round, index }
   pacer: null,
   animating: false,

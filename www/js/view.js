@@ -2,13 +2,12 @@
 // panel (it follows the round on the stage unless the student picks a character) and the
 // metrics panel.
 import { groupedBars, columns } from "./charts.js";
-import { summarize } from "./metrics.js";
-import { residualOf, topIndices } from "./distributions.js";
 import { showChar } from "./anim.js";
 import { $, S, hook, fmt, h } from "./state.js";
 import { rich, term } from "./glossary.js";
 import { MULTI_DRAFT } from "./settings.js";
 import { showRoundStatic } from "./run.js";
+import { overlap } from "./math.js";
 
 // ---------- output ----------
 // The output's character spans in order, and the two that carry state: the one in the
@@ -89,6 +88,20 @@ function markSelected(i) {
 }
 
 // ---------- distributions ----------
+/** Indices of the n largest entries over several vectors (union, by max), with `always` among them. */
+function topIndices(vectors, n, always = []) {
+  const len = vectors.find(Boolean)?.length ?? 0;
+  const score = new Array(len).fill(0);
+  for (const v of vectors) if (v) v.forEach((x, i) => (score[i] = Math.max(score[i], x)));
+  const order = [...score.keys()].sort((a, b) => score[b] - score[a]);
+  const chosen = new Set(always.filter((i) => i >= 0 && i < len));
+  for (const i of order) {
+    if (chosen.size >= n) break;
+    chosen.add(i);
+  }
+  return [...chosen].sort((a, b) => score[b] - score[a]);
+}
+
 /** The position of a round worth showing: its residual draw if it had one, else the first. */
 const keyPosition = (trace) => Math.max(0, trace.sources.indexOf("resampled"));
 
@@ -137,7 +150,7 @@ function renderDistributions(trace, roundIndex, index, picked) {
   if (step) {
     target = step.targetProbs ?? null;
     draft = step.draftProbs ?? null;
-    residual = residualOf(step);
+    residual = step.residualProbs ?? null;
     draftToken = step.outcome.tests[0]?.token ?? null;
   } else if (trace.bonus && index === trace.steps.length) {
     target = trace.bonus.targetProbs ?? null;
@@ -165,12 +178,15 @@ function renderDistributions(trace, roundIndex, index, picked) {
   groupedBars(box, { rows, series, label: `target, draft and residual probabilities at position ${index + 1} of round ${roundIndex + 1}` });
   const extra = h("p", "muted");
   if (draft) {
-    const overlap = target.reduce((s, x, i) => s + Math.min(x, draft[i]), 0);
-    extra.append(`▶ emitted, ✗ rejected draft. `, term("sigmaMin"), ` = ${fmt(overlap, 3)} = 1 − `, term("tv"),
+    // The package computes Σ min (plan()): the number fills in when it comes.
+    const value = h("span", "overlap", "…");
+    overlap(target, draft).then((x) => (value.textContent = fmt(x, 3)), () => (value.textContent = "–"));
+    extra.append(`▶ emitted, ✗ rejected draft. `, term("sigmaMin"), " = ", value, " = 1 − ", term("tv"),
       `: the chance a single draft character is accepted here.`);
-    if (step?.otm) {
-      const k = step.otm.k;
-      extra.append(rich(` With ${k} draft${k > 1 ? "s" : ""} the ratio race {race} accepts with Σ min(target, {r}) = ${fmt(step.otm.acceptance, 3)}; the best possible ({otm}) is ${fmt(step.otm.optimum, 3)}.`));
+    const race = step?.plan?.kind === "race" ? step.plan : null;
+    if (race) {
+      const k = race.k;
+      extra.append(rich(` With ${k} draft${k > 1 ? "s" : ""} the ratio race {race} accepts with Σ min(target, {r}) = ${fmt(race.acceptance, 3)}; the best possible ({otm}) is ${fmt(race.optimum, 3)}.`));
     }
   } else {
     extra.textContent = "▶ emitted. This character came straight from the target (no draft to test).";
@@ -195,26 +211,27 @@ export function onOutputKey(event) {
 }
 
 // ---------- metrics ----------
+/** The metrics panel: the engine's metrics and rates of the run so far, as the last round shown reported them. */
 export function renderMetrics() {
   const m = S.metrics;
-  const sum = summarize(m);
+  const sum = S.summary;
   const wall = S.run?.source === "live" && S.run.arrivals.length && S.shown > 0 ? S.run.arrivals[S.shown - 1] : null;
-  const method = S.run?.options?.method;
-  const multi = ["spectr", "multiround", "otm"].includes(method) || MULTI_DRAFT.includes(method);
-  const perRound = m.rounds > 0 ? m.emittedTokens / m.rounds : null;
+  const multi = MULTI_DRAFT.includes(S.run?.options?.method);
+  const perRound = m?.rounds > 0 ? m.emittedTokens / m.rounds : null;
+  const c = costRatio(m);
   const items = [
     ["tokens-per-round", "characters per round", fmt(perRound, 2), "accepted + resampled + bonus, per target pass"],
-    ["position-1", "position 1 accepted", fmt(sum.perPositionAcceptance[0] ?? null, 3), "share of rounds whose first position kept a draft"],
-    ["acceptance-rate", term("vllm"), fmt(sum.acceptanceRate, 3), ""],
-    ["mean-acceptance-length", "mean acceptance length", fmt(sum.meanAcceptanceLength, 2), "1 + accepted per round"],
-    ["emitted", "characters", String(m.emittedTokens), "accepted + resampled + bonus"],
-    ["rounds", "rounds", String(m.rounds), ""],
-    ["target-calls", "target calls", String(m.targetCalls), "forward passes of the target"],
-    ["draft-calls", "draft calls", String(m.draftCalls), ""],
-    ["block-efficiency", "tokens per target call", fmt(sum.blockEfficiency, 2), ""],
-    ["tokens-per-second", "tokens/s (model time)", fmt(sum.tokensPerSecond, 1), "from the engine's timing"],
+    ["position-1", "position 1 accepted", fmt(sum?.perPositionAcceptance[0] ?? null, 3), "share of rounds whose first position kept a draft"],
+    ["acceptance-rate", term("vllm"), fmt(sum?.acceptanceRate ?? null, 3), ""],
+    ["mean-acceptance-length", "mean acceptance length", fmt(sum?.meanAcceptanceLength ?? null, 2), "1 + accepted per round"],
+    ["emitted", "characters", String(m?.emittedTokens ?? 0), "accepted + resampled + bonus"],
+    ["rounds", "rounds", String(m?.rounds ?? 0), ""],
+    ["target-calls", "target calls", String(m?.targetCalls ?? 0), "forward passes of the target"],
+    ["draft-calls", "draft calls", String(m?.draftCalls ?? 0), ""],
+    ["block-efficiency", "tokens per target call", fmt(sum?.blockEfficiency ?? null, 2), ""],
+    ["tokens-per-second", "tokens/s (model time)", fmt(sum?.tokensPerSecond ?? null, 1), "from the engine's timing"],
     ["wall", "wall-clock", wall !== null ? `${(wall / 1000).toFixed(2)} s` : "–", "real time in this browser, live runs"],
-    ["cost-ratio", term("c", "c = draft / target cost"), fmt(sum.costRatio, 3), "per call, measured"],
+    ["cost-ratio", term("c", "c = draft / target cost"), fmt(c, 3), "per call, measured"],
   ];
   const dl = $("metrics");
   dl.replaceChildren();
@@ -232,10 +249,20 @@ export function renderMetrics() {
   }
   const note = $("metrics-note");
   note.replaceChildren(rich(multi
-    ? `With several drafts per position the {vllm} (accepted ÷ drafted) counts every draft of every row as drafted, though at most one per position can be kept — so it looks low (${fmt(sum.acceptanceRate, 3)}) while each round emits ${fmt(perRound, 2)} characters. Read characters per round and the per-position acceptance (the share of rounds in which position i kept one of its drafts) instead.`
-    : `The {vllm} is vLLM's: accepted draft characters ÷ drafted characters (${m.acceptedTokens} ÷ ${m.draftedTokens}). Characters per round also counts the replacement or bonus each round adds.`));
+    ? `With several drafts per position the {vllm} (accepted ÷ drafted) counts every draft of every row as drafted, though at most one per position can be kept — so it looks low (${fmt(sum?.acceptanceRate ?? null, 3)}) while each round emits ${fmt(perRound, 2)} characters. Read characters per round and the per-position acceptance (the share of rounds in which position i kept one of its drafts) instead.`
+    : `The {vllm} is vLLM's: accepted draft characters ÷ drafted characters (${m?.acceptedTokens ?? 0} ÷ ${m?.draftedTokens ?? 0}). Characters per round also counts the replacement or bonus each round adds.`));
   note.dataset.multi = String(multi);
-  columns($("chart-position"), { values: sum.perPositionAcceptance, start: 1, max: 1, label: "per-position acceptance", integerX: true });
-  columns($("chart-hist"), { values: m.acceptedLengthHistogram, start: 0, label: "histogram of accepted drafts per round", fmtValue: (v) => String(v), integerX: true });
-  hook.liveMetrics = { ...m, summary: sum };
+  columns($("chart-position"), { values: sum?.perPositionAcceptance ?? [], start: 1, max: 1, label: "per-position acceptance", integerX: true });
+  columns($("chart-hist"), { values: m?.acceptedLengthHistogram ?? [], start: 0, label: "histogram of accepted drafts per round", fmtValue: (v) => String(v), integerX: true });
+  hook.liveMetrics = m && { ...m, summary: sum };
+}
+
+/**
+ * c: the mean time of one draft call over that of one target call, from the engine's
+ * timing in the metrics (null until both were measured).
+ */
+export function costRatio(m) {
+  const t = m?.timing;
+  if (!t || !(m.draftCalls > 0 && m.targetCalls > 0 && t.targetNanos > 0)) return null;
+  return t.draftNanos / m.draftCalls / (t.targetNanos / m.targetCalls);
 }

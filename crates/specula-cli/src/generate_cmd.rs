@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::Args;
 use serde::Serialize;
-use specula_engine::{DecodeConfig, FinishReason};
+use specula_engine::{DecodeConfig, DraftShape, FinishReason, Method};
 
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
@@ -55,6 +55,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         ..settings.config
     };
     let method = config.method.name();
+    let label = describe(&config.method);
     if args.json {
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         let out = Output {
@@ -100,9 +101,28 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     }
     let metrics = VllmMetrics::from(&run.metrics);
     crate::emit(&format!(
-        "\n\n--- {method}: {:.3} s wall, {:.1} tokens/s\n{}",
+        "\n\n--- {label}: {:.3} s wall, {:.1} tokens/s\n{}",
         run.wall.as_secs_f64(),
         run.tokens.len() as f64 / run.wall.as_secs_f64().max(1e-9),
         report::text(&metrics)
     ))
+}
+
+/// The method as the summary line names it: the scheme, then its draft set and selection
+/// rule where it has them (`spectr (tree 2,2,1, kseq)`).
+fn describe(method: &Method) -> String {
+    let shape = |drafts: &DraftShape| match drafts {
+        DraftShape::Iid { k, length } => format!("K={k} L={length}"),
+        DraftShape::Tree { branching, .. } => {
+            let widths: Vec<String> = branching.iter().map(ToString::to_string).collect();
+            format!("tree {}", widths.join(","))
+        }
+    };
+    match method {
+        Method::SpecTr { drafts, selection } => {
+            format!("spectr ({}, {})", shape(drafts), selection.name())
+        }
+        Method::MultiRound { drafts } => format!("multiround ({})", shape(drafts)),
+        other => other.name().to_owned(),
+    }
 }

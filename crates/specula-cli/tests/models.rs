@@ -401,7 +401,9 @@ fn generate_streams_text_then_metrics() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("ROMEO:"));
-    assert!(stdout.contains("--- spectr_tree") && stdout.contains("block efficiency"));
+    assert!(
+        stdout.contains("--- spectr (tree 2,2,1, kseq): ") && stdout.contains("block efficiency")
+    );
 }
 
 /// The settings `sample` and `generate` share in the tests below.

@@ -33,6 +33,7 @@ pub enum Residual {
     /// The target itself: the fallback when a residual has (numerically) no mass.
     Target,
     /// SpecTr k-Seq: `norm(max(0, target − min(draft, target/ρ)·acceptance/overlap))`.
+    #[serde(rename = "kseq")]
     KSeq {
         /// The ρ used (≥ ρ*).
         rho: f64,
@@ -43,6 +44,7 @@ pub enum Residual {
     },
     /// Multi-round rejection sampling after `rounds` rejections:
     /// `r₀ = target`, `rᵢ = norm(max(0, rᵢ₋₁ − draft))`.
+    #[serde(rename = "multiround")]
     MultiRound {
         /// How many drafts were rejected (≥ 1).
         rounds: usize,

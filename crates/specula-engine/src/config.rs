@@ -33,6 +33,7 @@ pub enum Method {
     /// depth one token selected among the drafts that still agree with the accepted
     /// prefix by the selection rule: k-Seq (Algorithm 3, the default) or the ratio race,
     /// which reaches the optimal selection's (OTM's) acceptance.
+    #[serde(rename = "spectr")]
     SpecTr {
         /// The draft set.
         drafts: DraftShape,
@@ -42,6 +43,7 @@ pub enum Method {
     },
     /// The same draft sets as SpecTr, selected with multi-round rejection sampling
     /// (SpecInfer style).
+    #[serde(rename = "multiround")]
     MultiRound {
         /// The draft set.
         drafts: DraftShape,

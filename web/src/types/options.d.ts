@@ -210,7 +210,7 @@ gamma: number,
 /**
  * How γ changes between rounds.
  */
-policy: GammaPolicy, } | { "kind": "spec_tr", 
+policy: GammaPolicy, } | { "kind": "spectr", 
 /**
  * The draft set.
  */
@@ -218,7 +218,7 @@ drafts: DraftShape,
 /**
  * How each depth selects among the drafts.
  */
-selection: Selection, } | { "kind": "multi_round", 
+selection: Selection, } | { "kind": "multiround", 
 /**
  * The draft set.
  */

@@ -316,7 +316,7 @@ uniform: number | null,
  */
 token: number, };
 
-export type Residual = { "kind": "target_minus_draft" } | { "kind": "target" } | { "kind": "k_seq", 
+export type Residual = { "kind": "target_minus_draft" } | { "kind": "target" } | { "kind": "kseq", 
 /**
  * The ρ used (≥ ρ*).
  */
@@ -328,7 +328,7 @@ acceptance: number,
 /**
  * `b(ρ) = Σ min(draft, target/ρ)`.
  */
-overlap: number, } | { "kind": "multi_round", 
+overlap: number, } | { "kind": "multiround", 
 /**
  * How many drafts were rejected (≥ 1).
  */

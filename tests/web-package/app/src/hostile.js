@@ -31,7 +31,7 @@ const checkOk = (name, options, expect) => ({ name, call: "check", options, code
 /** The sentence of an option the method does not use (options/error.rs). */
 const unused = (field, method, users) =>
   `${field} does not apply to method "${method}" and is refused rather than ignored; it is for ${users}`;
-const MULTI_DRAFT = 'methods "spectr", "multiround" and "otm"';
+const MULTI_DRAFT = 'methods "spectr" and "multiround"';
 
 /**
  * The rows for one number option: NaN, ±Infinity, just past each end, a fraction where
@@ -91,7 +91,7 @@ const GENERATE_ROWS = [
   { name: "options an array", call: "generate", raw: true, options: [PROMPT], code: OPTION, field: "options", message: "options must be an object such as { prompt }, got an array" },
   // undefined reaches the wasm module as null, and its message says null.
   { name: "options undefined", call: "complete", raw: true, options: undefined, code: OPTION, field: "options", message: "options must be an object such as { prompt }, got" },
-  gen("unknown option", { temprature: 1 }, "temprature", ['unknown option "temprature"; the options are: prompt, method, gamma', "recordDistributions, bug"]),
+  gen("unknown option", { temprature: 1 }, "temprature", ['unknown option "temprature"; the options are: prompt, method, selection, gamma', "recordDistributions, bug"]),
   gen("unknown option in snake case", { max_tokens: 2 }, "max_tokens", 'unknown option "max_tokens"'),
   gen("a function (not plain data)", { stop: [() => 1] }, "stop[0]", "stop[0] must be plain data (strings, numbers, booleans, arrays, objects), got a function"),
   gen("a symbol (not plain data)", { seed: Symbol("seed") }, "seed", "seed must be plain data (strings, numbers, booleans, arrays, objects), got a symbol"),
@@ -114,13 +114,24 @@ const GENERATE_ROWS = [
       `${r.tokens} tokens ${JSON.stringify(r.text)}; from the last 128 characters: ${JSON.stringify(tail.text)}`;
   }),
   // method
-  gen("unknown method", { method: "beam" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, otm, mentored, got "beam"'),
+  gen("unknown method", { method: "beam" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, mentored, got "beam"'),
+  // The former name of SpecTr with the ratio race: refused, with the way to ask for it now.
+  gen("method otm (the former name)", { method: "otm" }, "method",
+    ['method must be one of autoregressive, speculative, spectr, multiround, mentored', 'the optimal selection is method "spectr" with selection "race"', 'got "otm"']),
   gen("method in capitals", { method: "Speculative" }, "method", 'got "Speculative"'),
-  gen("method empty", { method: "" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, otm, mentored, got ""'),
+  gen("method empty", { method: "" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, mentored, got ""'),
   gen("method a number", { method: 1 }, "method", "method must be a string, got the number 1"),
   gen("mentored without kl", { method: "mentored" }, "kl", 'kl is required: method "mentored" needs a KL budget D >= 0 in nats (0 is lossless)'),
-  ...["autoregressive", "speculative", "spectr", "multiround", "otm"].map((method) => genOk(`method ${method}`, { method })),
+  ...["autoregressive", "speculative", "spectr", "multiround"].map((method) => genOk(`method ${method}`, { method })),
   genOk("method mentored", { method: "mentored", kl: 0.1 }),
+  // selection: SpecTr's rule at each depth, for method "spectr" only.
+  genOk("selection race with spectr", { method: "spectr", selection: "race" }),
+  genOk("selection kseq with spectr", { method: "spectr", selection: "kseq", tree: [2, 1] }),
+  gen("selection with speculative", { selection: "race" }, "selection", unused("selection", "speculative", 'method "spectr"')),
+  gen("selection with multiround", { method: "multiround", selection: "kseq" }, "selection", unused("selection", "multiround", 'method "spectr"')),
+  gen("selection bogus", { method: "spectr", selection: "bogus" }, "selection", ['selection must be "kseq"', '"race"', 'got "bogus"']),
+  gen("selection otm", { method: "spectr", selection: "otm" }, "selection", ['selection must be "kseq"', 'got "otm"']),
+  gen("selection a number", { method: "spectr", selection: 1 }, "selection", "selection must be a string, got the number 1"),
   // Options the method does not use are refused, not ignored (null still means not given).
   gen("drafts with speculative", { drafts: 2 }, "drafts", unused("drafts", "speculative", MULTI_DRAFT)),
   gen("drafts with mentored", { method: "mentored", kl: 0.1, drafts: 2 }, "drafts", unused("drafts", "mentored", MULTI_DRAFT)),
@@ -131,12 +142,12 @@ const GENERATE_ROWS = [
   gen("dynamicGamma false with spectr", { method: "spectr", dynamicGamma: false }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative" and "mentored"')),
   gen("dynamicGamma false with autoregressive", { method: "autoregressive", dynamicGamma: false }, "dynamicGamma", 'dynamicGamma does not apply to method "autoregressive"'),
   gen("tree with speculative", { tree: [2] }, "tree", unused("tree", "speculative", MULTI_DRAFT)),
-  genOk("unused options given as null", { method: "autoregressive", gamma: null, drafts: null, tree: null, kl: null, dynamicGamma: null, bug: null }),
+  genOk("unused options given as null", { method: "autoregressive", selection: null, gamma: null, drafts: null, tree: null, kl: null, dynamicGamma: null, bug: null }),
   // bug
   genOk("bug resample-from-target with speculative", { bug: "resample-from-target", temperature: 1, seed: 5 }),
-  genOk("bug cache-reset with otm", { method: "otm", bug: "cache-reset", temperature: 1 }),
+  genOk("bug cache-reset with spectr's race", { method: "spectr", selection: "race", bug: "cache-reset", temperature: 1 }),
   gen("bug with mentored", { method: "mentored", kl: 0.1, bug: "shared-uniform" }, "bug",
-    unused("bug", "mentored", 'the lossless drafting methods ("speculative", "spectr", "multiround" and "otm")')),
+    unused("bug", "mentored", 'the lossless drafting methods ("speculative", "spectr" and "multiround")')),
   gen("bug with autoregressive", { method: "autoregressive", bug: "argmax-draft" }, "bug", 'bug does not apply to method "autoregressive"'),
   gen("bug unknown", { bug: "typo" }, "bug",
     'bug must be one of resample-from-target, argmax-draft, shared-uniform, unprocessed-target, filtered-draft, cache-reset, got "typo"'),
@@ -148,7 +159,7 @@ const GENERATE_ROWS = [
   // drafts × gamma = 1024 nodes: one target call over all of them costs seconds here, so
   // only checkOptions() takes them (the rows above show it agrees with generate()).
   ...numberRows({ key: "drafts", min: 1, max: L.maxDrafts, with: SPECTR, atMax: "check", msg: `drafts must be a whole number from 1 to ${L.maxDrafts} (draft sequences per round)` }),
-  checkOk(`drafts × gamma = ${L.maxRoundNodes} nodes`, { method: "otm", drafts: L.maxRoundNodes / 16, gamma: 16 }),
+  checkOk(`drafts × gamma = ${L.maxRoundNodes} nodes`, { method: "spectr", selection: "race", drafts: L.maxRoundNodes / 16, gamma: 16 }),
   gen(`drafts × gamma past ${L.maxRoundNodes} nodes`, { method: "spectr", drafts: L.maxRoundNodes / 16, gamma: 17 }, "drafts",
     `drafts must be at most ${L.maxRoundNodes} draft nodes per round with gamma (drafts × gamma), got ${L.maxRoundNodes / 16} × 17 = ${(L.maxRoundNodes / 16) * 17}`),
   gen("default drafts × gamma past the nodes", { method: "multiround", gamma: L.maxGamma, drafts: L.maxRoundNodes / L.maxGamma + 1 }, "drafts", "draft nodes per round"),
@@ -156,19 +167,19 @@ const GENERATE_ROWS = [
   gen(`tree ${L.maxGamma + 1} depths`, { method: "spectr", tree: Array(L.maxGamma + 1).fill(1) }, "tree", `1 to ${L.maxGamma} depths, got ${L.maxGamma + 1} depths`),
   genOk(`tree ${L.maxGamma} depths`, { method: "spectr", tree: Array(L.maxGamma).fill(1) }),
   gen("tree width 0", { method: "spectr", tree: [2, 0] }, "tree[1]", `tree[1] must be a whole number from 1 to ${L.maxDrafts} (children per node), got 0`),
-  gen(`tree width ${L.maxDrafts + 1}`, { method: "otm", tree: [L.maxDrafts + 1] }, "tree[0]", `tree[0] must be a whole number from 1 to ${L.maxDrafts} (children per node), got ${L.maxDrafts + 1}`),
+  gen(`tree width ${L.maxDrafts + 1}`, { method: "spectr", selection: "race", tree: [L.maxDrafts + 1] }, "tree[0]", `tree[0] must be a whole number from 1 to ${L.maxDrafts} (children per node), got ${L.maxDrafts + 1}`),
   gen("tree width NaN", { method: "spectr", tree: [NaN] }, "tree[0]", `tree[0] must be a whole number from 1 to ${L.maxDrafts} (children per node), got NaN`),
   gen("tree width 1.5", { method: "spectr", tree: [2, 1.5] }, "tree[1]", "got 1.5"),
   genOk("tree [64] (64 leaves)", { method: "spectr", tree: [64] }),
   checkOk(`tree [${L.maxDrafts}] (${L.maxDrafts} leaves)`, { method: "spectr", tree: [L.maxDrafts] }),
   gen("tree of 2048 leaves", { method: "multiround", tree: [32, 32, 2] }, "tree", `tree must be a tree of at most ${L.maxDrafts} leaves (draft sequences), got [32, 32, 2] with 2048 leaves`),
-  gen(`tree of ${L.maxDrafts} leaves but more nodes`, { method: "otm", tree: [2, L.maxDrafts / 2] }, "tree",
+  gen(`tree of ${L.maxDrafts} leaves but more nodes`, { method: "spectr", selection: "race", tree: [2, L.maxDrafts / 2] }, "tree",
     `tree must be a tree of at most ${L.maxRoundNodes} draft nodes per round, got [2, ${L.maxDrafts / 2}] with ${2 + L.maxDrafts} nodes`),
   gen("tree a string", { method: "spectr", tree: "2,2" }, "tree", 'tree must be an array of whole numbers such as [2, 2, 1], got the string "2,2"'),
   gen("tree with a string", { method: "spectr", tree: [2, "2"] }, "tree[1]", 'tree[1] must be a number, got the string "2"'),
   gen("tree and a different gamma", { method: "spectr", tree: [2, 2], gamma: 4 }, "gamma", "gamma must be the depth of tree [2, 2] (2), or left out, got 4"),
   gen("tree and different drafts", { method: "spectr", tree: [2, 2], drafts: 3 }, "drafts", "drafts must be the number of leaves of tree [2, 2] (4), or left out, got 3"),
-  genOk("tree with agreeing gamma and drafts", { method: "otm", tree: [2, 2], gamma: 2, drafts: 4 }),
+  genOk("tree with agreeing gamma and drafts", { method: "spectr", selection: "race", tree: [2, 2], gamma: 2, drafts: 4 }),
   // dynamicGamma, recordDistributions
   gen("dynamicGamma a string", { dynamicGamma: "yes" }, "dynamicGamma", 'dynamicGamma must be true or false, got the string "yes"'),
   gen("dynamicGamma 1", { dynamicGamma: 1 }, "dynamicGamma", "dynamicGamma must be true or false, got the number 1"),
@@ -228,8 +239,14 @@ const LIMITS_ROWS = [
     return JSON.stringify(got) === JSON.stringify(want) || `config ${JSON.stringify(c)}`;
   }), raw: true, options: { prompt: PROMPT } },
   checkOk("defaults of spectr", { method: "spectr" }, (r) => {
-    const { drafts } = r.config.method;
-    return (drafts?.kind === "iid" && drafts.k === L.defaultDrafts && drafts.length === L.defaultGamma) || `method ${JSON.stringify(r.config.method)}`;
+    const { kind, drafts, selection } = r.config.method;
+    return (kind === "spectr" && selection === "kseq" && drafts?.kind === "iid" && drafts.k === L.defaultDrafts && drafts.length === L.defaultGamma) ||
+      `method ${JSON.stringify(r.config.method)}`;
+  }),
+  checkOk("spectr with the race and a tree", { method: "spectr", selection: "race", tree: [2, 2, 1] }, (r) => {
+    const { kind, drafts, selection } = r.config.method;
+    return (kind === "spectr" && selection === "race" && drafts?.kind === "tree" && drafts.k === 4 && JSON.stringify(drafts.branching) === "[2,2,1]") ||
+      `method ${JSON.stringify(r.config.method)}`;
   }),
   checkOk("bug in the checked settings", { method: "multiround", bug: "shared-uniform" }, (r) => r.config.bug === "shared-uniform" || `bug ${r.config.bug}`),
   checkOk("checkOptions leaves the prompt's characters to generate()", { prompt: "naïve" }, (r) => r.prompt === "naïve" || `prompt ${JSON.stringify(r.prompt)}`),

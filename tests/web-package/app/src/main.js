@@ -1,6 +1,6 @@
 // The package test's page: uses `specula` exactly as an app would (installed from the
 // packed tarball, bundled by Vite) and records every check in window.__specula.
-import { Specula, SpeculaError, plan } from "specula";
+import { Specula, SpeculaError, plan, retarget, theory } from "specula";
 import { runHostile } from "./hostile.js";
 
 const PROMPT = "ROMEO:\nBut soft";
@@ -91,12 +91,54 @@ async function spectrAgainstTrace(specula, options, summary) {
     `cpu: SpecTr sampling ${JSON.stringify(summary.text)}: text and metrics are the trace's` +
       (wrong.length ? ` — differ: ${JSON.stringify(wrong)}` : ""),
   );
-  // Each round drafts 2 sequences of 3, and each depth's k-Seq runs over the drafts still alive.
+  // Each round's report carries the run's metrics so far: the last one is its summary's.
+  let so = 0;
+  const cumulative = rounds.every((r, i) => (so += r.tokens.length) === r.metrics.emittedTokens && r.metrics.rounds === i + 1);
+  const last = rounds[rounds.length - 1];
   check(
-    traces.every((t) => t.method === "spectr_iid" && JSON.stringify(t.branching) === JSON.stringify([2, 1, 1].slice(0, t.branching.length)) &&
-      t.steps.every((s) => s.kseq && s.kseq.k === s.candidates.length)),
-    "cpu: SpecTr rounds have the asked shape and a k-Seq plan over the live candidates at every depth",
+    cumulative && JSON.stringify(last.metrics) === JSON.stringify(again.metrics) && JSON.stringify(last.summary) === JSON.stringify(again.summary),
+    "cpu: each round reports the metrics so far, and the last round's are the summary's",
   );
+  // Each round drafts 2 sequences of 3, and each depth's rule runs over the drafts still alive.
+  const kind = options.selection ?? "kseq";
+  check(
+    traces.every((t) => t.method === "spectr" && JSON.stringify(t.branching) === JSON.stringify([2, 1, 1].slice(0, t.branching.length)) &&
+      t.steps.every((s) => s.plan?.kind === kind && s.plan.k === s.candidates.length)),
+    `cpu: SpecTr rounds have the asked shape and a ${kind} plan over the live candidates at every depth`,
+  );
+}
+
+/** theory() and retarget(), module functions and an instance's, against their closed forms. */
+async function mathChecks(specula) {
+  const options = { alpha: 0.8, gammas: [1, 4], costRatio: 0.1 };
+  const curves = await theory(options);
+  const tokens = (g) => (1 - 0.8 ** (g + 1)) / 0.2;
+  const near = (a, b) => Math.abs(a - b) < 1e-12;
+  check(
+    JSON.stringify(curves.gammas) === "[1,4]" && curves.gammas.every((g, i) => near(curves.expectedTokens[i], tokens(g)) && near(curves.walltimeFactor[i], tokens(g) / (g * 0.1 + 1))),
+    `theory: expected tokens ${curves.expectedTokens.map((x) => x.toFixed(4))} and walltime factors at γ = 1, 4`,
+  );
+  check(JSON.stringify(await specula.theory(options)) === JSON.stringify(curves), "theory: s.theory() in the instance's worker == theory()");
+  check((await theory({ alpha: 0.5, gammas: [2] })).walltimeFactor === null, "theory: no walltime factor without costRatio");
+  const squared = [0.25, 0.09, 0.04].map((x) => x / 0.38);
+  const hot = await retarget({ probs: [0.5, 0.3, 0.2], from: 1, temperature: 0.5 });
+  check(hot.every((x, i) => Math.abs(x - squared[i]) < 1e-12), `retarget: temperature 1 → 0.5 squares and renormalises (${hot.map((x) => x.toFixed(4))})`);
+  const same = await specula.retarget({ probs: [0.2, 0.5, 0.3], from: 1, temperature: 0 });
+  check(JSON.stringify(same) === "[0,1,0]", `retarget: temperature 0 is the argmax (${same})`);
+  for (const [name, call, options, field] of [
+    ["theory", theory, { alpha: 1.5, gammas: [1] }, "alpha"],
+    ["theory", theory, { alpha: 0.5, gammas: [1, 0] }, "gammas[1]"],
+    ["retarget", retarget, { probs: [0.5, 0.5], from: 0 }, "from"],
+    ["retarget", retarget, { probs: [0.5, 0.5], from: 1, topP: 2 }, "topP"],
+  ]) {
+    const what = `${name}(${JSON.stringify(options)})`;
+    try {
+      await call(options);
+      check(false, `${what} is refused`);
+    } catch (error) {
+      check(error instanceof SpeculaError && error.code === "invalid_option" && error.field === field, `${what}: ${error.code} on ${error.field}: ${error.message}`);
+    }
+  }
 }
 
 async function main() {
@@ -114,8 +156,10 @@ async function main() {
   const cpuSpec = await text(cpu, { ...greedy, method: "speculative", gamma: 3 });
   check(cpuAr.length === 8 && cpuSpec === cpuAr, `cpu: speculative greedy == autoregressive greedy (${JSON.stringify(cpuAr)})`);
   const spectr = { prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 };
-  const sampled = await cpu.complete(spectr);
-  await spectrAgainstTrace(cpu, spectr, sampled);
+  await spectrAgainstTrace(cpu, spectr, await cpu.complete(spectr));
+  const race = { ...spectr, selection: "race" };
+  await spectrAgainstTrace(cpu, race, await cpu.complete(race));
+  await mathChecks(cpu);
   const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });

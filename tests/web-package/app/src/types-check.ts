@@ -134,12 +134,12 @@ export async function checked(): Promise<string> {
     case "mentored":
       shape = `gamma ${method.gamma} ${method.policy.kind}`;
       break;
-    case "spec_tr": {
+    case "spectr": {
       const selection: Selection = method.selection;
       shape = `${selection} ${method.drafts.kind === "tree" ? method.drafts.branching.join("x") : `${method.drafts.k}x${method.drafts.length}`}`;
       break;
     }
-    case "multi_round":
+    case "multiround":
       shape = method.drafts.kind === "tree" ? method.drafts.branching.join("x") : `${method.drafts.k}x${method.drafts.length}`;
       break;
   }
