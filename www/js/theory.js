@@ -6,7 +6,6 @@ import { lines } from "./charts.js";
 import { $, S, hook, fmt, h } from "./state.js";
 import { rich } from "./glossary.js";
 import { settings, MULTI_DRAFT } from "./settings.js";
-import { costRatio } from "./view.js";
 import { curves as theoryCurves, meanOf, overlap, plan, retarget } from "./math.js";
 
 let theoryTimer = null;
@@ -72,14 +71,12 @@ async function renderTheory() {
     const pairs = cachedPairs();
     const ran = S.run?.options;
     const multi = MULTI_DRAFT.includes(ran?.method);
-    // α per position: accepted ÷ tested positions (each tested position either accepts a
-    // draft or draws a replacement); the vLLM acceptance rate also counts the drafts after
-    // a rejection, which are never tested.
-    const tested = m ? m.acceptedTokens + m.resampledTokens : 0;
-    const measuredAlpha = tested > 0 ? m.acceptedTokens / tested : null;
+    // α per position: the engine's accepted ÷ tested positions (the vLLM acceptance rate
+    // also counts the drafts after a rejection, which are never tested).
+    const measuredAlpha = sum?.testedAcceptance ?? null;
     const overlapMean = await meanOf(pairs, ({ target, draft }) => overlap(target, draft));
     const alpha = measuredAlpha ?? overlapMean;
-    const measuredC = costRatio(m);
+    const measuredC = sum?.costRatio ?? null;
     const c = measuredC ?? 0.1;
     // The curves span the sliders' ranges, and the run's γ (a tree may be deeper).
     const gammas = Array.from({ length: Number($("gamma").max) }, (_, i) => i + 1);

@@ -218,7 +218,7 @@ export function renderMetrics() {
   const wall = S.run?.source === "live" && S.run.arrivals.length && S.shown > 0 ? S.run.arrivals[S.shown - 1] : null;
   const multi = MULTI_DRAFT.includes(S.run?.options?.method);
   const perRound = m?.rounds > 0 ? m.emittedTokens / m.rounds : null;
-  const c = costRatio(m);
+  const c = sum?.costRatio ?? null;
   const items = [
     ["tokens-per-round", "characters per round", fmt(perRound, 2), "accepted + resampled + bonus, per target pass"],
     ["position-1", "position 1 accepted", fmt(sum?.perPositionAcceptance[0] ?? null, 3), "share of rounds whose first position kept a draft"],
@@ -257,12 +257,3 @@ export function renderMetrics() {
   hook.liveMetrics = m && { ...m, summary: sum };
 }
 
-/**
- * c: the mean time of one draft call over that of one target call, from the engine's
- * timing in the metrics (null until both were measured).
- */
-export function costRatio(m) {
-  const t = m?.timing;
-  if (!t || !(m.draftCalls > 0 && m.targetCalls > 0 && t.targetNanos > 0)) return null;
-  return t.draftNanos / m.draftCalls / (t.targetNanos / m.targetCalls);
-}

@@ -65,6 +65,11 @@ pub struct MetricsSummary {
     pub selection_nanos_per_token: Option<f64>,
     /// Emitted tokens per second of total measured time.
     pub tokens_per_second: Option<f64>,
+    /// Accepted / tested positions (accepted + resampled): the per-position acceptance
+    /// α of speculative decoding's theory.
+    pub tested_acceptance: Option<f64>,
+    /// Mean draft call time / mean target call time: the draft's cost c in target calls.
+    pub cost_ratio: Option<f64>,
 }
 
 impl Metrics {
@@ -173,6 +178,28 @@ impl Metrics {
         ratio(self.emitted_tokens, self.timing.total_nanos()).map(|r| r * 1e9)
     }
 
+    /// Accepted tokens / tested positions, where every tested position either kept a
+    /// draft or was resampled (the drafts after a rejection are never tested, which is
+    /// why this differs from [`Metrics::acceptance_rate`]): for standard speculative
+    /// decoding the per-position acceptance α of docs/design.md's theory; `None` before
+    /// any position was tested.
+    #[must_use]
+    pub fn tested_acceptance(&self) -> Option<f64> {
+        ratio(
+            self.accepted_tokens,
+            self.accepted_tokens + self.resampled_tokens,
+        )
+    }
+
+    /// The mean time of one draft call over that of one target call (the cost ratio c of
+    /// docs/design.md's walltime factor); `None` until both models have a measured call.
+    #[must_use]
+    pub fn cost_ratio(&self) -> Option<f64> {
+        let draft = ratio(self.timing.draft_nanos, self.draft_calls)?;
+        let target = ratio(self.timing.target_nanos, self.target_calls)?;
+        (target > 0.0).then(|| draft / target)
+    }
+
     /// Every derived figure at once.
     #[must_use]
     pub fn summary(&self) -> MetricsSummary {
@@ -183,6 +210,8 @@ impl Metrics {
             block_efficiency: self.block_efficiency(),
             selection_nanos_per_token: self.selection_nanos_per_token(),
             tokens_per_second: self.tokens_per_second(),
+            tested_acceptance: self.tested_acceptance(),
+            cost_ratio: self.cost_ratio(),
         }
     }
 }

@@ -8,7 +8,7 @@ use common::{all_methods, pair, run, speculative};
 use specula_core::{overlap, theory};
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
-    DecodeConfig, Decoder, ManualClock, Method, SamplingConfig, TokenSource, generate,
+    DecodeConfig, Decoder, ManualClock, Method, Metrics, SamplingConfig, TokenSource, generate,
     generate_autoregressive,
 };
 
@@ -310,4 +310,27 @@ fn methods_report_their_names() {
     ] {
         assert!(names.contains(&name), "{name}: {names:?}");
     }
+}
+
+/// The summary's α and c are the counts' and timings' ratios, and absent until measured.
+#[test]
+fn tested_acceptance_and_cost_ratio_follow_their_definitions() {
+    let mut m = Metrics::default();
+    assert_eq!(m.summary().tested_acceptance, None);
+    assert_eq!(m.summary().cost_ratio, None);
+    m.accepted_tokens = 6;
+    m.resampled_tokens = 2;
+    m.drafted_tokens = 12;
+    m.draft_calls = 8;
+    m.target_calls = 2;
+    m.timing.draft_nanos = 8_000;
+    m.timing.target_nanos = 10_000;
+    let summary = m.summary();
+    // 6 accepted of 8 tested positions, though 12 were drafted.
+    assert_eq!(summary.tested_acceptance, Some(0.75));
+    assert_eq!(summary.acceptance_rate, Some(0.5));
+    // 1,000 ns per draft call against 5,000 ns per target call.
+    assert_eq!(summary.cost_ratio, Some(0.2));
+    m.timing.target_nanos = 0;
+    assert_eq!(m.summary().cost_ratio, None);
 }

@@ -111,7 +111,16 @@ selectionNanosPerToken: number | null,
 /**
  * Emitted tokens per second of total measured time.
  */
-tokensPerSecond: number | null, };
+tokensPerSecond: number | null, 
+/**
+ * Accepted / tested positions (accepted + resampled): the per-position acceptance
+ * α of speculative decoding's theory.
+ */
+testedAcceptance: number | null, 
+/**
+ * Mean draft call time / mean target call time: the draft's cost c in target calls.
+ */
+costRatio: number | null, };
 
 export type BackendInfo = { 
 /**
