@@ -109,18 +109,6 @@ impl<'a> KSeq<'a> {
         })
     }
 
-    /// The target distribution.
-    #[must_use]
-    pub fn target(&self) -> &'a Distribution {
-        self.target
-    }
-
-    /// The draft distribution.
-    #[must_use]
-    pub fn draft(&self) -> &'a Distribution {
-        self.draft
-    }
-
     /// The parameters in use (what a trace records).
     #[must_use]
     pub fn plan(&self) -> &KSeqPlan {

@@ -214,18 +214,6 @@ impl<'a> Mentored<'a> {
         })
     }
 
-    /// The target distribution.
-    #[must_use]
-    pub fn target(&self) -> &'a Distribution {
-        self.target
-    }
-
-    /// The draft distribution.
-    #[must_use]
-    pub fn draft(&self) -> &'a Distribution {
-        self.draft
-    }
-
     /// The thresholds in use (what a trace records).
     #[must_use]
     pub fn plan(&self) -> &MentoredPlan {

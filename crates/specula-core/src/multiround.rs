@@ -36,18 +36,6 @@ impl<'a> MultiRound<'a> {
         Ok(Self { target, draft, k })
     }
 
-    /// The target distribution.
-    #[must_use]
-    pub fn target(&self) -> &'a Distribution {
-        self.target
-    }
-
-    /// The draft distribution.
-    #[must_use]
-    pub fn draft(&self) -> &'a Distribution {
-        self.draft
-    }
-
     /// The number of drafts.
     #[must_use]
     pub fn k(&self) -> usize {

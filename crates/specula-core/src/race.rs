@@ -107,18 +107,6 @@ impl<'a> Race<'a> {
         })
     }
 
-    /// The target distribution.
-    #[must_use]
-    pub fn target(&self) -> &'a Distribution {
-        self.target
-    }
-
-    /// The draft distribution.
-    #[must_use]
-    pub fn draft(&self) -> &'a Distribution {
-        self.draft
-    }
-
     /// The fitted race (what a trace records).
     #[must_use]
     pub fn plan(&self) -> &RacePlan {

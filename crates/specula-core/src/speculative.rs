@@ -49,18 +49,6 @@ impl<'a> Speculative<'a> {
         Ok(Self { target, draft })
     }
 
-    /// The target distribution.
-    #[must_use]
-    pub fn target(&self) -> &'a Distribution {
-        self.target
-    }
-
-    /// The draft distribution.
-    #[must_use]
-    pub fn draft(&self) -> &'a Distribution {
-        self.draft
-    }
-
     /// Verifies one draft token `draft_token`, which must have been sampled from the
     /// draft: one uniform for the test, one more for the residual after a rejection.
     ///
@@ -130,12 +118,6 @@ impl<'a> Greedy<'a> {
     #[must_use]
     pub fn new(target: &'a Distribution) -> Self {
         Self { target }
-    }
-
-    /// The target distribution.
-    #[must_use]
-    pub fn target(&self) -> &'a Distribution {
-        self.target
     }
 
     /// Verifies `draft_token`. A token outside the vocabulary is not the argmax: it is
