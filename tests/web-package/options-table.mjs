@@ -1,7 +1,9 @@
-// The shared table of decoding options (tests/options/table.json) through the packed wasm
-// module in Node: validateGenerateOptions() must give each row's verdict, and a refusal
-// the row's code and field, as `specula generate` does (crates/specula-cli/tests/
-// options_table.rs) and as the package's checkOptions() does in the browser app test.
+// The shared tables of options through the packed wasm module in Node: for the decoding
+// options (tests/options/table.json) validateGenerateOptions() must give each row's
+// verdict, and a refusal the row's code and field, as `specula generate` does
+// (crates/specula-cli/tests/options_table.rs) and as the package's checkOptions() does in
+// the browser app test; for the plan options (tests/options/plan-table.json) plan() must,
+// as `specula plan` does (crates/specula-cli/tests/plan_table.rs).
 // Usage: node options-table.mjs WASM_DIR
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,13 +13,19 @@ const [wasmDir] = process.argv.slice(2);
 const wasm = await import(pathToFileURL(join(wasmDir, "specula_wasm.js")).href);
 wasm.initSync({ module: readFileSync(join(wasmDir, "specula_wasm_bg.wasm")) });
 
-const table = JSON.parse(readFileSync(new URL("../options/table.json", import.meta.url), "utf8"));
+const read = (name) => JSON.parse(readFileSync(new URL(`../options/${name}`, import.meta.url), "utf8"));
+const table = read("table.json");
+const planTable = read("plan-table.json");
+const rows = [
+  ...table.rows.map((row) => ({ ...row, run: () => wasm.validateGenerateOptions(row.options) })),
+  ...planTable.rows.map((row) => ({ ...row, run: () => wasm.plan({ ...planTable.base, ...row.options }) })),
+];
 const failures = [];
-for (const row of table.rows) {
+for (const row of rows) {
   const shown = JSON.stringify(row.options);
   let error = null;
   try {
-    wasm.validateGenerateOptions(row.options);
+    row.run();
   } catch (e) {
     error = e;
   }
@@ -33,4 +41,4 @@ if (failures.length) {
   console.error(failures.join("\n"));
   process.exit(1);
 }
-console.log(`options table: ${table.rows.length} rows, the same verdict, code and field as the table`);
+console.log(`options tables: ${table.rows.length} decoding and ${planTable.rows.length} plan rows, the same verdict, code and field as the tables`);

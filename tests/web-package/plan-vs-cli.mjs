@@ -1,5 +1,5 @@
 // `plan()` of the packed wasm module (in Node) must equal `specula plan --json` of the
-// native CLI for every method, keys aside: the package uses camelCase.
+// native CLI for every method: one report, the same keys.
 // Usage: node plan-vs-cli.mjs WASM_DIR SPECULA_BINARY
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -22,14 +22,6 @@ function close(a, b, path) {
 const [wasmDir, cli] = process.argv.slice(2);
 const wasm = await import(pathToFileURL(join(wasmDir, "specula_wasm.js")).href);
 wasm.initSync({ module: readFileSync(join(wasmDir, "specula_wasm_bg.wasm")) });
-
-const camel = (key) => key.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
-const camelKeys = (v) =>
-  Array.isArray(v)
-    ? v.map(camelKeys)
-    : v && typeof v === "object"
-      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), camelKeys(x)]))
-      : v;
 
 const target = [0.1, 0.2, 0.3, 0.4];
 const draft = [0.5, 0.3, 0.15, 0.05];
@@ -54,7 +46,7 @@ for (const [options, flags] of cases) {
   const t = options.target ?? target;
   const d = options.draft ?? draft;
   const args = ["plan", "--json", "--method", options.method, "--target", t.join(","), "--draft", d.join(","), ...flags];
-  const fromCli = camelKeys(JSON.parse(execFileSync(cli, args, { encoding: "utf8" })));
+  const fromCli = JSON.parse(execFileSync(cli, args, { encoding: "utf8" }));
   const fromWasm = wasm.plan({ target: t, draft: d, ...options });
   close(fromWasm, fromCli, `plan ${JSON.stringify(options)}`);
 }

@@ -12,8 +12,12 @@ import type {
   Bug,
   DecodeConfig,
   DecodeOptions,
+  ErrorCode,
   Limits,
   MethodName,
+  PlanMethod,
+  PlanOptions as EnginePlanOptions,
+  PlanReport,
   RoundReport,
   Selection,
   Summary,
@@ -21,9 +25,11 @@ import type {
 } from "./types.js";
 
 export type {
+  ApiError,
   BackendChoice,
   BackendInfo,
   BonusStep,
+  BugReport,
   Bug,
   DecodeConfig,
   DecodeOptions,
@@ -31,6 +37,7 @@ export type {
   DraftNode,
   DraftShape,
   DraftTest,
+  ErrorCode,
   FinishReason,
   GammaPolicy,
   KSeqPlan,
@@ -40,6 +47,8 @@ export type {
   Metrics,
   MetricsSummary,
   OptionError,
+  PlanMethod,
+  PlanReport,
   Problem,
   RacePlan,
   Residual,
@@ -77,24 +86,6 @@ export type DraftBackend = "same" | "cpu";
  * another (SpecInfer).
  */
 export type Method = MethodName;
-
-/** Error codes of {@link SpeculaError}. */
-export type ErrorCode =
-  | "invalid_option"
-  | "invalid_plan"
-  | "not_loaded"
-  | "not_started"
-  | "busy"
-  | "aborted"
-  | "bad_weights"
-  | "bad_prompt"
-  | "backend_unavailable"
-  | "download_failed"
-  | "engine"
-  | "model_failed"
-  | "crashed"
-  | "terminated"
-  | "internal";
 
 /** Every failure is thrown (or rejected) as a SpeculaError. */
 export class SpeculaError extends Error {
@@ -228,69 +219,29 @@ export class Specula {
   terminate(): void;
 }
 
-export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "race" | "mentored";
-
-export interface PlanOptions {
+/**
+ * Options of {@link plan}: the engine's plan options with `method`, `target` and `draft`
+ * required and typed arrays accepted. An option the method does not use is refused
+ * (code "invalid_option", `field` naming it), as for generate(); so is whatever the math
+ * refuses (a sum that is not 1 without `normalize`, ρ below ρ*, an LP too large), naming
+ * the option at fault. `drafts` defaults to {@link LIMITS}.defaultDrafts, as in generate().
+ */
+export type PlanOptions = Omit<EnginePlanOptions, "method" | "target" | "draft" | "bug"> & {
   method: PlanMethod;
   /** Target probabilities (sum to 1 unless `normalize`). */
-  target: number[] | Float64Array;
-  /** Draft probabilities, same length. */
-  draft: number[] | Float64Array;
-  /** k for kseq, multiround, otm, race (default 2). */
-  drafts?: number;
-  /** KL budget D ≥ 0, required for mentored. */
-  kl?: number;
-  /** ρ ≥ ρ* for kseq (default ρ*). */
-  rho?: number;
-  /** Rescale target and draft to sum to 1. */
-  normalize?: boolean;
+  target: number[] | Float64Array | Float32Array;
+  /** Draft probabilities, as many as the target's. */
+  draft: number[] | Float64Array | Float32Array;
   /**
    * Plant a deliberate mistake (method "speculative" only): the report's `output` is the
    * buggy sampler's exact output distribution and `tv` its total variation from the target.
    * target and draft are then the models' raw softmax, processed by temperature/topK/topP.
    */
   bug?: PlanBugName;
-  /** With `bug`: temperature applied to both distributions (default 1). */
-  temperature?: number;
-  /** With `bug`: keep the k most likely tokens of both. */
-  topK?: number;
-  /** With `bug`: keep the smallest set of tokens with this much probability in both. */
-  topP?: number;
-}
+};
 
 /** The token-level bugs `plan()` can plant (cache-reset acts only over a sequence). */
 export type PlanBugName = Exclude<Bug, "cache-reset">;
-
-/** The report of `specula plan --json`, keys in camelCase. Non-finite numbers are null. */
-export interface PlanReport {
-  method: PlanMethod;
-  target: number[];
-  draft: number[];
-  vocab: number;
-  normalized: boolean;
-  drafts?: number;
-  acceptance: number | null;
-  output: number[];
-  klTargetOutput: number | null;
-  tvTargetOutput: number | null;
-  klTargetDraft: number | null;
-  tvTargetDraft: number | null;
-  rho?: number;
-  rhoStar?: number;
-  overlap?: number;
-  klBudget?: number;
-  alpha?: number;
-  beta?: number;
-  zeroTargetAccept?: number;
-  acceptsAll?: boolean;
-  upperBound?: number;
-  acceptProbs?: number[];
-  residual?: number[];
-  /** With `bug`: the bug and the sampling settings applied to both distributions. */
-  bug?: { name: PlanBugName; description: string; temperature: number; topK?: number; topP?: number };
-  /** With `bug`: TV(target, output), the same as `tvTargetOutput`. */
-  tv?: number;
-}
 
 /** The closed-form analysis of one token-level scheme (no models needed). */
 export function plan(options: PlanOptions): Promise<PlanReport>;

@@ -396,7 +396,7 @@ async function mathRequest(type, options) {
 /**
  * The closed-form analysis of one token-level scheme, no models needed:
  * `await plan({ method, target, draft, drafts, kl, rho, normalize })`. Resolves to the
- * report of `specula plan --json` with camelCase keys.
+ * report of `specula plan --json`.
  */
 export function plan(options) {
   return mathRequest("plan", options);

@@ -7,6 +7,7 @@ export const LIMITS = Object.freeze({
   "defaultGamma": 4,
   "maxDrafts": 1024,
   "defaultDrafts": 4,
+  "maxPlanDrafts": 1000000,
   "maxRoundNodes": 1024,
   "maxTokens": 65536,
   "defaultMaxTokens": 64,

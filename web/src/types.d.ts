@@ -5,3 +5,4 @@
 export type * from "./types/options";
 export type * from "./types/rounds";
 export type * from "./types/summary";
+export type * from "./types/plan";

@@ -1,53 +1,43 @@
 // The residual where the eye is: for the most likely characters, the target's bar with the
 // part the draft already covered (the draft bar) shaded and what is left — the residual —
-// in orange. The replacement is drawn in proportion to the orange parts. The residual's
-// numbers are the engine's (the step's residualProbs); the bars show what it subtracts
-// from what, from the step's recorded distributions and the residual's parameters.
+// in orange. The replacement is drawn in proportion to the orange parts. Every number is
+// the engine's: the residual (the step's residualProbs) and what it subtracts from what
+// (its residualParts).
 import { h } from "./state.js";
 import { rich } from "./glossary.js";
 
 const fmt = (x, d = 2) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(d));
-const norm = (v) => {
-  const s = v.reduce((a, b) => a + b, 0);
-  return s > 1e-12 ? v.map((x) => x / s) : v.slice();
-};
+
+/** What each residual's two sides are called, by the residual's kind. */
+function partNames(r) {
+  switch (r.kind) {
+    case "kseq":
+      return ["target", "accepted share"];
+    case "multiround":
+      return [r.rounds > 1 ? `residual after ${r.rounds - 1} rejection${r.rounds > 2 ? "s" : ""}` : "target", "draft"];
+    case "race":
+      return ["target", "r"];
+    case "mentored":
+      return ["target/β", "draft"];
+    case "target":
+      return ["target", "nothing"];
+    default:
+      return ["target", "draft"];
+  }
+}
 
 /**
  * What the residual subtracts from what: { base, baseName, sub, subName, residual } with
- * residual ∝ max(0, base − sub), or null when the distributions were not recorded.
+ * residual = norm(max(0, base − sub)), all the engine's (the step's residualParts and
+ * residualProbs), or null when the distributions were not recorded.
  */
 export function residualParts(step) {
-  const target = step.targetProbs;
-  const draft = step.draftProbs;
   const r = step.outcome?.residual?.residual;
+  const parts = step.residualParts;
   const residual = step.residualProbs;
-  if (!target || !r || !residual) return null;
-  const zero = target.map(() => 0);
-  switch (r.kind) {
-    case "target_minus_draft":
-      return draft ? { base: target, baseName: "target", sub: draft, subName: "draft", residual } : null;
-    case "kseq": {
-      if (!draft) return null;
-      const f = r.acceptance / r.overlap;
-      return { base: target, baseName: "target", sub: target.map((t, i) => Math.min(draft[i], t / r.rho) * f), subName: "accepted share", residual };
-    }
-    case "multiround": {
-      if (!draft) return null;
-      let base = target.slice();
-      for (let j = 0; j < r.rounds - 1; j++) base = norm(base.map((x, i) => Math.max(0, x - draft[i])));
-      return { base, baseName: r.rounds > 1 ? `residual after ${r.rounds - 1} rejection${r.rounds > 2 ? "s" : ""}` : "target", sub: draft, subName: "draft", residual };
-    }
-    case "race": {
-      const sel = step.plan?.kind === "race" ? step.plan.selection : null;
-      return sel ? { base: target, baseName: "target", sub: sel, subName: "r", residual } : null;
-    }
-    case "mentored":
-      return draft ? { base: target.map((t) => t / r.beta), baseName: "target/β", sub: draft, subName: "draft", residual } : null;
-    case "target":
-      return { base: target, baseName: "target", sub: zero, subName: "nothing", residual };
-    default:
-      return null;
-  }
+  if (!r || !parts || !residual) return null;
+  const [baseName, subName] = partNames(r);
+  return { base: parts.base, baseName, sub: parts.sub, subName, residual };
 }
 
 /** The residual chart for a step whose replacement `drawn` was sampled from it. */

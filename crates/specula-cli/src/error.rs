@@ -3,7 +3,7 @@
 use std::fmt;
 use std::process::ExitCode;
 
-use specula_core::Error as CoreError;
+use specula_engine::{ApiError, ErrorCode};
 
 /// Exit status for invalid input (the same as clap's usage errors).
 pub const EXIT_USAGE: u8 = 2;
@@ -41,17 +41,17 @@ impl CliError {
 
     /// The error as every surface shows it: `{ code, field?, message }` (`--json`).
     #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn to_api(&self) -> ApiError {
         let code = match (&self.field, self.code) {
-            (Some(_), _) => "invalid_option",
-            (None, EXIT_USAGE) => "usage",
-            _ => "failure",
+            (Some(_), _) => ErrorCode::InvalidOption,
+            (None, EXIT_USAGE) => ErrorCode::Usage,
+            _ => ErrorCode::Failure,
         };
-        let mut out = serde_json::json!({ "code": code, "message": self.message });
-        if let Some(field) = &self.field {
-            out["field"] = field.clone().into();
+        ApiError {
+            code,
+            field: self.field.clone(),
+            message: self.message.clone(),
         }
-        out
     }
 
     /// A failure that is not the user's input.
@@ -60,30 +60,6 @@ impl CliError {
             message: one_line(message.into()),
             code: EXIT_FAILURE,
             field: None,
-        }
-    }
-
-    /// Maps a core error about the distribution given by `flag` (or about both inputs when
-    /// `flag` is `None`).
-    pub fn from_core(flag: Option<&str>, error: &CoreError) -> Self {
-        let prefix = flag.map(|f| format!("{f}: ")).unwrap_or_default();
-        match error {
-            CoreError::NotNormalized { sum, tolerance } => Self::usage(format!(
-                "{prefix}the probabilities sum to {sum}, not 1 (allowed deviation {tolerance:e}); \
-                 pass --normalize to rescale them"
-            )),
-            CoreError::BadRho { rho, rho_star } => Self::usage(format!(
-                "--rho must be at least rho* = {rho_star} for k-Seq to stay exact, got {rho}"
-            )),
-            CoreError::BadKlBudget(d) => {
-                Self::usage(format!("--kl must be a finite number >= 0 (nats), got {d}"))
-            }
-            CoreError::NoDrafts => Self::usage("--drafts must be at least 1, got 0"),
-            CoreError::OtmTooLarge { .. } => Self::usage(format!(
-                "{error}; use a smaller vocabulary or fewer --drafts"
-            )),
-            CoreError::LinearProgram(_) => Self::failure(error.to_string()),
-            _ => Self::usage(format!("{prefix}{error}")),
         }
     }
 

@@ -24,6 +24,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+use specula_engine::{ApiError, ErrorCode};
 
 use crate::args::{Cli, Command, PlanArgs};
 use crate::error::CliError;
@@ -52,7 +53,7 @@ fn main() -> ExitCode {
         Err(error) => {
             // If stderr itself is gone there is nowhere left to report to.
             let _ = if json {
-                writeln!(io::stderr().lock(), "{}", error.to_json())
+                writeln!(io::stderr().lock(), "{}", json_line(&error.to_api()))
             } else {
                 writeln!(io::stderr().lock(), "error: {error}")
             };
@@ -83,13 +84,22 @@ fn clap_error(e: &clap::Error) -> ExitCode {
     let json = std::env::args().any(|a| a == "--json");
     let mut stderr = io::stderr().lock();
     let _ = if json {
-        let out =
-            serde_json::json!({ "code": "invalid_option", "field": field, "message": message });
-        writeln!(stderr, "{out}")
+        let error = ApiError {
+            code: ErrorCode::InvalidOption,
+            field: Some(field),
+            message: message.to_owned(),
+        };
+        writeln!(stderr, "{}", json_line(&error))
     } else {
         writeln!(stderr, "error: {message}")
     };
     ExitCode::from(error::EXIT_USAGE)
+}
+
+/// An error as one line of JSON.
+fn json_line(error: &ApiError) -> String {
+    // A struct of strings always serialises.
+    serde_json::to_string(error).unwrap_or_else(|_| error.message.clone())
 }
 
 /// `--top-k <N>` → `topK`.

@@ -60,20 +60,6 @@ pub fn uint_list(flag: &str, raw: &str, max: usize) -> Result<Vec<usize>, CliErr
         .collect()
 }
 
-/// Temperature, top-k and top-p from their flags (`plan --bug`), checked by the engine's
-/// options parser as for `generate` and `sample`.
-///
-/// # Errors
-/// A usage error naming the first bad flag.
-pub fn sampling(
-    temperature: Option<f64>,
-    top_k: Option<f64>,
-    top_p: Option<f64>,
-) -> Result<specula_core::SamplingConfig, CliError> {
-    specula_engine::options::sampling(temperature, top_k, top_p)
-        .map_err(|e| crate::decode_args::option_error(&e, "--max-tokens"))
-}
-
 /// A comma-separated list of numbers, for clap (`--tree 2,2,1`); the engine checks
 /// their ranges.
 ///
@@ -89,18 +75,6 @@ pub fn number_list(raw: &str) -> Result<crate::decode_args::NumberList, String> 
         })
         .collect::<Result<Vec<f64>, String>>()
         .map(crate::decode_args::NumberList)
-}
-
-/// The bug called `raw` (kebab case).
-///
-/// # Errors
-/// A usage error listing the bugs.
-pub fn bug(raw: &str) -> Result<specula_core::Bug, CliError> {
-    use specula_core::Bug;
-    let names = Bug::ALL.map(Bug::name);
-    let name = choice("--bug", raw, &names)?;
-    Bug::from_name(name)
-        .ok_or_else(|| CliError::failure(format!("internal: no bug is called {name}")))
 }
 
 /// One of `choices` (exact match).

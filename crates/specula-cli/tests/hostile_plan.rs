@@ -45,7 +45,7 @@ fn negative_zero_is_printed_as_zero() {
     ]);
     let text = report.to_string();
     assert!(!text.contains("-0"), "{text}");
-    assert_eq!(report["kl_budget"], serde_json::json!(0.0));
+    assert_eq!(report["klBudget"], serde_json::json!(0.0));
     let out = run(
         &[
             "plan",

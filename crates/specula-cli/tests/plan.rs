@@ -28,9 +28,9 @@ const COMMON_KEYS: [&str; 10] = [
     "normalized",
     "acceptance",
     "output",
-    "kl_target_output",
-    "tv_target_output",
-    "tv_target_draft",
+    "klTargetOutput",
+    "tvTargetOutput",
+    "tvTargetDraft",
 ];
 
 fn specula(args: &[&str]) -> Output {
@@ -111,8 +111,8 @@ fn assert_distribution(values: &[f64], what: &str) {
 /// The checks every lossless method passes: output = target, KL = TV = 0, echo of inputs.
 fn assert_lossless(json: &Value) {
     assert_close(&vector(json, "output"), &TARGET_PROBS, 1e-9, "output");
-    assert!(num(json, "kl_target_output") <= 1e-9);
-    assert!(num(json, "tv_target_output") <= 1e-9);
+    assert!(num(json, "klTargetOutput") <= 1e-9);
+    assert!(num(json, "tvTargetOutput") <= 1e-9);
     assert_close(&vector(json, "target"), &TARGET_PROBS, 1e-15, "target echo");
     assert_close(&vector(json, "draft"), &DRAFT_PROBS, 1e-15, "draft echo");
     let acceptance = num(json, "acceptance");
@@ -170,12 +170,12 @@ fn speculative_json_is_exact() {
     assert!((overlap() - 0.5).abs() < 1e-15);
     assert!((num(&json, "acceptance") - overlap()).abs() < 1e-12); // Σ min(target, draft)
     assert_lossless(&json);
-    assert!((num(&json, "tv_target_draft") - (1.0 - overlap())).abs() < 1e-12);
+    assert!((num(&json, "tvTargetDraft") - (1.0 - overlap())).abs() < 1e-12);
     assert_close(
-        &vector(&json, "accept_probs"),
+        &vector(&json, "acceptProbs"),
         &[0.2, 2.0 / 3.0, 1.0, 1.0],
         1e-12,
-        "accept_probs",
+        "acceptProbs",
     );
     // norm(max(0, target − draft)) = (0, 0, 0.15, 0.35) / 0.5
     assert_close(
@@ -200,13 +200,13 @@ fn greedy_json_is_one_hot_and_reports_infinite_kl_as_null() {
         0.0,
         "output",
     );
-    assert!(json["kl_target_output"].is_null(), "KL is +inf → null");
-    assert!((num(&json, "tv_target_output") - 0.6).abs() < 1e-12);
+    assert!(json["klTargetOutput"].is_null(), "KL is +inf → null");
+    assert!((num(&json, "tvTargetOutput") - 0.6).abs() < 1e-12);
     assert_close(
-        &vector(&json, "accept_probs"),
+        &vector(&json, "acceptProbs"),
         &[0.0, 0.0, 0.0, 1.0],
         0.0,
-        "accept_probs",
+        "acceptProbs",
     );
 }
 
@@ -215,18 +215,18 @@ fn kseq_json_is_lossless_with_rho_at_least_one() {
     let speculative = num(&plan_json("speculative", &[]), "acceptance");
     let json = plan_json("kseq", &[]);
     assert_eq!(json["method"], "kseq");
-    assert_eq!(json["drafts"], 2, "default --drafts");
+    assert_eq!(json["drafts"], 4, "default --drafts");
     assert_lossless(&json);
-    let (rho, rho_star) = (num(&json, "rho"), num(&json, "rho_star"));
+    let (rho, rho_star) = (num(&json, "rho"), num(&json, "rhoStar"));
     assert!(
-        rho >= 1.0 && rho_star >= 1.0 && rho <= 2.0,
+        rho >= 1.0 && rho_star >= 1.0 && rho <= 4.0,
         "rho {rho}, rho* {rho_star}"
     );
     assert_eq!(rho, rho_star);
     assert!(num(&json, "overlap") > 0.0);
     assert!(num(&json, "acceptance") >= speculative - 1e-12);
     assert_distribution(&vector(&json, "residual"), "residual");
-    assert_eq!(vector(&json, "accept_probs").len(), 4);
+    assert_eq!(vector(&json, "acceptProbs").len(), 4);
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn kseq_honours_drafts_and_a_valid_rho_override() {
     let json = plan_json("kseq", &["--drafts", "3", "--rho", "2.5"]);
     assert_eq!(json["drafts"], 3);
     assert_eq!(num(&json, "rho"), 2.5);
-    assert!(num(&json, "rho_star") <= 2.5);
+    assert!(num(&json, "rhoStar") <= 2.5);
     assert_lossless(&json);
     let k1 = plan_json("kseq", &["--drafts", "1"]);
     assert!(
@@ -247,13 +247,13 @@ fn kseq_honours_drafts_and_a_valid_rho_override() {
 fn multiround_json_is_lossless() {
     let json = plan_json("multiround", &[]);
     assert_eq!(json["method"], "multiround");
-    assert_eq!(json["drafts"], 2);
+    assert_eq!(json["drafts"], 4);
     assert_lossless(&json);
     assert!(num(&json, "acceptance") >= overlap() - 1e-12);
     assert_distribution(&vector(&json, "residual"), "residual");
-    let three = plan_json("multiround", &["--drafts", "3"]);
-    assert_eq!(three["drafts"], 3);
-    assert!(num(&three, "acceptance") >= num(&json, "acceptance") - 1e-12);
+    let five = plan_json("multiround", &["--drafts", "5"]);
+    assert_eq!(five["drafts"], 5);
+    assert!(num(&five, "acceptance") >= num(&json, "acceptance") - 1e-12);
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn otm_beats_kseq_and_stays_under_its_bound() {
         assert_eq!(otm["method"], "otm");
         assert_eq!(otm["drafts"].to_string(), k);
         assert_close(&vector(&otm, "output"), &TARGET_PROBS, 1e-9, "otm output");
-        let (acceptance, bound) = (num(&otm, "acceptance"), num(&otm, "upper_bound"));
+        let (acceptance, bound) = (num(&otm, "acceptance"), num(&otm, "upperBound"));
         assert!(
             acceptance >= num(&kseq, "acceptance") - 1e-9,
             "k = {k}: otm {acceptance} < kseq {}",
@@ -281,7 +281,7 @@ fn otm_beats_kseq_and_stays_under_its_bound() {
         (num(&k1, "acceptance") - overlap()).abs() < 1e-9,
         "α₁ = 1 − TV"
     );
-    assert_eq!(plan_json("otm", &[])["drafts"], 2, "default --drafts");
+    assert_eq!(plan_json("otm", &[])["drafts"], 4, "default --drafts");
 }
 
 #[test]
@@ -289,7 +289,7 @@ fn mentored_with_zero_budget_is_speculative() {
     let speculative = plan_json("speculative", &[]);
     let json = plan_json("mentored", &["--kl", "0"]);
     assert_eq!(json["method"], "mentored");
-    assert_eq!(num(&json, "kl_budget"), 0.0);
+    assert_eq!(num(&json, "klBudget"), 0.0);
     assert!(
         (num(&json, "acceptance") - num(&speculative, "acceptance")).abs() < 1e-9,
         "{} vs {}",
@@ -297,7 +297,7 @@ fn mentored_with_zero_budget_is_speculative() {
         overlap()
     );
     assert_close(&vector(&json, "output"), &TARGET_PROBS, 1e-9, "output");
-    assert_eq!(json["accepts_all"], false);
+    assert_eq!(json["acceptsAll"], false);
 }
 
 #[test]
@@ -306,7 +306,7 @@ fn mentored_respects_the_kl_budget() {
     for budget in [0.001, 0.01, 0.05, 0.2, 0.5] {
         let flag = budget.to_string();
         let json = plan_json("mentored", &["--kl", &flag]);
-        let kl = num(&json, "kl_target_output");
+        let kl = num(&json, "klTargetOutput");
         assert!(kl <= budget * (1.0 + 1e-3), "D = {budget}: KL {kl}");
         let (alpha, beta) = (num(&json, "alpha"), num(&json, "beta"));
         assert!(
@@ -321,7 +321,7 @@ fn mentored_respects_the_kl_budget() {
         last = acceptance;
         assert_distribution(&vector(&json, "output"), "output");
         assert_distribution(&vector(&json, "residual"), "residual");
-        let accept = vector(&json, "accept_probs");
+        let accept = vector(&json, "acceptProbs");
         assert_eq!(accept.len(), 4);
         assert!(accept.iter().all(|r| (0.0..=1.0).contains(r)));
         // Σ draft·r = acceptance
@@ -337,7 +337,7 @@ fn mentored_respects_the_kl_budget() {
 fn mentored_with_a_large_budget_accepts_everything() {
     // KL(target ‖ draft) ≈ 0.80 nats.
     let json = plan_json("mentored", &["--kl", "1"]);
-    assert_eq!(json["accepts_all"], true);
+    assert_eq!(json["acceptsAll"], true);
     assert!((num(&json, "acceptance") - 1.0).abs() < 1e-9);
     assert_close(
         &vector(&json, "output"),
@@ -345,7 +345,7 @@ fn mentored_with_a_large_budget_accepts_everything() {
         1e-9,
         "output = draft",
     );
-    assert!(num(&json, "kl_target_draft") <= 1.0);
+    assert!(num(&json, "klTargetDraft") <= 1.0);
 }
 
 #[test]
@@ -373,7 +373,7 @@ fn table_mode_is_readable_for_every_method() {
         ("speculative", &[][..], &["accept", "residual"][..]),
         ("greedy", &[], &["accept", "inf"]),
         ("kseq", &["--drafts", "3"], &["rho*", "k = 3 drafts"]),
-        ("multiround", &[], &["k = 2 drafts", "residual"]),
+        ("multiround", &[], &["k = 4 drafts", "residual"]),
         ("otm", &[], &["upper bound"]),
         (
             "race",
@@ -434,13 +434,31 @@ fn table_mode_is_readable_for_every_method() {
 fn bad_numbers_are_refused() {
     let draft = ["--draft", DRAFT];
     let cases: [(&str, &str); 7] = [
-        ("0.1,abc,0.3,0.4", "not a number"),
-        ("nan,0.2,0.3,0.4", "NaN"),
-        ("inf,0.2,0.3,0.4", "infinite"),
-        ("-0.1,0.4,0.3,0.4", "negative"),
-        ("", "empty"),
-        ("0.1,,0.5,0.4", "empty"),
-        ("0.1,0.2,0.3,0.3", "--normalize"),
+        (
+            "0.1,abc,0.3,0.4",
+            "--target entry 1 must be a number, got \"abc\"",
+        ),
+        (
+            "nan,0.2,0.3,0.4",
+            "--target entry 0 must be a probability >= 0, got NaN",
+        ),
+        (
+            "inf,0.2,0.3,0.4",
+            "--target entry 0 must be a finite probability >= 0, got Infinity",
+        ),
+        (
+            "-0.1,0.4,0.3,0.4",
+            "--target entry 0 must be a finite probability >= 0, got -0.1",
+        ),
+        (
+            "",
+            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
+        ),
+        (
+            "0.1,,0.5,0.4",
+            "--target entry 1 must be a number, got an empty entry",
+        ),
+        ("0.1,0.2,0.3,0.3", "normalize to rescale them"),
     ];
     for (target, needle) in cases {
         let mut args = vec!["plan", "--method", "speculative", "--target", target];
@@ -470,7 +488,7 @@ fn bad_numbers_are_refused() {
             "--draft",
             "0.5,0.5,0.5,0.5",
         ],
-        "--draft: the probabilities sum to 2",
+        "--draft must be probabilities that sum to 1 (within 1e-6), or set normalize to rescale them, got a sum of 2",
     );
 }
 
@@ -486,7 +504,7 @@ fn not_normalized_message_names_the_flag_and_the_fix() {
             "--draft",
             DRAFT,
         ],
-        "--target: the probabilities sum to 1.1",
+        "--target must be probabilities that sum to 1 (within 1e-6), or set normalize to rescale them, got a sum of 1.1",
     );
 }
 
@@ -502,7 +520,7 @@ fn length_mismatch_is_refused() {
             "--draft",
             "0.5,0.5",
         ],
-        "--target has 4 entries but --draft has 2",
+        "--draft must be as many entries as target (4), got 2 entries",
     );
 }
 
@@ -510,11 +528,14 @@ fn length_mismatch_is_refused() {
 fn bad_method_parameters_are_refused() {
     assert_error(
         &example("kseq", &["--drafts", "0"]),
-        "--drafts must be at least 1",
+        "--drafts must be a whole number from 1 to 1000000, got 0",
     );
     assert_error(&example("otm", &["--drafts", "-2"]), "--drafts");
     assert_error(&example("multiround", &["--drafts", "two"]), "--drafts");
-    assert_error(&example("kseq", &["--drafts", "99999999"]), "at most");
+    assert_error(
+        &example("kseq", &["--drafts", "99999999"]),
+        "from 1 to 1000000",
+    );
     assert_error(
         &example("mentored", &["--kl", "-1"]),
         "--kl must be a finite number >= 0",
@@ -524,7 +545,7 @@ fn bad_method_parameters_are_refused() {
     assert_error(&example("mentored", &["--kl", "inf"]), "--kl");
     assert_error(
         &example("mentored", &["--kl", "lots"]),
-        "--kl must be a number",
+        "invalid value 'lots' for '--kl <D>'",
     );
     assert_error(&example("mentored", &[]), "--kl");
     assert_error(&example("kseq", &["--rho", "1"]), "rho*");
@@ -535,14 +556,17 @@ fn bad_method_parameters_are_refused() {
 
 #[test]
 fn otm_too_large_is_refused() {
-    assert_error(&example("otm", &["--drafts", "60"]), "OTM is too large");
+    assert_error(
+        &example("otm", &["--drafts", "60"]),
+        "--drafts must be small enough for the OTM linear program",
+    );
     assert_error(&example("otm", &["--drafts", "1000"]), "more than 2^128");
     let wide = vec!["0.001"; 1000].join(",");
     assert_error(
         &[
             "plan", "--method", "otm", "--target", &wide, "--draft", &wide, "--drafts", "5",
         ],
-        "OTM is too large",
+        "got 5, which over 1000 tokens needs 1000000000000000000",
     );
 }
 

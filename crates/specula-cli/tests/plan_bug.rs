@@ -76,7 +76,7 @@ fn each_bug_gives_its_hand_computed_output_and_tv() {
         );
         let got_tv = json["tv"].as_f64().expect("tv");
         assert!((got_tv - tv).abs() < 1e-12, "{bug}: tv {got_tv}, want {tv}");
-        assert_eq!(json["tv_target_output"], json["tv"]);
+        assert_eq!(json["tvTargetOutput"], json["tv"]);
         assert_eq!(json["bug"]["name"], bug);
         assert!(close(&floats(&json["target"]), &TARGET_PROBS));
     }
@@ -100,7 +100,7 @@ fn processing_bugs_act_only_when_there_is_processing() {
     );
     let json = bug_json("filtered-draft", &["--top-k", "2"]);
     assert!(json["tv"].as_f64().unwrap() > 0.01, "{json}");
-    assert_eq!(json["bug"]["top_k"], 2);
+    assert_eq!(json["bug"]["topK"], 2);
 }
 
 #[test]
@@ -134,11 +134,11 @@ fn bugs_outside_the_token_level_plan_are_refused() {
     let rows: [(&[&str], &str); 6] = [
         (
             &["--method", "kseq", "--bug", "argmax-draft"],
-            "--bug applies to --method speculative in plan, not kseq",
+            "--bug does not apply to method \"kseq\"",
         ),
         (
             &["--method", "speculative", "--bug", "cache-reset"],
-            "--bug cache-reset acts only over a sequence",
+            "--bug must be a token-level bug: cache-reset acts only over a sequence",
         ),
         (
             &["--method", "speculative", "--bug", "typo"],
@@ -146,7 +146,7 @@ fn bugs_outside_the_token_level_plan_are_refused() {
         ),
         (
             &["--method", "speculative", "--temperature", "0.5"],
-            "--temperature applies only with --bug",
+            "--temperature does not apply to method \"speculative\" and is refused rather than ignored; it is for plans with a bug",
         ),
         (
             &[

@@ -94,6 +94,6 @@ pub use report::{
     BugReport, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport, PlanSide,
     plan_report,
 };
-pub use residual::{RESIDUAL_EPSILON, Residual, ResidualDraw};
+pub use residual::{RESIDUAL_EPSILON, Residual, ResidualDraw, ResidualParts};
 pub use sampling::SamplingConfig;
 pub use speculative::{Greedy, Speculative};

@@ -18,6 +18,7 @@ use crate::{
 
 /// A token-level scheme that [`plan_report`] analyses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum PlanMethod {
     /// Standard speculative sampling.
@@ -202,8 +203,11 @@ pub const MULTIROUND_MAX_WORK: u128 = 1 << 27;
 pub const MAX_PLAN_VOCAB: usize = 1 << 20;
 
 /// Everything a plan reports. Non-finite numbers become `null` in JSON (serde_json's
-/// rule). Optional fields are left out when they do not apply.
+/// rule). Optional fields are left out when they do not apply. Keys are camelCase on
+/// every surface (`specula plan --json`, npm's `plan()`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct PlanReport {
     /// The scheme.
     pub method: PlanMethod,
@@ -219,16 +223,21 @@ pub struct PlanReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drafts: Option<usize>,
     /// Probability that a drafted token is accepted.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub acceptance: f64,
     /// The exact distribution of the emitted token.
     pub output: Vec<f64>,
     /// `KL(target ‖ output)` in nats.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub kl_target_output: f64,
     /// `TV(target, output)`.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub tv_target_output: f64,
     /// `KL(target ‖ draft)` in nats.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub kl_target_draft: f64,
     /// `TV(target, draft)`.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub tv_target_draft: f64,
     /// k-Seq: the ρ in use.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -271,7 +280,7 @@ pub struct PlanReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bug: Option<BugReport>,
     /// With a bug: `TV(target, output)`, how far the mistake moves the output (the same
-    /// value as `tv_target_output`, under the name the bug lab uses).
+    /// value as `tvTargetOutput`, under the name the bug lab uses).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tv: Option<f64>,
 }

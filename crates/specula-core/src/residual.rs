@@ -8,7 +8,11 @@
 //! records, the fallback to the target when a residual has no mass, the inverse-CDF
 //! draws), so it depends on no scheme.
 
+mod parts;
+
 use serde::Serialize;
+
+pub use parts::ResidualParts;
 
 use crate::distribution::{Distribution, sample_iter, sample_weights};
 use crate::error::{Error, Result};

@@ -58,6 +58,7 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
 
+mod api_error;
 mod clock;
 mod config;
 mod decoder;
@@ -76,6 +77,7 @@ pub mod synthetic;
 mod trace;
 mod window;
 
+pub use api_error::{ApiError, ErrorCode};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::StdClock;
 pub use clock::{Clock, ManualClock, NoClock};

@@ -24,6 +24,7 @@ mod error;
 pub mod limits;
 mod method_name;
 mod number;
+mod plan;
 mod raw;
 mod resolve;
 
@@ -32,6 +33,7 @@ use serde::Serialize;
 pub use error::{OptionError, Problem};
 pub use method_name::MethodName;
 pub use number::{finite, show_number, whole, whole_usize};
+pub use plan::{PLAN_OPTION_NAMES, PlanFailure, PlanOptions, run_plan};
 pub use raw::{FromRaw, Raw, take_list};
 pub use resolve::{Resolved, sampling};
 
@@ -147,5 +149,7 @@ impl DecodeOptions {
     }
 }
 
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod tests;

@@ -16,14 +16,14 @@
 //! residual falls back to the target.
 
 use rand::Rng;
-use specula_core::{Bug, Distribution, DraftDraw, SamplingConfig};
+use specula_core::{Bug, Distribution, DraftDraw, ResidualParts, SamplingConfig};
 
 use crate::config::Rule;
 use crate::draft_tree::{DraftTree, ROOT};
 use crate::error::{Error, Result};
 use crate::request::{ForwardResponse, Role};
 use crate::select::select;
-use crate::trace::{BonusStep, DepthStep, TokenSource};
+use crate::trace::{BonusStep, DepthStep, StepPlan, TokenSource};
 
 /// What one round selected, before stop conditions.
 pub(crate) struct RoundSelection {
@@ -96,6 +96,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             TokenSource::Resampled
         };
         tokens.push((token, source));
+        let residual_parts = residual_parts(&selection, &target_dist, draft);
         steps.push(DepthStep {
             depth,
             candidates: candidates.iter().map(|&n| n - 1).collect(),
@@ -103,6 +104,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             outcome: selection.outcome,
             token,
             source,
+            residual_parts,
             plan: selection.plan,
             target_probs: record.then(|| target_dist.probs().to_vec()),
             draft_probs: record.then(|| draft.probs().to_vec()),
@@ -146,4 +148,20 @@ fn to_u32(index: usize, vocab: usize) -> Result<u32> {
         token: u32::MAX,
         vocab,
     })
+}
+
+/// What the drawn residual subtracts from what, when distributions are recorded and every
+/// candidate was rejected (the residual's probabilities are recorded then).
+fn residual_parts(
+    selection: &crate::select::Selection,
+    target: &Distribution,
+    draft: &Distribution,
+) -> Option<ResidualParts> {
+    selection.residual_probs.as_ref()?;
+    let residual = selection.outcome.residual.as_ref()?.residual;
+    let race = match &selection.plan {
+        Some(StepPlan::Race(plan)) => Some(plan.selection.as_slice()),
+        _ => None,
+    };
+    residual.parts(target.probs(), draft.probs(), race)
 }

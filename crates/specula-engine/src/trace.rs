@@ -4,7 +4,7 @@
 //! they are `usize` indices into the distributions.
 
 use serde::Serialize;
-use specula_core::{KSeqPlan, MentoredPlan, RacePlan, TokenOutcome};
+use specula_core::{KSeqPlan, MentoredPlan, RacePlan, ResidualParts, TokenOutcome};
 
 use crate::stopping::FinishReason;
 
@@ -84,6 +84,11 @@ pub struct DepthStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub residual_probs: Option<Vec<f64>>,
+    /// What that residual subtracts from what (`residualProbs` is
+    /// `norm(max(0, base − sub))`), recorded with it, for pictures of the residual.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub residual_parts: Option<ResidualParts>,
 }
 
 /// The parameters a selection rule computed at one depth, tagged by `kind`.

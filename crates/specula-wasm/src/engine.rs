@@ -12,10 +12,10 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::backend::{self, BackendChoice, BackendInfo, DraftBackend};
-use crate::camel::to_js;
 use crate::error::{Result, WasmError};
 use crate::generation::{Generation, RoundReport, Summary};
 use crate::js_options::{generate_options, load_options};
+use crate::js_value::to_js;
 use crate::models::{Bundles, Models};
 
 #[derive(Default)]

@@ -2,7 +2,8 @@
 //! `Error` whose `name` is `"SpeculaError"`, whose `message` says what was wrong and what
 //! to do, and whose `code` lets a program tell the cases apart.
 
-use specula_engine::options::OptionError;
+use specula_engine::options::{OptionError, PlanFailure};
+use specula_engine::{ApiError, ErrorCode};
 use thiserror::Error;
 use wasm_bindgen::JsValue;
 
@@ -19,7 +20,7 @@ pub enum WasmError {
         /// What was wrong.
         message: String,
     },
-    /// The token-level analysis refused its input.
+    /// The token-level analysis failed through no fault of its input (the LP solver).
     #[error("{0}")]
     Plan(String),
     /// A call that needs loaded models before `load`.
@@ -46,23 +47,38 @@ pub enum WasmError {
     /// A model failed to run on every available backend.
     #[error("{0}")]
     Model(String),
+    /// A failure that is not the caller's doing (a result that cannot be converted); the
+    /// message says what.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl WasmError {
     /// A stable machine-readable code, the `code` property of the thrown `Error`.
     #[must_use]
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::InvalidOption { .. } => "invalid_option",
-            Self::Plan(_) => "invalid_plan",
-            Self::NotLoaded => "not_loaded",
-            Self::NotStarted => "not_started",
-            Self::Busy(_) => "busy",
-            Self::Weights(_) => "bad_weights",
-            Self::Prompt(_) => "bad_prompt",
-            Self::Backend(_) => "backend_unavailable",
-            Self::Engine(_) => "engine",
-            Self::Model(_) => "model_failed",
+            Self::InvalidOption { .. } => ErrorCode::InvalidOption,
+            Self::Plan(_) => ErrorCode::PlanFailed,
+            Self::NotLoaded => ErrorCode::NotLoaded,
+            Self::NotStarted => ErrorCode::NotStarted,
+            Self::Busy(_) => ErrorCode::Busy,
+            Self::Weights(_) => ErrorCode::BadWeights,
+            Self::Prompt(_) => ErrorCode::BadPrompt,
+            Self::Backend(_) => ErrorCode::BackendUnavailable,
+            Self::Engine(_) => ErrorCode::Engine,
+            Self::Model(_) => ErrorCode::ModelFailed,
+            Self::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// The error in the shape every surface shows: `{ code, field?, message }`.
+    #[must_use]
+    pub fn to_api(&self) -> ApiError {
+        ApiError {
+            code: self.code(),
+            field: self.field().map(str::to_owned),
+            message: self.to_string(),
         }
     }
 
@@ -82,11 +98,13 @@ impl WasmError {
         }
     }
 
-    /// The option the error is about, if it is about one.
+    /// The option or input the error is about, if it is about one (a prompt the
+    /// tokenizer refuses is about `prompt`).
     #[must_use]
     pub fn field(&self) -> Option<&str> {
         match self {
             Self::InvalidOption { field, .. } => field.as_deref(),
+            Self::Prompt(_) => Some("prompt"),
             _ => None,
         }
     }
@@ -101,6 +119,15 @@ impl From<OptionError> for WasmError {
     }
 }
 
+impl From<PlanFailure> for WasmError {
+    fn from(e: PlanFailure) -> Self {
+        match e {
+            PlanFailure::Input(e) => e.into(),
+            PlanFailure::Analysis(message) => Self::Plan(message),
+        }
+    }
+}
+
 impl From<specula_engine::Error> for WasmError {
     fn from(e: specula_engine::Error) -> Self {
         Self::Engine(e.to_string())
@@ -109,12 +136,17 @@ impl From<specula_engine::Error> for WasmError {
 
 impl From<WasmError> for JsValue {
     fn from(e: WasmError) -> Self {
-        let error = js_sys::Error::new(&e.to_string());
+        let ApiError {
+            code,
+            field,
+            message,
+        } = e.to_api();
+        let error = js_sys::Error::new(&message);
         error.set_name("SpeculaError");
         // Setting a property on a fresh Error object cannot fail; if it ever did the
         // message alone still says what happened.
-        let _ = js_sys::Reflect::set(&error, &"code".into(), &e.code().into());
-        if let Some(field) = e.field() {
+        let _ = js_sys::Reflect::set(&error, &"code".into(), &code.as_str().into());
+        if let Some(field) = field {
             let _ = js_sys::Reflect::set(&error, &"field".into(), &field.into());
         }
         error.into()

@@ -86,17 +86,6 @@ impl Fields {
         }
     }
 
-    /// A boolean.
-    pub(crate) fn boolean(&self, name: &str) -> Result<Option<bool>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .as_bool()
-                .map(Some)
-                .ok_or_else(|| self.wrong(name, "true or false", &v)),
-        }
-    }
-
     /// An array (or typed array) of numbers.
     pub(crate) fn numbers(&self, name: &str) -> Result<Option<Vec<f64>>> {
         let Some(v) = self.get(name) else {

@@ -210,10 +210,9 @@ impl Generation {
                     Some(_) => self.remaining = 0,
                     None => {}
                 }
-                let text = models
-                    .tokenizer()
-                    .decode(&trace.emitted)
-                    .map_err(|e| WasmError::Engine(format!("internal: {e}")))?;
+                let text = models.tokenizer().decode(&trace.emitted).map_err(|e| {
+                    WasmError::Internal(format!("cannot decode emitted tokens: {e}"))
+                })?;
                 self.text.push_str(&text);
                 return Ok(Some(RoundReport {
                     round,

@@ -6,30 +6,11 @@ use crate::backend::{BackendChoice, DraftBackend};
 use crate::error::{Result, WasmError};
 use crate::fields::{Fields, to_raw};
 use crate::models::Bundles;
-use crate::plan::{PLAN_KEYS, PlanOptions};
 use specula_engine::options::DecodeOptions;
 
 /// `generate`/`start` options, read and type-checked by the engine's one options parser.
 pub(crate) fn generate_options(value: &JsValue) -> Result<DecodeOptions> {
     Ok(DecodeOptions::from_raw(to_raw(value))?)
-}
-
-/// `plan` options.
-pub(crate) fn plan_options(value: &JsValue) -> Result<PlanOptions> {
-    let f = Fields::new(value, "plan options", &PLAN_KEYS)?;
-    Ok(PlanOptions {
-        method: f.string("method")?,
-        target: f.numbers("target")?,
-        draft: f.numbers("draft")?,
-        drafts: f.number("drafts")?,
-        kl: f.number("kl")?,
-        rho: f.number("rho")?,
-        normalize: f.boolean("normalize")?,
-        bug: f.string("bug")?,
-        temperature: f.number("temperature")?,
-        top_k: f.number("topK")?,
-        top_p: f.number("topP")?,
-    })
 }
 
 /// The option names `load` accepts.

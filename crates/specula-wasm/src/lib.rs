@@ -18,7 +18,6 @@
 #![deny(missing_docs)]
 
 mod backend;
-mod camel;
 mod choice;
 #[cfg(target_arch = "wasm32")]
 mod clock;
@@ -29,6 +28,7 @@ mod generation;
 #[cfg(target_arch = "wasm32")]
 mod gpu_probe;
 mod js_options;
+mod js_value;
 mod math;
 mod models;
 pub mod plan;
@@ -38,7 +38,6 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 
 pub use backend::{BackendChoice, BackendInfo, DraftBackend};
-pub use camel::{camel_case, camel_json};
 pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
@@ -97,9 +96,8 @@ pub fn version() -> String {
 /// A `SpeculaError` naming the bad option or what the math refused.
 #[wasm_bindgen]
 pub fn plan(options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    let options = js_options::plan_options(&options)?;
     let report = plan::run(&options)?;
-    Ok(camel::camel_to_js(&report)?)
+    Ok(js_value::to_js(&report)?)
 }
 
 /// Checks generation options without running anything; returns the normalised settings
@@ -113,7 +111,7 @@ pub fn validate_generate_options(options: JsValue) -> std::result::Result<JsValu
         .resolve()
         .map_err(WasmError::from)?;
     let json = serde_json::json!({ "prompt": checked.prompt, "config": checked.config });
-    Ok(camel::to_js(&json)?)
+    Ok(js_value::to_js(&json)?)
 }
 
 /// Speculative decoding's theory curves over γ, computed by the core:
@@ -123,7 +121,7 @@ pub fn validate_generate_options(options: JsValue) -> std::result::Result<JsValu
 /// A `SpeculaError` naming the bad option.
 #[wasm_bindgen]
 pub fn theory(options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    Ok(camel::to_js(&math::theory(&options)?)?)
+    Ok(js_value::to_js(&math::theory(&options)?)?)
 }
 
 /// A distribution recorded at temperature `from` as the engine would process it with
@@ -133,7 +131,7 @@ pub fn theory(options: JsValue) -> std::result::Result<JsValue, JsValue> {
 /// A `SpeculaError` naming the bad option.
 #[wasm_bindgen]
 pub fn retarget(options: JsValue) -> std::result::Result<JsValue, JsValue> {
-    Ok(camel::to_js(&math::retarget(&options)?)?)
+    Ok(js_value::to_js(&math::retarget(&options)?)?)
 }
 
 /// Every default and limit of the `generate()` options (`specula_engine::options::limits`),
@@ -143,7 +141,7 @@ pub fn retarget(options: JsValue) -> std::result::Result<JsValue, JsValue> {
 /// Never in practice (a `SpeculaError` if the value could not be converted).
 #[wasm_bindgen]
 pub fn limits() -> std::result::Result<JsValue, JsValue> {
-    Ok(camel::to_js(&specula_engine::options::limits::LIMITS)?)
+    Ok(js_value::to_js(&specula_engine::options::limits::LIMITS)?)
 }
 
 /// Seeded untrained model files `{ draftMeta, draftWeights, targetMeta, targetWeights }`
@@ -169,9 +167,8 @@ pub fn untrained_bundles(options: JsValue) -> std::result::Result<JsValue, JsVal
     let bundles = untrained::untrained_bundles(seed, size)?;
     let out = js_sys::Object::new();
     let meta = |b: &specula_model::ModelBundle| {
-        serde_json::to_string(&b.meta).map_err(|e| {
-            WasmError::Weights(format!("internal: cannot serialise a description: {e}"))
-        })
+        serde_json::to_string(&b.meta)
+            .map_err(|e| WasmError::Internal(format!("cannot serialise a model description: {e}")))
     };
     let entries: [(&str, JsValue); 4] = [
         ("draftMeta", meta(&bundles.draft)?.into()),

@@ -128,7 +128,7 @@ async fn overlapping_calls_and_abort_mid_round_leave_the_engine_usable() {
     let err = engine
         .start_with(&common::greedy("speculative"))
         .expect_err("busy");
-    assert_eq!(err.code(), "busy");
+    assert_eq!(err.code().as_str(), "busy");
     JsFuture::from(first).await.expect("first round completes");
     // Abort while a round is waiting for the GPU: the round gives null. The round's first
     // poll marks the engine busy and starts a model call that only a GPU readback (a later

@@ -23,7 +23,7 @@ fn decl<T: TS>(cfg: &Config) -> (String, String) {
 /// A generated file's name, what it holds, and its declarations.
 type Group = (&'static str, &'static str, Vec<(String, String)>);
 
-/// The declarations in three files by theme (`web/src/types/<file>.d.ts`, each under a
+/// The declarations in four files by theme (`web/src/types/<file>.d.ts`, each under a
 /// few hundred lines), every type once, in an order a reader can follow.
 fn groups() -> Vec<Group> {
     // u64 counters (nanoseconds, seeds) are plain numbers in JavaScript.
@@ -31,12 +31,14 @@ fn groups() -> Vec<Group> {
     vec![
         (
             "options",
-            "The options of generate(), their errors and limits, and the configuration they resolve to.",
+            "The options of generate(), their limits, the configuration they resolve to, and the one error shape.",
             vec![
                 decl::<specula_engine::options::DecodeOptions>(cfg),
                 decl::<specula_engine::options::MethodName>(cfg),
                 decl::<specula_engine::options::OptionError>(cfg),
                 decl::<specula_engine::options::Problem>(cfg),
+                decl::<specula_engine::ApiError>(cfg),
+                decl::<specula_engine::ErrorCode>(cfg),
                 decl::<specula_engine::options::limits::Limits>(cfg),
                 decl::<specula_engine::DecodeConfig>(cfg),
                 decl::<specula_engine::Method>(cfg),
@@ -65,6 +67,7 @@ fn groups() -> Vec<Group> {
                 decl::<specula_core::DraftTest>(cfg),
                 decl::<specula_core::ResidualDraw>(cfg),
                 decl::<specula_core::Residual>(cfg),
+                decl::<specula_core::ResidualParts>(cfg),
                 decl::<specula_core::KSeqPlan>(cfg),
                 decl::<specula_core::RacePlan>(cfg),
                 decl::<specula_core::MentoredPlan>(cfg),
@@ -80,6 +83,16 @@ fn groups() -> Vec<Group> {
                 decl::<specula_wasm::BackendInfo>(cfg),
                 decl::<specula_wasm::BackendChoice>(cfg),
                 decl::<specula_wasm::TheoryCurves>(cfg),
+            ],
+        ),
+        (
+            "plan",
+            "The options and the report of plan(), the token-level analysis (`specula plan --json`).",
+            vec![
+                decl::<specula_engine::options::PlanOptions>(cfg),
+                decl::<specula_core::PlanMethod>(cfg),
+                decl::<specula_core::PlanReport>(cfg),
+                decl::<specula_core::BugReport>(cfg),
             ],
         ),
     ]

@@ -1,6 +1,6 @@
 // Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test
 // generated` (ts-rs): do not edit. What each field means is documented on the Rust type.
-// The options of generate(), their errors and limits, and the configuration they resolve to.
+// The options of generate(), their limits, the configuration they resolve to, and the one error shape.
 
 export type DecodeOptions = { 
 /**
@@ -97,6 +97,23 @@ problem: Problem, };
 
 export type Problem = "invalid" | "unknown" | "missing" | "unused";
 
+export type ApiError = { 
+/**
+ * What kind of failure.
+ */
+code: ErrorCode, 
+/**
+ * The option or input it is about, as JavaScript spells it (`topK`, `tree[1]`,
+ * `prompt`); left out when it is about no one option.
+ */
+field?: string, 
+/**
+ * What was wrong and what to do, in one line.
+ */
+message: string, };
+
+export type ErrorCode = "invalid_option" | "plan_failed" | "not_loaded" | "not_started" | "busy" | "aborted" | "bad_weights" | "bad_prompt" | "backend_unavailable" | "download_failed" | "engine" | "model_failed" | "crashed" | "terminated" | "internal" | "usage" | "failure";
+
 export type Limits = { 
 /**
  * [`MAX_GAMMA`].
@@ -114,6 +131,10 @@ maxDrafts: number,
  * [`DEFAULT_DRAFTS`].
  */
 defaultDrafts: number, 
+/**
+ * [`MAX_PLAN_DRAFTS`].
+ */
+maxPlanDrafts: number, 
 /**
  * [`MAX_ROUND_NODES`].
  */

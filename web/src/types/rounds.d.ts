@@ -188,7 +188,12 @@ draftProbs?: Array<number>,
  * [`Residual::Target`](specula_core::Residual::Target)), when distributions are asked
  * for and every draft was rejected.
  */
-residualProbs?: Array<number>, };
+residualProbs?: Array<number>, 
+/**
+ * What that residual subtracts from what (`residualProbs` is
+ * `norm(max(0, base − sub))`), recorded with it, for pictures of the residual.
+ */
+residualParts?: ResidualParts, };
 
 export type StepPlan = { "kind": "kseq" } & KSeqPlan | { "kind": "race" } & RacePlan | { "kind": "mentored" } & MentoredPlan;
 
@@ -341,6 +346,18 @@ beta: number, } | { "kind": "race",
  * Number of drafts.
  */
 k: number, };
+
+export type ResidualParts = { 
+/**
+ * What is subtracted from: the target, `target/β` (mentored) or the residual after
+ * the earlier rejections (multi-round).
+ */
+base: Array<number>, 
+/**
+ * What is subtracted: the draft, k-Seq's accepted share, the race's selection
+ * distribution `r`, or nothing (zeros) when the residual is the target.
+ */
+sub: Array<number>, };
 
 export type KSeqPlan = { 
 /**

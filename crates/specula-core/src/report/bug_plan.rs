@@ -22,6 +22,8 @@ pub struct PlanBug {
 
 /// What a bugged plan adds to the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct BugReport {
     /// The bug's name (kebab case).
     pub name: Bug,

@@ -11,6 +11,11 @@ pub const DEFAULT_GAMMA: usize = 4;
 pub const MAX_DRAFTS: usize = 1024;
 /// K when the options leave it out.
 pub const DEFAULT_DRAFTS: usize = 4;
+/// The most drafts k a token-level analysis (`plan`) takes: far more than a decoding
+/// round may draft, since a plan only sums over the vocabulary (multi-round's work, k
+/// times the vocabulary, has its own limit in the core). K's default is
+/// [`DEFAULT_DRAFTS`] there too.
+pub const MAX_PLAN_DRAFTS: usize = 1_000_000;
 /// The most draft nodes one round may create (`K × L` for i.i.d. drafts, the sum of the
 /// level widths for a tree): the target verifies them all in one call whose attention is
 /// quadratic in their number, so this keeps the largest round within about a second and
@@ -52,6 +57,8 @@ pub struct Limits {
     pub max_drafts: usize,
     /// [`DEFAULT_DRAFTS`].
     pub default_drafts: usize,
+    /// [`MAX_PLAN_DRAFTS`].
+    pub max_plan_drafts: usize,
     /// [`MAX_ROUND_NODES`].
     pub max_round_nodes: usize,
     /// [`MAX_TOKENS`].
@@ -82,6 +89,7 @@ pub const LIMITS: Limits = Limits {
     default_gamma: DEFAULT_GAMMA,
     max_drafts: MAX_DRAFTS,
     default_drafts: DEFAULT_DRAFTS,
+    max_plan_drafts: MAX_PLAN_DRAFTS,
     max_round_nodes: MAX_ROUND_NODES,
     max_tokens: MAX_TOKENS,
     default_max_tokens: DEFAULT_MAX_TOKENS,

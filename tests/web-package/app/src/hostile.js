@@ -8,8 +8,8 @@
 // checkOptions(), which must throw the very same error (or succeed where generate()
 // succeeds or refuses only the prompt's characters). The limits are LIMITS, generated from
 // the engine's (crates/specula-engine/src/options/limits.rs); the messages are the
-// engine's (options/error.rs, resolve.rs), the wasm crate's for plan() (plan.rs,
-// fields.rs) and the package's own for load() and what cannot reach the worker.
+// engine's (options/error.rs, resolve.rs, plan.rs for plan()), the wasm crate's for
+// load() (fields.rs) and the package's own for what cannot reach the worker.
 import { LIMITS, Specula, SpeculaError, checkOptions, plan } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft";
@@ -256,51 +256,52 @@ const LIMITS_ROWS = [
 ];
 
 const PLAN_BASE = { method: "speculative", target: [0.5, 0.5], draft: [0.25, 0.75] };
-/** A plan() row; `field` is what an "invalid_option" error names (undefined where plan() names none). */
+/** A plan() row; `field` is what an "invalid_option" error names. */
 const planRow = (name, options, code, message, expect, field) => ({ name, call: "plan", options: { ...PLAN_BASE, ...options }, code, message, expect, field });
 const planBad = (name, options, field, message) => planRow(name, options, OPTION, message, undefined, field);
 const PLAN_ROWS = [
-  { name: "options null", call: "plan", options: null, code: OPTION, field: "options", message: "plan options must be an object such as { method }, got null" },
-  planBad("unknown option", { normalise: true }, "normalise", 'unknown option "normalise" in plan options'),
-  planBad("method missing", { method: undefined }, undefined, "method is required: one of"),
-  planBad("unknown method", { method: "beam" }, undefined, 'unknown method "beam"; use one of:'),
-  planBad("target missing", { target: undefined }, undefined, "target is required"),
-  planBad("mismatched lengths", { draft: [0.2, 0.3, 0.5] }, undefined, "target has 2 entries but draft has 3; both must cover the same vocabulary"),
-  planBad("target a string", { target: "0.5,0.5" }, "target", 'target in plan options must be an array of numbers, got the string "0.5,0.5"'),
-  planBad("draft with a string", { draft: [0.5, "0.5"] }, "draft[1]", 'draft[1] in plan options must be a number, got the string "0.5"'),
-  planRow("negative entry", { target: [-0.5, 1.5] }, "invalid_plan", "target: entry 0 is negative (-0.5); probabilities must be >= 0"),
-  planRow("NaN entry", { draft: [NaN, 1] }, "invalid_plan", "draft: entry 0 is NaN"),
-  planRow("infinite entry", { target: [0, Infinity] }, "invalid_plan", "target: entry 1 is infinite"),
-  planRow("empty vectors", { target: [], draft: [] }, "invalid_plan", "target: the distribution is empty"),
-  planRow("all zero", { draft: [0, 0] }, "invalid_plan", "draft: every entry is zero"),
-  planRow("not normalised", { target: [0.5, 0.6] }, "invalid_plan", ["target: the probabilities sum to", "pass normalize: true"]),
+  { name: "options null", call: "plan", options: null, code: OPTION, field: "options", message: "options must be an object such as { method, target, draft }, got null" },
+  planBad("unknown option", { normalise: true }, "normalise", 'unknown option "normalise"; the options are: method, target, draft'),
+  planBad("method missing", { method: undefined }, "method", "method is required: one of speculative, greedy"),
+  planBad("unknown method", { method: "beam" }, "method", 'method must be one of speculative, greedy, kseq, multiround, otm, race, mentored, got "beam"'),
+  planBad("target missing", { target: undefined }, "target", "target is required: the target probabilities, one per token"),
+  planBad("mismatched lengths", { draft: [0.2, 0.3, 0.5] }, "draft", "draft must be as many entries as target (2), got 3 entries"),
+  planBad("target a string", { target: "0.5,0.5" }, "target", 'target must be an array of numbers, got the string "0.5,0.5"'),
+  planBad("draft with a string", { draft: [0.5, "0.5"] }, "draft[1]", 'draft[1] must be a number, got the string "0.5"'),
+  planBad("negative entry", { target: [-0.5, 1.5] }, "target[0]", "target[0] must be a finite probability >= 0, got -0.5"),
+  planBad("NaN entry", { draft: [NaN, 1] }, "draft[0]", "draft[0] must be a probability >= 0, got NaN"),
+  planBad("infinite entry", { target: [0, Infinity] }, "target[1]", "target[1] must be a finite probability >= 0, got Infinity"),
+  planBad("empty vectors", { target: [], draft: [] }, "target", "target must be probabilities: finite, >= 0 and not all zero, got no entries"),
+  planBad("all zero", { draft: [0, 0] }, "draft", "draft must be probabilities: finite, >= 0 and not all zero, got only zeros"),
+  planBad("not normalised", { target: [0.5, 0.6] }, "target", ["target must be probabilities that sum to 1", "set normalize to rescale them, got a sum of 1.1"]),
   planRow("not normalised, normalize: true", { target: [1, 3], normalize: true }, null, null, (r) => r.normalized === true || `normalized ${r.normalized}`),
   planRow("-0 entry read as 0", { target: [-0, 1] }, null, null, (r) => Object.is(r.target[0], 0) || `target[0] is ${Object.is(r.target[0], -0) ? "-0" : r.target[0]}`),
   planRow("Float64Array vectors", { target: new Float64Array([0.5, 0.5]), draft: new Float64Array([0.25, 0.75]) }, null, null, (r) => r.acceptance === 0.75 || `acceptance ${r.acceptance}`),
-  planBad("drafts for speculative", { drafts: 2 }, undefined, 'drafts does not apply to method "speculative"; it is only for kseq, multiround, otm and race'),
-  planBad("kl for kseq", { method: "kseq", kl: 0.1 }, undefined, 'kl does not apply to method "kseq"; it is only for mentored'),
+  planBad("drafts for speculative", { drafts: 2 }, "drafts", 'drafts does not apply to method "speculative" and is refused rather than ignored; it is for kseq, multiround, otm and race'),
+  planBad("kl for kseq", { method: "kseq", kl: 0.1 }, "kl", 'kl does not apply to method "kseq" and is refused rather than ignored; it is for mentored'),
   planBad("drafts 0", { method: "kseq", drafts: 0 }, "drafts", "drafts must be a whole number from 1 to 1000000, got 0"),
   planBad("drafts 1000001", { method: "race", drafts: 1_000_001 }, "drafts", "drafts must be a whole number from 1 to 1000000, got 1000001"),
   planRow("drafts 1000000 (highest)", { method: "kseq", drafts: 1_000_000 }, null, null, (r) => r.drafts === 1_000_000 || `drafts ${r.drafts}`),
+  planRow("drafts left out: the decoding default", { method: "race" }, null, null, (r) => r.drafts === L.defaultDrafts || `drafts ${r.drafts}`),
   planBad("drafts NaN", { method: "kseq", drafts: NaN }, "drafts", "drafts must be a whole number from 1 to 1000000, got NaN"),
-  planBad("rho NaN", { method: "kseq", rho: NaN }, undefined, "rho must be a finite number >= rho* (at least 1), got NaN"),
-  planRow("rho below rho*", { method: "kseq", rho: 0.5 }, "invalid_plan", "rho must be at least rho* ="),
-  planBad("mentored without kl", { method: "mentored" }, undefined, 'method "mentored" needs kl'),
-  planBad("kl negative", { method: "mentored", kl: -1 }, undefined, "kl must be a finite number >= 0 (nats), got -1"),
+  planBad("rho NaN", { method: "kseq", rho: NaN }, "rho", "rho must be a finite number >= rho* (at least 1), got NaN"),
+  planBad("rho below rho*", { method: "kseq", rho: 0.5 }, "rho", "rho must be at least rho* ="),
+  planBad("mentored without kl", { method: "mentored" }, "kl", 'kl is required: method "mentored" needs the KL budget D >= 0, in nats'),
+  planBad("kl negative", { method: "mentored", kl: -1 }, "kl", "kl must be a finite number >= 0 (nats), got -1"),
   planRow("kl -0", { method: "mentored", kl: -0 }, null, null),
-  planRow("OTM too large", { method: "otm", drafts: 3, target: Array(100).fill(0.01), draft: Array(100).fill(0.01) }, "invalid_plan", ["OTM is too large: vocabulary 100 with k = 3 drafts", "the limit is 262144"]),
-  planRow("multi-round too large", { method: "multiround", drafts: 1_000_000, target: Array(200).fill(0.005), draft: Array(200).fill(0.005) }, "invalid_plan", "multi-round is too large: 1000000 drafts over 200 tokens"),
-  planBad("vocabulary past the limit", { target: Array(1_048_577).fill(0), draft: Array(1_048_577).fill(0) }, undefined, "target has 1048577 entries; the limit is 1048576"),
+  planBad("OTM too large", { method: "otm", drafts: 3, target: Array(100).fill(0.01), draft: Array(100).fill(0.01) }, "drafts", ["drafts must be small enough for the OTM linear program", "at most 262144 variables", "got 3, which over 100 tokens needs 100000000"]),
+  planBad("multi-round too large", { method: "multiround", drafts: 1_000_000, target: Array(200).fill(0.005), draft: Array(200).fill(0.005) }, "drafts", "drafts must be at most 671088 for a multi-round plan over 200 tokens"),
+  planBad("vocabulary past the limit", { target: Array(1_048_577).fill(0), draft: Array(1_048_577).fill(0) }, "target", "target must be at most 1048576 entries, got 1048577 entries"),
   // The bug lab: the buggy output is the one worked out by hand (crates/specula-cli/tests/plan_bug.rs).
   planRow("bug resample-from-target", { target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], bug: "resample-from-target" }, null, null,
     (r) => (Math.abs(r.tv - 0.15) < 1e-12 && r.bug?.name === "resample-from-target") || `tv ${r.tv}, bug ${JSON.stringify(r.bug)}`),
-  planBad("bug unknown", { bug: "typo" }, undefined, 'unknown bug "typo"; use one of: resample-from-target'),
-  planBad("bug cache-reset", { bug: "cache-reset" }, undefined, "cache-reset acts only over a sequence"),
-  planBad("bug on kseq", { method: "kseq", bug: "argmax-draft" }, undefined, "no token-level plan for kseq"),
-  planBad("topK without a bug", { topK: 2 }, undefined, "topK applies only with bug"),
+  planBad("bug unknown", { bug: "typo" }, "bug", 'bug must be one of resample-from-target'),
+  planBad("bug cache-reset", { bug: "cache-reset" }, "bug", "cache-reset acts only over a sequence"),
+  planBad("bug on kseq", { method: "kseq", bug: "argmax-draft" }, "bug", 'bug does not apply to method "kseq"'),
+  planBad("topK without a bug", { topK: 2 }, "topK", "it is for plans with a bug"),
   planBad("bug with topP 0", { bug: "filtered-draft", topP: 0 }, "topP", "topP must be a number in (0, 1] (leave it out for no top-p), got 0"),
   planBad("bug with temperature past the limit", { bug: "filtered-draft", temperature: L.maxTemperature * 2 }, "temperature", "temperature must be a number from 0 (greedy) to 1e6, got 2000000"),
-  { name: "in the instance's worker: mismatched lengths", call: "s.plan", options: { ...PLAN_BASE, draft: [1] }, code: OPTION, field: undefined, message: "target has 2 entries but draft has 1" },
+  { name: "in the instance's worker: mismatched lengths", call: "s.plan", options: { ...PLAN_BASE, draft: [1] }, code: OPTION, field: "draft", message: "draft must be as many entries as target (2), got 1 entry" },
 ];
 
 const weights = (name) => `/weights-bad/${name}/`;

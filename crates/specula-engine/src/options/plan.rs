@@ -1,0 +1,396 @@
+//! The options of the token-level analysis (`specula plan`, npm's `plan()`), defined
+//! once: [`PlanOptions`] holds them as given, [`PlanOptions::resolve`] checks them into
+//! the core's [`PlanInput`], and [`run_plan`] runs it, turning each refusal of the math
+//! into an [`OptionError`] that names the option at fault. The rule for an option the
+//! method does not use is the decoding options' rule: it is refused, never ignored.
+
+use serde::Serialize;
+use specula_core::{
+    Bug, OTM_MAX_VARIABLES, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport,
+    PlanSide,
+};
+
+use super::limits::{DEFAULT_DRAFTS, MAX_PLAN_DRAFTS};
+use super::{FromRaw, OptionError, Raw, sampling, show_number, take_list, whole_usize};
+
+/// The names of the [`PlanOptions`], as JavaScript spells them, in documentation order.
+pub const PLAN_OPTION_NAMES: [&str; 11] = [
+    "method",
+    "target",
+    "draft",
+    "drafts",
+    "kl",
+    "rho",
+    "normalize",
+    "bug",
+    "temperature",
+    "topK",
+    "topP",
+];
+
+/// The methods that take `drafts`, as messages name them.
+const DRAFT_TAKERS: &str = "kseq, multiround, otm and race";
+
+/// Options of one token-level analysis, as given (types checked, ranges not yet).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
+#[serde(rename_all = "camelCase")]
+pub struct PlanOptions {
+    /// The scheme, one of the [`PlanMethod`] names (required).
+    pub method: Option<String>,
+    /// The target's probabilities (required).
+    pub target: Option<Vec<f64>>,
+    /// The draft's probabilities, as many as the target's (required).
+    pub draft: Option<Vec<f64>>,
+    /// k, the i.i.d. drafts of kseq, multiround, otm and race (default
+    /// [`DEFAULT_DRAFTS`], at most [`MAX_PLAN_DRAFTS`]).
+    pub drafts: Option<f64>,
+    /// The KL budget D of mentored decoding, in nats (required there).
+    pub kl: Option<f64>,
+    /// k-Seq's ρ, at least ρ* (kseq only; default ρ*).
+    pub rho: Option<f64>,
+    /// Rescale both distributions to sum to 1 instead of refusing them.
+    pub normalize: Option<bool>,
+    /// A deliberate bug to plant (speculative only), by its kebab-case name.
+    pub bug: Option<String>,
+    /// With `bug`: the temperature applied to both distributions (default 1).
+    pub temperature: Option<f64>,
+    /// With `bug`: keep the k most likely tokens of both distributions.
+    pub top_k: Option<f64>,
+    /// With `bug`: keep the smallest set of tokens with at least this mass.
+    pub top_p: Option<f64>,
+}
+
+impl PlanOptions {
+    /// Reads the options from an object of raw values: every name must be one of
+    /// [`PLAN_OPTION_NAMES`] and every value of its option's type (null means "not
+    /// given").
+    ///
+    /// # Errors
+    /// [`OptionError`] naming the first unknown option or the first value of a wrong type.
+    pub fn from_raw(raw: Raw) -> Result<Self, OptionError> {
+        let entries = match raw {
+            Raw::Object(entries) => entries,
+            other => {
+                return Err(OptionError::invalid(
+                    "options",
+                    "an object such as { method, target, draft }",
+                    other.describe(),
+                ));
+            }
+        };
+        let numbers = "an array of numbers";
+        let mut o = Self::default();
+        for (key, value) in entries {
+            match key.as_str() {
+                "method" => o.method = String::take(&key, value)?,
+                "target" => o.target = take_list(&key, value, numbers)?,
+                "draft" => o.draft = take_list(&key, value, numbers)?,
+                "drafts" => o.drafts = f64::take(&key, value)?,
+                "kl" => o.kl = f64::take(&key, value)?,
+                "rho" => o.rho = f64::take(&key, value)?,
+                "normalize" => o.normalize = bool::take(&key, value)?,
+                "bug" => o.bug = String::take(&key, value)?,
+                "temperature" => o.temperature = f64::take(&key, value)?,
+                "topK" => o.top_k = f64::take(&key, value)?,
+                "topP" => o.top_p = f64::take(&key, value)?,
+                _ => return Err(OptionError::unknown(key, &PLAN_OPTION_NAMES)),
+            }
+        }
+        Ok(o)
+    }
+
+    /// Checks every option and its fit with the method, giving the core's input.
+    ///
+    /// # Errors
+    /// [`OptionError`] naming the first option at fault.
+    pub fn resolve(&self) -> Result<PlanInput, OptionError> {
+        let names = || {
+            let names: Vec<&str> = PlanMethod::ALL.iter().map(|m| m.name()).collect();
+            format!("one of {}", names.join(", "))
+        };
+        let method = match self.method.as_deref() {
+            Some(name) => PlanMethod::from_name(name)
+                .ok_or_else(|| OptionError::invalid("method", names(), format!("{name:?}")))?,
+            None => return Err(OptionError::missing("method", names())),
+        };
+        let target = vector("target", self.target.as_ref())?;
+        let draft = vector("draft", self.draft.as_ref())?;
+        if target.len() != draft.len() {
+            return Err(OptionError::invalid(
+                "draft",
+                format!("as many entries as target ({})", target.len()),
+                entries(draft.len()),
+            ));
+        }
+        let name = method.name();
+        refuse_unused(
+            "drafts",
+            self.drafts,
+            method.takes_drafts(),
+            name,
+            DRAFT_TAKERS,
+        )?;
+        refuse_unused("rho", self.rho, method == PlanMethod::Kseq, name, "kseq")?;
+        refuse_unused(
+            "kl",
+            self.kl,
+            method == PlanMethod::Mentored,
+            name,
+            "mentored",
+        )?;
+        let k = match self.drafts {
+            Some(k) => whole_usize("drafts", k, 1, MAX_PLAN_DRAFTS, "")?,
+            None => DEFAULT_DRAFTS,
+        };
+        let params = match method {
+            PlanMethod::Speculative | PlanMethod::Greedy => PlanParams::None,
+            PlanMethod::Kseq => PlanParams::KSeq {
+                k,
+                rho: match self.rho {
+                    Some(r) if !r.is_finite() => {
+                        return Err(OptionError::invalid(
+                            "rho",
+                            "a finite number >= rho* (at least 1)",
+                            show_number(r),
+                        ));
+                    }
+                    r => r,
+                },
+            },
+            PlanMethod::Multiround | PlanMethod::Otm | PlanMethod::Race => PlanParams::Drafts(k),
+            PlanMethod::Mentored => match self.kl {
+                // `+ 0.0` reads -0 as 0.
+                Some(d) if d.is_finite() && d >= 0.0 => PlanParams::Kl(d + 0.0),
+                Some(d) => {
+                    return Err(OptionError::invalid(
+                        "kl",
+                        "a finite number >= 0 (nats)",
+                        show_number(d),
+                    ));
+                }
+                None => {
+                    return Err(OptionError::missing(
+                        "kl",
+                        "method \"mentored\" needs the KL budget D >= 0, in nats",
+                    ));
+                }
+            },
+        };
+        let bug = self.bug(method)?;
+        // `+ 0.0` reads -0 as 0, so no -0 reaches the report.
+        let unsigned = |v: &[f64]| v.iter().map(|x| x + 0.0).collect();
+        Ok(PlanInput {
+            method,
+            target: unsigned(target),
+            draft: unsigned(draft),
+            normalize: self.normalize.unwrap_or(false),
+            params,
+            bug,
+        })
+    }
+
+    /// `bug` and the sampling options that come with it.
+    fn bug(&self, method: PlanMethod) -> Result<Option<PlanBug>, OptionError> {
+        let Some(name) = self.bug.as_deref() else {
+            for (field, given) in [
+                ("temperature", self.temperature.is_some()),
+                ("topK", self.top_k.is_some()),
+                ("topP", self.top_p.is_some()),
+            ] {
+                if given {
+                    return Err(OptionError::unused(
+                        field,
+                        method.name(),
+                        "plans with a bug (it processes the distributions the buggy sampler \
+                         uses); without one, give the processed distributions",
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        let bug = Bug::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
+            OptionError::invalid(
+                "bug",
+                format!("one of {}", names.join(", ")),
+                format!("{name:?}"),
+            )
+        })?;
+        if method != PlanMethod::Speculative {
+            return Err(OptionError::unused(
+                "bug",
+                method.name(),
+                "speculative in a plan (sample shows bugs with the other methods)",
+            ));
+        }
+        if bug == Bug::CacheReset {
+            return Err(OptionError::invalid(
+                "bug",
+                "a token-level bug: cache-reset acts only over a sequence (see it with sample)",
+                "\"cache-reset\"",
+            ));
+        }
+        let sampling = sampling(self.temperature, self.top_k, self.top_p)?;
+        Ok(Some(PlanBug { bug, sampling }))
+    }
+}
+
+/// A required probability vector of at most [`MAX_PLAN_VOCAB`] entries.
+///
+/// [`MAX_PLAN_VOCAB`]: specula_core::report::MAX_PLAN_VOCAB
+fn vector<'a>(field: &str, values: Option<&'a Vec<f64>>) -> Result<&'a [f64], OptionError> {
+    let limit = specula_core::report::MAX_PLAN_VOCAB;
+    let values = values.ok_or_else(|| {
+        OptionError::missing(field, format!("the {field} probabilities, one per token"))
+    })?;
+    if values.len() > limit {
+        return Err(OptionError::invalid(
+            field,
+            format!("at most {limit} entries"),
+            entries(values.len()),
+        ));
+    }
+    Ok(values)
+}
+
+/// "1 entry", "3 entries".
+fn entries(n: usize) -> String {
+    if n == 1 {
+        "1 entry".into()
+    } else {
+        format!("{n} entries")
+    }
+}
+
+/// Refuses an option the method does not use.
+fn refuse_unused(
+    field: &str,
+    value: Option<f64>,
+    used: bool,
+    method: &str,
+    users: &str,
+) -> Result<(), OptionError> {
+    if value.is_none() || used {
+        Ok(())
+    } else {
+        Err(OptionError::unused(field, method, users))
+    }
+}
+
+/// Why a checked plan could not be made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanFailure {
+    /// The math refused an input; the error names the option at fault.
+    Input(OptionError),
+    /// The analysis itself failed (the LP solver), through no fault of the input.
+    Analysis(String),
+}
+
+impl std::fmt::Display for PlanFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Input(e) => e.fmt(f),
+            Self::Analysis(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for PlanFailure {}
+
+/// Runs the analysis of a resolved plan.
+///
+/// # Errors
+/// [`PlanFailure::Input`] when the distributions or parameters are refused (not
+/// normalised, ρ below ρ*, an LP too large, …), naming the option;
+/// [`PlanFailure::Analysis`] when the solver fails.
+pub fn run_plan(input: &PlanInput) -> Result<PlanReport, PlanFailure> {
+    specula_core::plan_report(input).map_err(failure)
+}
+
+/// The option a refusal of the math is about, with what it must be.
+fn failure(error: PlanError) -> PlanFailure {
+    use specula_core::Error as Core;
+    let input = PlanFailure::Input;
+    match error {
+        PlanError::Distribution { side, source } => {
+            let field = match side {
+                PlanSide::Target => "target",
+                PlanSide::Draft => "draft",
+            };
+            input(distribution_error(field, &source))
+        }
+        PlanError::Analysis(Core::BadRho { rho, rho_star }) => input(OptionError::invalid(
+            "rho",
+            format!("at least rho* = {rho_star} for k-Seq to stay exact"),
+            show_number(rho),
+        )),
+        PlanError::Analysis(Core::BadKlBudget(d)) => input(OptionError::invalid(
+            "kl",
+            "a finite number >= 0 (nats)",
+            show_number(d),
+        )),
+        PlanError::Analysis(source) => PlanFailure::Analysis(source.to_string()),
+        PlanError::OtmTooLarge {
+            vocab,
+            k,
+            variables,
+        } => {
+            let count = variables.map_or_else(|| "more than 2^128".to_owned(), |v| v.to_string());
+            input(OptionError::invalid(
+                "drafts",
+                format!(
+                    "small enough for the OTM linear program: vocabulary^(drafts + 1) at most \
+                     {OTM_MAX_VARIABLES} variables (use fewer drafts or a smaller vocabulary)"
+                ),
+                format!("{k}, which over {vocab} tokens needs {count}"),
+            ))
+        }
+        PlanError::MultiroundTooLarge { vocab, k } => {
+            let limit = specula_core::report::MULTIROUND_MAX_WORK;
+            input(OptionError::invalid(
+                "drafts",
+                format!(
+                    "at most {} for a multi-round plan over {vocab} tokens (drafts × vocabulary \
+                     at most {limit})",
+                    limit / (vocab.max(1) as u128)
+                ),
+                k.to_string(),
+            ))
+        }
+        PlanError::BugNotPlannable { bug, method } => input(OptionError::invalid(
+            "bug",
+            format!("a bug with a token-level plan for {}", method.name()),
+            format!("{:?}", bug.name()),
+        )),
+        // `resolve` builds the parameters from the method, so they always match.
+        PlanError::ParamsMismatch { .. } => PlanFailure::Analysis(error.to_string()),
+    }
+}
+
+/// A distribution refused by the core, as an error about `field` (or one entry of it).
+fn distribution_error(field: &str, error: &specula_core::Error) -> OptionError {
+    use specula_core::Error as Core;
+    let expected = "probabilities: finite, >= 0 and not all zero";
+    match *error {
+        Core::NotNormalized { sum, tolerance } => OptionError::invalid(
+            field,
+            format!(
+                "probabilities that sum to 1 (within {tolerance:e}), or set normalize to \
+                 rescale them"
+            ),
+            format!("a sum of {sum}"),
+        ),
+        Core::Empty => OptionError::invalid(field, expected, "no entries"),
+        Core::AllZero => OptionError::invalid(field, expected, "only zeros"),
+        Core::NotANumber { index } => {
+            OptionError::invalid(format!("{field}[{index}]"), "a probability >= 0", "NaN")
+        }
+        Core::Infinite { index, value } | Core::Negative { index, value } => OptionError::invalid(
+            format!("{field}[{index}]"),
+            "a finite probability >= 0",
+            show_number(value),
+        ),
+        ref other => OptionError::invalid(field, expected, other.to_string()),
+    }
+}

@@ -1,0 +1,182 @@
+// Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test
+// generated` (ts-rs): do not edit. What each field means is documented on the Rust type.
+// The options and the report of plan(), the token-level analysis (`specula plan --json`).
+import type { Bug } from "./options";
+
+export type PlanOptions = { 
+/**
+ * The scheme, one of the [`PlanMethod`] names (required).
+ */
+method?: string, 
+/**
+ * The target's probabilities (required).
+ */
+target?: Array<number>, 
+/**
+ * The draft's probabilities, as many as the target's (required).
+ */
+draft?: Array<number>, 
+/**
+ * k, the i.i.d. drafts of kseq, multiround, otm and race (default
+ * [`DEFAULT_DRAFTS`], at most [`MAX_PLAN_DRAFTS`]).
+ */
+drafts?: number, 
+/**
+ * The KL budget D of mentored decoding, in nats (required there).
+ */
+kl?: number, 
+/**
+ * k-Seq's ρ, at least ρ* (kseq only; default ρ*).
+ */
+rho?: number, 
+/**
+ * Rescale both distributions to sum to 1 instead of refusing them.
+ */
+normalize?: boolean, 
+/**
+ * A deliberate bug to plant (speculative only), by its kebab-case name.
+ */
+bug?: string, 
+/**
+ * With `bug`: the temperature applied to both distributions (default 1).
+ */
+temperature?: number, 
+/**
+ * With `bug`: keep the k most likely tokens of both distributions.
+ */
+topK?: number, 
+/**
+ * With `bug`: keep the smallest set of tokens with at least this mass.
+ */
+topP?: number, };
+
+export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "race" | "mentored";
+
+export type PlanReport = { 
+/**
+ * The scheme.
+ */
+method: PlanMethod, 
+/**
+ * Target probabilities used (after normalising, if asked).
+ */
+target: Array<number>, 
+/**
+ * Draft probabilities used (after normalising, if asked).
+ */
+draft: Array<number>, 
+/**
+ * Vocabulary size.
+ */
+vocab: number, 
+/**
+ * Whether the inputs were rescaled.
+ */
+normalized: boolean, 
+/**
+ * Number of drafts k (multi-draft methods only).
+ */
+drafts: number | null, 
+/**
+ * Probability that a drafted token is accepted.
+ */
+acceptance: number | null, 
+/**
+ * The exact distribution of the emitted token.
+ */
+output: Array<number>, 
+/**
+ * `KL(target ‖ output)` in nats.
+ */
+klTargetOutput: number | null, 
+/**
+ * `TV(target, output)`.
+ */
+tvTargetOutput: number | null, 
+/**
+ * `KL(target ‖ draft)` in nats.
+ */
+klTargetDraft: number | null, 
+/**
+ * `TV(target, draft)`.
+ */
+tvTargetDraft: number | null, 
+/**
+ * k-Seq: the ρ in use.
+ */
+rho: number | null, 
+/**
+ * k-Seq: the smallest valid ρ.
+ */
+rhoStar: number | null, 
+/**
+ * k-Seq: `b(ρ) = Σ min(draft, target/ρ)`, the per-draft acceptance probability.
+ */
+overlap: number | null, 
+/**
+ * Mentored: the KL budget D.
+ */
+klBudget: number | null, 
+/**
+ * Mentored: lower ratio threshold α ≤ 1.
+ */
+alpha: number | null, 
+/**
+ * Mentored: upper ratio threshold β ≥ 1.
+ */
+beta: number | null, 
+/**
+ * Mentored: acceptance probability of a drafted token the target rules out (non-zero
+ * only when `alpha` is 0).
+ */
+zeroTargetAccept: number | null, 
+/**
+ * Mentored: whether every draft is accepted (KL(target ‖ draft) ≤ D).
+ */
+acceptsAll: boolean | null, 
+/**
+ * OTM and the race: Lemma 3's bound, the best acceptance any selection among i.i.d.
+ * drafts reaches (attained; the race comes within its tolerance of it).
+ */
+upperBound: number | null, 
+/**
+ * Per token x: the probability that x, once drafted, is accepted (for the race: once
+ * drafted and chosen, `min(1, target/r)`).
+ */
+acceptProbs: Array<number> | null, 
+/**
+ * The distribution sampled when every draft is rejected.
+ */
+residual: Array<number> | null, 
+/**
+ * The deliberate bug planted, with the sampling settings; `target` and `draft` are
+ * then the processed distributions and `output` the buggy sampler's exact output.
+ */
+bug: BugReport | null, 
+/**
+ * With a bug: `TV(target, output)`, how far the mistake moves the output (the same
+ * value as `tvTargetOutput`, under the name the bug lab uses).
+ */
+tv: number | null, };
+
+export type BugReport = { 
+/**
+ * The bug's name (kebab case).
+ */
+name: Bug, 
+/**
+ * What the mistake is, in one line.
+ */
+description: string, 
+/**
+ * Temperature applied to both distributions.
+ */
+temperature: number, 
+/**
+ * Top-k applied to both distributions, if any.
+ */
+topK: number | null, 
+/**
+ * Top-p applied to both distributions, if any.
+ */
+topP: number | null, };
