@@ -22,7 +22,9 @@ const GENERATE_CALLS = ["generate", "complete", "generate:first"];
 /** A generate() row that must throw "invalid_option" naming `field`, with every fragment of `message`. */
 const gen = (name, options, field, message) => ({ name, call: "generate", options, code: OPTION, field, message });
 /** A generate() row that must throw `code` (another code than "invalid_option", so no field). */
-const genFail = (name, options, code, message) => ({ name, call: "generate", options, code, message });
+const genFail = (name, options, code, message, field) => ({ name, call: "generate", options, code, message, field });
+/** A generate() row whose prompt the tokenizer refuses: code "bad_prompt", field "prompt". */
+const badPrompt = (name, options, message) => genFail(name, options, "bad_prompt", message, "prompt");
 /** A generate() row that must succeed; `expect(summary, ctx)` returns true or what is wrong. */
 const genOk = (name, options, expect) => ({ name, call: "generate", options, code: null, expect });
 /** A checkOptions() row that must succeed; `expect(checked, ctx)` as above. */
@@ -101,12 +103,12 @@ const GENERATE_ROWS = [
   gen("prompt empty", { prompt: "" }, "prompt", "prompt must be at least one character to continue, got an empty string"),
   gen("prompt a number", { prompt: 42 }, "prompt", "prompt must be a string, got the number 42"),
   gen("prompt a String object", { prompt: new String("abc") }, "prompt", "prompt must be a string, got an object"),
-  genFail("prompt with ï", { prompt: "naïve" }, "bad_prompt", ["prompt: character 'ï' (U+00EF) at position 2 is not in the vocabulary", "the models know only these characters"]),
-  genFail("prompt with an emoji", { prompt: "hi 🙂" }, "bad_prompt", "(U+1F642) at position 3"),
-  genFail("prompt with a tab", { prompt: "a\tb" }, "bad_prompt", "(U+0009) at position 1"),
-  genFail("prompt with NUL", { prompt: "a\0" }, "bad_prompt", "(U+0000) at position 1"),
-  genFail("prompt with a lone surrogate", { prompt: "a\ud800" }, "bad_prompt", "(U+FFFD) at position 1"),
-  genFail("100 KB prompt, bad last character", { prompt: LONG_PROMPT + "é" }, "bad_prompt", `(U+00E9) at position ${LONG_PROMPT.length}`),
+  badPrompt("prompt with ï", { prompt: "naïve" }, ["prompt: character 'ï' (U+00EF) at position 2 is not in the vocabulary", "the models know only these characters"]),
+  badPrompt("prompt with an emoji", { prompt: "hi 🙂" }, "(U+1F642) at position 3"),
+  badPrompt("prompt with a tab", { prompt: "a\tb" }, "(U+0009) at position 1"),
+  badPrompt("prompt with NUL", { prompt: "a\0" }, "(U+0000) at position 1"),
+  badPrompt("prompt with a lone surrogate", { prompt: "a\ud800" }, "(U+FFFD) at position 1"),
+  badPrompt("100 KB prompt, bad last character", { prompt: LONG_PROMPT + "é" }, `(U+00E9) at position ${LONG_PROMPT.length}`),
   genOk(`100 KB prompt (${LONG_PROMPT.length} characters)`, { prompt: LONG_PROMPT, maxTokens: 8, temperature: 1, seed: 7 }, async (r, ctx) => {
     // The window slides: the models read the prompt's last 128 characters (docs/limits.md).
     const tail = await ctx.specula.complete({ ...BASE, prompt: LONG_PROMPT.slice(-128), maxTokens: 8, temperature: 1, seed: 7 });
@@ -221,7 +223,7 @@ const GENERATE_ROWS = [
 ];
 
 const LIMIT_KEYS = [
-  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxRoundNodes", "maxTokens", "defaultMaxTokens",
+  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "maxTokens", "defaultMaxTokens",
   "maxTemperature", "defaultTemperature", "maxTopK", "maxKl", "maxSeed", "defaultSeed", "maxStopStrings", "maxStopChars",
 ];
 const LIMITS_ROWS = [
@@ -466,9 +468,9 @@ function wrongError(row, error) {
   if (!(error instanceof SpeculaError) || error.code !== row.code || !fragments.every((f) => String(error.message).includes(f))) {
     return `${row.code} ${fragments.map(show).join(" + ")}`;
   }
-  // Every option error names its option (or, in plan(), states that it names none);
-  // no other error names one.
-  const field = row.code === OPTION ? row.field : undefined;
+  // Every option error names its option, and so does a refused prompt ("prompt"); no
+  // other error names one.
+  const field = row.code === OPTION || row.code === "bad_prompt" ? row.field : undefined;
   if (row.code === OPTION && !("field" in row)) return "a row that says which field (test bug)";
   if (error.field !== field) return `field ${JSON.stringify(field)}`;
   return null;
