@@ -4,9 +4,12 @@
 //! package runs the same table (`tests/web-package/options-table.mjs`), so the two
 //! surfaces cannot disagree.
 
+mod table_support;
+
 use std::process::Command;
 
 use serde_json::Value;
+use table_support::{assert_verdict, flag};
 
 fn table() -> Vec<Value> {
     let path = concat!(
@@ -16,20 +19,6 @@ fn table() -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("tests/options/table.json");
     let json: Value = serde_json::from_str(&text).expect("the table is JSON");
     json["rows"].as_array().expect("rows").clone()
-}
-
-/// `topK` → `--top-k`.
-fn flag(name: &str) -> String {
-    let mut flag = String::from("--");
-    for ch in name.chars() {
-        if ch.is_ascii_uppercase() {
-            flag.push('-');
-            flag.push(ch.to_ascii_lowercase());
-        } else {
-            flag.push(ch);
-        }
-    }
-    flag
 }
 
 /// A number as a flag value: whole numbers without a fraction (`4`, not `4.0`).
@@ -79,21 +68,7 @@ fn every_row_gets_the_tables_verdict_code_and_field() {
             .args(&args)
             .output()
             .expect("specula runs");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if row["ok"] == Value::Bool(true) {
-            assert!(out.status.success(), "{args:?}: {stderr}");
-        } else {
-            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-            let error: Value = serde_json::from_str(stderr.trim()).unwrap_or_else(|e| {
-                panic!("{args:?}: stderr is not one JSON error ({e}): {stderr}")
-            });
-            assert_eq!(error["code"], row["code"], "{args:?}: {error}");
-            assert_eq!(error["field"], row["field"], "{args:?}: {error}");
-            assert!(
-                error["message"].as_str().is_some_and(|m| !m.is_empty()),
-                "{args:?}"
-            );
-        }
+        assert_verdict(&args, &row, &out);
         checked += 1;
     }
     assert!(checked >= 35, "only {checked} rows reach the CLI");

@@ -34,7 +34,7 @@ pub use error::{OptionError, Problem};
 pub use method_name::MethodName;
 pub use number::{finite, show_number, whole, whole_usize};
 pub use plan::{PLAN_OPTION_NAMES, PlanFailure, PlanOptions, run_plan};
-pub use raw::{FromRaw, Raw, take_list};
+pub use raw::{FromRaw, Raw, object_entries, take_list};
 pub use resolve::{Resolved, sampling};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
@@ -111,18 +111,8 @@ impl DecodeOptions {
     /// # Errors
     /// [`OptionError`] naming the first unknown option or the first value of a wrong type.
     pub fn from_raw(raw: Raw) -> Result<Self, OptionError> {
-        let entries = match raw {
-            Raw::Object(entries) => entries,
-            other => {
-                return Err(OptionError::invalid(
-                    "options",
-                    "an object such as { prompt }",
-                    other.describe(),
-                ));
-            }
-        };
         let mut o = Self::default();
-        for (key, value) in entries {
+        for (key, value) in object_entries(raw, "an object such as { prompt }")? {
             match key.as_str() {
                 "prompt" => o.prompt = String::take(&key, value)?,
                 "method" => o.method = String::take(&key, value)?,

@@ -11,7 +11,9 @@ use specula_core::{
 };
 
 use super::limits::{DEFAULT_DRAFTS, MAX_PLAN_DRAFTS};
-use super::{FromRaw, OptionError, Raw, sampling, show_number, take_list, whole_usize};
+use super::{
+    FromRaw, OptionError, Raw, object_entries, sampling, show_number, take_list, whole_usize,
+};
 
 /// The names of the [`PlanOptions`], as JavaScript spells them, in documentation order.
 pub const PLAN_OPTION_NAMES: [&str; 11] = [
@@ -69,19 +71,9 @@ impl PlanOptions {
     /// # Errors
     /// [`OptionError`] naming the first unknown option or the first value of a wrong type.
     pub fn from_raw(raw: Raw) -> Result<Self, OptionError> {
-        let entries = match raw {
-            Raw::Object(entries) => entries,
-            other => {
-                return Err(OptionError::invalid(
-                    "options",
-                    "an object such as { method, target, draft }",
-                    other.describe(),
-                ));
-            }
-        };
         let numbers = "an array of numbers";
         let mut o = Self::default();
-        for (key, value) in entries {
+        for (key, value) in object_entries(raw, "an object such as { method, target, draft }")? {
             match key.as_str() {
                 "method" => o.method = String::take(&key, value)?,
                 "target" => o.target = take_list(&key, value, numbers)?,

@@ -49,6 +49,18 @@ impl Raw {
     }
 }
 
+/// The entries of an options object; anything else is refused with `example`, what the
+/// object should look like (`"an object such as { prompt }"`), as the field `options`.
+///
+/// # Errors
+/// [`OptionError`] about `options` when `raw` is not an object.
+pub fn object_entries(raw: Raw, example: &str) -> Result<Vec<(String, Raw)>, OptionError> {
+    match raw {
+        Raw::Object(entries) => Ok(entries),
+        other => Err(OptionError::invalid("options", example, other.describe())),
+    }
+}
+
 /// A type an option's value can have, read from a [`Raw`] value.
 pub trait FromRaw: Sized {
     /// The type as a message names it ("a number").
