@@ -76,6 +76,7 @@ mod residual;
 mod sampling;
 mod speculative;
 pub mod theory;
+mod typical;
 mod wiring;
 
 pub use bug::{
@@ -97,3 +98,4 @@ pub use report::{
 pub use residual::{RESIDUAL_EPSILON, Residual, ResidualDraw, ResidualParts};
 pub use sampling::SamplingConfig;
 pub use speculative::{Greedy, Speculative};
+pub use typical::{Typical, TypicalPlan};
