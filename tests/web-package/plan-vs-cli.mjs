@@ -34,6 +34,8 @@ const cases = [
   [{ method: "otm", drafts: 2 }, ["--drafts", "2"]],
   [{ method: "race", drafts: 3 }, ["--drafts", "3"]],
   [{ method: "mentored", kl: 0.05 }, ["--kl", "0.05"]],
+  [{ method: "typical" }, []],
+  [{ method: "typical", epsilon: 0.2, delta: 0.5 }, ["--epsilon", "0.2", "--delta", "0.5"]],
   [{ method: "speculative", normalize: true, target: [1, 2, 3, 4], draft: [4, 3, 2, 1] }, ["--normalize"]],
   // The bug lab: every token-level bug, with processing where the bug needs it.
   [{ method: "speculative", bug: "resample-from-target" }, ["--bug", "resample-from-target"]],

@@ -51,6 +51,7 @@ Methods and the flags they take:
   otm           optimal transport, exact LP (tiny V and k)   [--drafts K]
   race          ratio race, OTM's optimum at any V           [--drafts K]
   mentored      mentored decoding, lossy with KL <= D        --kl D (required)
+  typical       typical acceptance (Medusa), lossy           [--epsilon E] [--delta D]
 kseq, otm and race are SpecTr's selection rules at one position (in generate, SpecTr
 is --method spectr with --selection kseq or race). A flag given to a method that does
 not take it is an error. --drafts defaults to 4.
@@ -66,9 +67,11 @@ The bug lab (speculative only):
 Input rules:
   --target and --draft are comma-separated lists of the same length, every entry a finite
   number >= 0, at most 1048576 entries. @FILE reads a list from a file and - from standard
-  input (one of the two), with commas, spaces or newlines between entries. Without --normalize each list must sum to 1 within 1e-6; with --normalize
-  any positive total is rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite
-  and >= 0. --rho must be finite and >= rho* (the smallest rho that keeps k-Seq exact).
+  input (one of the two), with commas, spaces or newlines between entries. Without
+  --normalize each list must sum to 1 within 1e-6; with --normalize any positive total is
+  rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite and >= 0. --rho must
+  be finite and >= rho* (the smallest rho that keeps k-Seq exact). --epsilon must be in
+  [0, 1] and --delta in [0, 1e6].
   OTM solves a linear program with vocab^(k+1) variables and refuses larger problems.
   multiround refuses drafts x vocab above 2^27 (134217728).
   Negative numbers may be written as `--kl -1` or `--kl=-1` (both are refused).
@@ -77,8 +80,8 @@ Output:
   --json prints one JSON object: method, target, draft, vocab, normalized, acceptance,
   output, klTargetOutput, tvTargetOutput, klTargetDraft, tvTargetDraft, and per
   method: drafts (kseq, multiround, otm, race); rho, rhoStar, overlap (kseq); acceptProbs
-  (speculative, greedy, kseq, race, mentored); residual (all but otm); klBudget, alpha, beta,
-  zeroTargetAccept, acceptsAll (mentored); upperBound (otm, race); bug (name,
+  (speculative, greedy, kseq, race, mentored, typical); residual (all but otm); klBudget, alpha, beta,
+  zeroTargetAccept, acceptsAll (mentored); threshold, entropy (typical); upperBound (otm, race); bug (name,
   description, temperature, topK, topP) and tv (with --bug). Probabilities are token-indexed arrays.
   Non-finite numbers (e.g. KL(target || output) = inf for greedy) are written as null.
   greedy assumes the drafted token is the draft's argmax.
@@ -118,6 +121,15 @@ pub struct PlanArgs {
     /// Override k-Seq's rho; must be >= rho* (kseq only; default rho*).
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
     pub rho: Option<f64>,
+
+    /// Typical acceptance's ceiling on its threshold, in [0, 1] (typical only; default
+    /// 0.09).
+    #[arg(long, value_name = "EPS", allow_hyphen_values = true)]
+    pub epsilon: Option<f64>,
+
+    /// Typical acceptance's scale of exp(-H(target)) (typical only; default 0.3).
+    #[arg(long, value_name = "DELTA", allow_hyphen_values = true)]
+    pub delta: Option<f64>,
 
     /// Rescale --target and --draft to sum to 1 instead of refusing them.
     #[arg(long)]
@@ -181,6 +193,8 @@ impl PlanArgs {
             drafts: self.drafts,
             kl: self.kl,
             rho: self.rho,
+            epsilon: self.epsilon,
+            delta: self.delta,
             normalize: Some(self.normalize),
             bug: self.bug,
             temperature: self.temperature,

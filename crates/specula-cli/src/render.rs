@@ -100,6 +100,12 @@ pub fn table(report: &PlanReport) -> String {
     if let Some(all) = report.accepts_all {
         lines.push(("accepts every draft", all.to_string()));
     }
+    if let Some(entropy) = report.entropy {
+        lines.push(("H(target), nats", number(entropy)));
+    }
+    if let Some(threshold) = report.threshold {
+        lines.push(("threshold min(eps, delta e^-H)", number(threshold)));
+    }
     lines.push(("KL(target || output)", number(report.kl_target_output)));
     lines.push(("TV(target, output)", number(report.tv_target_output)));
     lines.push(("KL(target || draft)", number(report.kl_target_draft)));

@@ -385,6 +385,11 @@ fn table_mode_is_readable_for_every_method() {
             &["--kl", "0.1"],
             &["alpha", "beta", "KL budget D"],
         ),
+        (
+            "typical",
+            &["--epsilon", "0.2", "--delta", "0.5"],
+            &["H(target), nats", "threshold min(eps, delta e^-H)", "residual"],
+        ),
     ] {
         let out = specula(&example(method, extra));
         let stdout = text(&out.stdout);

@@ -13,7 +13,7 @@ pub use bug_plan::{BugReport, PlanBug};
 use crate::residual::check_same_len;
 use crate::{
     Bug, Distribution, Greedy, KSeq, Mentored, MultiRound, OTM_MAX_VARIABLES, OtmPlan, Race,
-    Speculative, kl_divergence, total_variation,
+    Speculative, Typical, kl_divergence, total_variation,
 };
 
 /// A token-level scheme that [`plan_report`] analyses.
@@ -35,11 +35,13 @@ pub enum PlanMethod {
     Race,
     /// Mentored decoding (lossy, bounded KL).
     Mentored,
+    /// Typical acceptance (Medusa; lossy, no bound).
+    Typical,
 }
 
 impl PlanMethod {
     /// Every method, in documentation order.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Speculative,
         Self::Greedy,
         Self::Kseq,
@@ -47,6 +49,7 @@ impl PlanMethod {
         Self::Otm,
         Self::Race,
         Self::Mentored,
+        Self::Typical,
     ];
 
     /// The name used on the command line and in JSON.
@@ -60,6 +63,7 @@ impl PlanMethod {
             Self::Otm => "otm",
             Self::Race => "race",
             Self::Mentored => "mentored",
+            Self::Typical => "typical",
         }
     }
 
@@ -80,6 +84,7 @@ impl PlanMethod {
             Self::Otm => "optimal transport with membership cost, exact LP",
             Self::Race => "ratio race, OTM's optimum for i.i.d. drafts at any vocabulary",
             Self::Mentored => "mentored decoding, lossy with KL <= D",
+            Self::Typical => "typical acceptance (Medusa), lossy",
         }
     }
 
@@ -106,6 +111,13 @@ pub enum PlanParams {
     Drafts(usize),
     /// Mentored: KL budget.
     Kl(f64),
+    /// Typical acceptance: the threshold's ceiling ε and scale δ.
+    Typical {
+        /// ε, a probability.
+        epsilon: f64,
+        /// δ ≥ 0.
+        delta: f64,
+    },
 }
 
 /// What to analyse.
@@ -264,6 +276,12 @@ pub struct PlanReport {
     /// Mentored: whether every draft is accepted (KL(target ‖ draft) ≤ D).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepts_all: Option<bool>,
+    /// Typical acceptance: the threshold τ = min(ε, δ·exp(−H(target))).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Typical acceptance: the target's entropy H in nats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entropy: Option<f64>,
     /// OTM and the race: Lemma 3's bound, the best acceptance any selection among i.i.d.
     /// drafts reaches (attained; the race comes within its tolerance of it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,6 +333,8 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         beta: None,
         zero_target_accept: None,
         accepts_all: None,
+        threshold: None,
+        entropy: None,
         upper_bound: None,
         accept_probs: None,
         residual: None,
@@ -402,6 +422,18 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
             report.accept_probs = Some(mentored.accept_probs());
             report.residual = Some(mentored.residual_distribution().into_probs());
             mentored.analysis()
+        }
+        (PlanMethod::Typical, PlanParams::Typical { epsilon, delta }) => {
+            let typical =
+                Typical::new(&target, &draft, epsilon, delta).map_err(PlanError::Analysis)?;
+            let plan = typical.plan();
+            report.threshold = Some(plan.threshold);
+            report.entropy = Some(plan.entropy);
+            let accept = target.probs().iter().zip(draft.probs());
+            let accept = accept.map(|(&t, &d)| f64::from(u8::from(d > 0.0 && typical.accepts(t))));
+            report.accept_probs = Some(accept.collect());
+            report.residual = Some(typical.residual_distribution().into_probs());
+            typical.analysis()
         }
         (method, params) => return Err(PlanError::ParamsMismatch { method, params }),
     };

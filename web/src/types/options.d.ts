@@ -140,6 +140,18 @@ maxPlanDrafts: number,
  */
 maxRoundNodes: number, 
 /**
+ * [`DEFAULT_TYPICAL_EPSILON`].
+ */
+defaultTypicalEpsilon: number, 
+/**
+ * [`DEFAULT_TYPICAL_DELTA`].
+ */
+defaultTypicalDelta: number, 
+/**
+ * [`MAX_TYPICAL_DELTA`].
+ */
+maxTypicalDelta: number, 
+/**
  * [`MAX_TOKENS`].
  */
 maxTokens: number, 

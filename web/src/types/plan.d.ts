@@ -30,6 +30,16 @@ kl?: number,
  */
 rho?: number, 
 /**
+ * Typical acceptance's ceiling ε on its threshold, in [0, 1] (typical only; default
+ * [`DEFAULT_TYPICAL_EPSILON`]).
+ */
+epsilon?: number, 
+/**
+ * Typical acceptance's scale δ ≥ 0 of `exp(−H(target))` (typical only; default
+ * [`DEFAULT_TYPICAL_DELTA`]).
+ */
+delta?: number, 
+/**
  * Rescale both distributions to sum to 1 instead of refusing them.
  */
 normalize?: boolean, 
@@ -50,7 +60,7 @@ topK?: number,
  */
 topP?: number, };
 
-export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "race" | "mentored";
+export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "race" | "mentored" | "typical";
 
 export type PlanReport = { 
 /**
@@ -134,6 +144,14 @@ zeroTargetAccept: number | null,
  * Mentored: whether every draft is accepted (KL(target ‖ draft) ≤ D).
  */
 acceptsAll: boolean | null, 
+/**
+ * Typical acceptance: the threshold τ = min(ε, δ·exp(−H(target))).
+ */
+threshold: number | null, 
+/**
+ * Typical acceptance: the target's entropy H in nats.
+ */
+entropy: number | null, 
 /**
  * OTM and the race: Lemma 3's bound, the best acceptance any selection among i.i.d.
  * drafts reaches (attained; the race comes within its tolerance of it).

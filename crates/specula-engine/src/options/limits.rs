@@ -21,6 +21,13 @@ pub const MAX_PLAN_DRAFTS: usize = 1_000_000;
 /// quadratic in their number, so this keeps the largest round within about a second and
 /// a few hundred megabytes with the bundled target (docs/limits.md).
 pub const MAX_ROUND_NODES: usize = 1024;
+/// Typical acceptance's ceiling ε on its threshold when the options leave it out (Medusa's
+/// setting).
+pub const DEFAULT_TYPICAL_EPSILON: f64 = 0.09;
+/// Typical acceptance's scale δ when the options leave it out (Medusa's setting, √ε).
+pub const DEFAULT_TYPICAL_DELTA: f64 = 0.3;
+/// The largest δ (past `e^H` the threshold is ε whatever the entropy).
+pub const MAX_TYPICAL_DELTA: f64 = 1e6;
 /// The most tokens one call may generate (past the models' context the window slides).
 pub const MAX_TOKENS: usize = 65_536;
 /// Tokens to generate when the options leave it out.
@@ -61,6 +68,12 @@ pub struct Limits {
     pub max_plan_drafts: usize,
     /// [`MAX_ROUND_NODES`].
     pub max_round_nodes: usize,
+    /// [`DEFAULT_TYPICAL_EPSILON`].
+    pub default_typical_epsilon: f64,
+    /// [`DEFAULT_TYPICAL_DELTA`].
+    pub default_typical_delta: f64,
+    /// [`MAX_TYPICAL_DELTA`].
+    pub max_typical_delta: f64,
     /// [`MAX_TOKENS`].
     pub max_tokens: usize,
     /// [`DEFAULT_MAX_TOKENS`].
@@ -91,6 +104,9 @@ pub const LIMITS: Limits = Limits {
     default_drafts: DEFAULT_DRAFTS,
     max_plan_drafts: MAX_PLAN_DRAFTS,
     max_round_nodes: MAX_ROUND_NODES,
+    default_typical_epsilon: DEFAULT_TYPICAL_EPSILON,
+    default_typical_delta: DEFAULT_TYPICAL_DELTA,
+    max_typical_delta: MAX_TYPICAL_DELTA,
     max_tokens: MAX_TOKENS,
     default_max_tokens: DEFAULT_MAX_TOKENS,
     max_temperature: MAX_TEMPERATURE,

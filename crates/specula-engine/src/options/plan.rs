@@ -10,19 +10,25 @@ use specula_core::{
     PlanSide,
 };
 
-use super::limits::{DEFAULT_DRAFTS, MAX_PLAN_DRAFTS};
+use super::limits::{
+    DEFAULT_DRAFTS, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_PLAN_DRAFTS,
+    MAX_TYPICAL_DELTA,
+};
 use super::{
-    FromRaw, OptionError, Raw, object_entries, sampling, show_number, take_list, whole_usize,
+    FromRaw, OptionError, Raw, finite, object_entries, sampling, show_number, take_list,
+    whole_usize,
 };
 
 /// The names of the [`PlanOptions`], as JavaScript spells them, in documentation order.
-pub const PLAN_OPTION_NAMES: [&str; 11] = [
+pub const PLAN_OPTION_NAMES: [&str; 13] = [
     "method",
     "target",
     "draft",
     "drafts",
     "kl",
     "rho",
+    "epsilon",
+    "delta",
     "normalize",
     "bug",
     "temperature",
@@ -51,6 +57,12 @@ pub struct PlanOptions {
     pub kl: Option<f64>,
     /// k-Seq's ρ, at least ρ* (kseq only; default ρ*).
     pub rho: Option<f64>,
+    /// Typical acceptance's ceiling ε on its threshold, in [0, 1] (typical only; default
+    /// [`DEFAULT_TYPICAL_EPSILON`]).
+    pub epsilon: Option<f64>,
+    /// Typical acceptance's scale δ ≥ 0 of `exp(−H(target))` (typical only; default
+    /// [`DEFAULT_TYPICAL_DELTA`]).
+    pub delta: Option<f64>,
     /// Rescale both distributions to sum to 1 instead of refusing them.
     pub normalize: Option<bool>,
     /// A deliberate bug to plant (speculative only), by its kebab-case name.
@@ -81,6 +93,8 @@ impl PlanOptions {
                 "drafts" => o.drafts = f64::take(&key, value)?,
                 "kl" => o.kl = f64::take(&key, value)?,
                 "rho" => o.rho = f64::take(&key, value)?,
+                "epsilon" => o.epsilon = f64::take(&key, value)?,
+                "delta" => o.delta = f64::take(&key, value)?,
                 "normalize" => o.normalize = bool::take(&key, value)?,
                 "bug" => o.bug = String::take(&key, value)?,
                 "temperature" => o.temperature = f64::take(&key, value)?,
@@ -131,6 +145,9 @@ impl PlanOptions {
             name,
             "mentored",
         )?;
+        let typical = method == PlanMethod::Typical;
+        refuse_unused("epsilon", self.epsilon, typical, name, "typical")?;
+        refuse_unused("delta", self.delta, typical, name, "typical")?;
         let k = match self.drafts {
             Some(k) => whole_usize("drafts", k, 1, MAX_PLAN_DRAFTS, "")?,
             None => DEFAULT_DRAFTS,
@@ -151,6 +168,22 @@ impl PlanOptions {
                 },
             },
             PlanMethod::Multiround | PlanMethod::Otm | PlanMethod::Race => PlanParams::Drafts(k),
+            PlanMethod::Typical => PlanParams::Typical {
+                epsilon: match self.epsilon {
+                    Some(e) => finite("epsilon", e, 0.0, 1.0, "a probability from 0 to 1")?,
+                    None => DEFAULT_TYPICAL_EPSILON,
+                },
+                delta: match self.delta {
+                    Some(d) => finite(
+                        "delta",
+                        d,
+                        0.0,
+                        MAX_TYPICAL_DELTA,
+                        &format!("a number from 0 to {MAX_TYPICAL_DELTA:e}"),
+                    )?,
+                    None => DEFAULT_TYPICAL_DELTA,
+                },
+            },
             PlanMethod::Mentored => match self.kl {
                 // `+ 0.0` reads -0 as 0.
                 Some(d) if d.is_finite() && d >= 0.0 => PlanParams::Kl(d + 0.0),

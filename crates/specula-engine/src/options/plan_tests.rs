@@ -232,3 +232,41 @@ fn negative_zero_is_read_as_zero() {
     assert!(report.target[0].is_sign_positive(), "{:?}", report.target);
     assert!(report.output.iter().all(|x| x.is_sign_positive()));
 }
+
+#[test]
+fn typical_acceptance_takes_epsilon_and_delta() {
+    let input = opts("typical").resolve().unwrap();
+    assert_eq!(
+        input.params,
+        specula_core::PlanParams::Typical {
+            epsilon: super::limits::DEFAULT_TYPICAL_EPSILON,
+            delta: super::limits::DEFAULT_TYPICAL_DELTA,
+        }
+    );
+    let report = run_plan(&input).unwrap();
+    assert!(report.threshold.is_some() && report.entropy.is_some());
+    check(
+        PlanOptions {
+            epsilon: Some(1.5),
+            ..opts("typical")
+        },
+        "epsilon",
+        "epsilon must be a probability from 0 to 1, got 1.5",
+    );
+    check(
+        PlanOptions {
+            delta: Some(-1.0),
+            ..opts("typical")
+        },
+        "delta",
+        "delta must be a number from 0 to 1e6, got -1",
+    );
+    check(
+        PlanOptions {
+            epsilon: Some(0.1),
+            ..opts("mentored")
+        },
+        "epsilon",
+        "epsilon does not apply to method \"mentored\"",
+    );
+}

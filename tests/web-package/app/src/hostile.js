@@ -223,7 +223,7 @@ const GENERATE_ROWS = [
 ];
 
 const LIMIT_KEYS = [
-  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "maxTokens", "defaultMaxTokens",
+  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "defaultTypicalEpsilon", "defaultTypicalDelta", "maxTypicalDelta", "maxTokens", "defaultMaxTokens",
   "maxTemperature", "defaultTemperature", "maxTopK", "maxKl", "maxSeed", "defaultSeed", "maxStopStrings", "maxStopChars",
 ];
 const LIMITS_ROWS = [
