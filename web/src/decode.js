@@ -49,7 +49,8 @@ function checkModel(model, name) {
   }
   const vocab = model.vocabSize;
   if (typeof vocab !== "number" || !Number.isInteger(vocab) || vocab < 1 || vocab > MAX_VOCAB) {
-    throw modelError(name, `has vocabSize ${describe(vocab)}; it must be a whole number from 1 to 2^31`);
+    const shown = typeof vocab === "number" ? String(vocab) : describe(vocab);
+    throw modelError(name, `has vocabSize ${shown}; it must be a whole number from 1 to 2^31`);
   }
   if (typeof model.logits !== "function" && typeof model.forward !== "function") {
     throw modelError(name, "has no logits(tokens, count) function (nor forward(request))");
@@ -86,14 +87,17 @@ function callModel(f, name, call) {
   });
 }
 
-/** `answer`, checked: `rows × vocab` finite numbers in a Float32Array, Float64Array or array. */
-function checkAnswer(answer, rows, vocab, name, call) {
-  const want = rows * vocab;
+/**
+ * `answer`, checked: `rows × vocab` finite numbers in a Float32Array, Float64Array or
+ * array; `rows` says what the rows are ("count 3", "5 queries").
+ */
+function checkAnswer(answer, count, rows, vocab, name, call) {
+  const want = count * vocab;
   if (!(answer instanceof Float32Array || answer instanceof Float64Array || Array.isArray(answer))) {
-    throw modelError(name, `returned ${describe(answer)} from ${call}; it must return a Float32Array of ${want} logits (${rows} rows × vocabSize ${vocab})`);
+    throw modelError(name, `returned ${describe(answer)} from ${call}; it must return a Float32Array of ${want} logits (${rows} × vocabSize ${vocab})`);
   }
   if (answer.length !== want) {
-    throw modelError(name, `returned ${answer.length} logits from ${call}; it must return ${want} (${rows} rows × vocabSize ${vocab})`);
+    throw modelError(name, `returned ${answer.length} logits from ${call}; it must return ${want} (${rows} × vocabSize ${vocab})`);
   }
   for (let i = 0; i < want; i++) {
     const x = answer[i];
@@ -170,7 +174,8 @@ async function* run(options) {
           logits = await logits;
           if (signal?.aborted) throw aborted(session);
         }
-        checkAnswer(logits, request.queries.length, vocab, name, "forward(request)");
+        const queries = request.queries.length;
+        checkAnswer(logits, queries, `${queries} queries`, vocab, name, "forward(request)");
         report = wasmCall(() => session.supplyQueries(logits));
       } else {
         const calls = session.callCount();
@@ -185,7 +190,7 @@ async function* run(options) {
             logits = await logits;
             if (signal?.aborted) throw aborted(session);
           }
-          answers[i] = checkAnswer(logits, count, vocab, name, call);
+          answers[i] = checkAnswer(logits, count, `count ${count}`, vocab, name, call);
           total += answers[i].length;
         }
         let all = answers[0];

@@ -29,7 +29,7 @@ export function optionError(field, message) {
 
 /** How a message quotes a value: its type and, for scalars, itself. */
 export function describe(value) {
-  if (value === null) return "null";
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
   if (typeof value === "number" || typeof value === "boolean") return `the ${typeof value} ${value}`;
