@@ -163,7 +163,7 @@ async function* run(options) {
   try {
     for (;;) {
       if (signal?.aborted) throw aborted(session);
-      const role = wasmCall(() => session.next());
+      const role = wasmCall(() => session.nextModel());
       if (role === 0) break;
       const [model, name] = role === 1 ? [draft, "draft"] : [target, "target"];
       let report;

@@ -44,8 +44,9 @@ impl DecodeSession {
     ///
     /// # Errors
     /// `internal`, never expected.
-    pub fn next(&mut self) -> Result<u8, JsValue> {
-        Ok(match self.session.next().map_err(throwable)? {
+    #[wasm_bindgen(js_name = nextModel)]
+    pub fn next_model(&mut self) -> Result<u8, JsValue> {
+        Ok(match self.session.next_request().map_err(throwable)? {
             None => 0,
             Some(Pending {
                 role: Role::Draft, ..
@@ -150,7 +151,7 @@ impl DecodeSession {
 
 impl DecodeSession {
     fn pending(&self) -> Option<&Pending> {
-        // `next()` has built it; reading it does not advance the decoder.
+        // `nextModel()` has built it; reading it does not advance the decoder.
         self.session.peek()
     }
 }

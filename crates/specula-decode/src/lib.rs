@@ -5,7 +5,7 @@
 //! any pair of models the caller runs in JavaScript. There are no models and no burn here,
 //! so the module loads on the calling thread, in Node and in browsers.
 //!
-//! [`DecodeSession`] is the step-wise decoder as JavaScript sees it: `next()` says which
+//! [`DecodeSession`] is the step-wise decoder as JavaScript sees it: `nextModel()` says which
 //! model must answer, the request comes out either as `logits(tokens, count)` calls
 //! ([`calls`]) or as the engine's whole request (for a model's `forward`), and the
 //! answers go back in one `Float32Array`. The package's `web/src/decode.js` drives it,

@@ -72,7 +72,7 @@ impl Session {
     ///
     /// # Errors
     /// `internal`, never expected: the engine's `next_request` refuses nothing today.
-    pub fn next(&mut self) -> Result<Option<&Pending>, ApiError> {
+    pub fn next_request(&mut self) -> Result<Option<&Pending>, ApiError> {
         if self.pending.is_none() {
             let (role, request) = match self.decoder.next_request().map_err(internal)? {
                 Step::Done(_) => return Ok(None),
@@ -141,7 +141,7 @@ impl Session {
         }))
     }
 
-    /// The pending request, if [`next`](Self::next) has built one.
+    /// The pending request, if [`next_request`](Self::next_request) has built one.
     #[must_use]
     pub fn peek(&self) -> Option<&Pending> {
         self.pending.as_ref()

@@ -28,7 +28,7 @@ fn run(
 ) -> Result<Vec<u32>, ApiError> {
     let mut session = Session::new(raw(options), target.vocab())?;
     let mut rounds = Vec::new();
-    while let Some(pending) = session.next()? {
+    while let Some(pending) = session.next_request()? {
         let model = match pending.role {
             Role::Draft => draft,
             Role::Target => target,
@@ -141,7 +141,7 @@ fn options_are_refused_with_their_field() {
 fn bad_answers_are_the_models_fault() {
     let options = r#"{"prompt":[1],"gamma":2}"#;
     let mut session = Session::new(raw(options), 3).unwrap();
-    let pending = session.next().unwrap().unwrap();
+    let pending = session.next_request().unwrap().unwrap();
     assert_eq!(pending.role, Role::Draft);
     let e = session.supply_calls(&[0.0; 4]).unwrap_err();
     assert_eq!(e.code, ErrorCode::BadModel);
@@ -154,7 +154,7 @@ fn bad_answers_are_the_models_fault() {
     );
     // The session still waits for the same request, and takes a good answer.
     assert_eq!(session.supply_calls(&[0.0, 1.0, 0.0]).unwrap(), None);
-    let pending = session.next().unwrap().unwrap();
+    let pending = session.next_request().unwrap().unwrap();
     assert_eq!(pending.role, Role::Draft);
     assert_eq!(session.committed_len(), 1);
 }
