@@ -7,7 +7,6 @@
 
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
 
-const BINDINGS = "./decode-wasm/specula_decode.js";
 // Token ids cross as Int32Array, so a vocabulary must fit it.
 const MAX_VOCAB = 2 ** 31;
 
@@ -16,7 +15,9 @@ let loading = null;
 /** The wasm bindings, instantiated once: from the package's file in Node, by URL elsewhere. */
 function loadModule() {
   loading ??= (async () => {
-    const bindings = await import(/* @vite-ignore */ BINDINGS);
+    // A literal specifier, so bundlers include the bindings (and, through the URL below,
+    // the module) in their output.
+    const bindings = await import("./decode-wasm/specula_decode.js");
     // The literal `new URL("./…", import.meta.url)` is what bundlers look for.
     const url = new URL("./decode-wasm/specula_decode_bg.wasm", import.meta.url);
     if (url.protocol === "file:") {
