@@ -9,7 +9,9 @@
 #   4. the weights: crates/specula-model/weights/ (or $SPECULA_WEIGHTS_DIR); when no trained
 #      pair exists yet, a seeded untrained pair of the bundled shapes, made by the module
 #      itself in Node,
-#   5. `npm pack` into $SPECULA_WEB_OUT (default $CARGO_TARGET_DIR/specula-web).
+#   5. the small engine-only module behind decode() (scripts/build-decode.sh) in
+#      dist/decode-wasm/,
+#   6. `npm pack` into $SPECULA_WEB_OUT (default $CARGO_TARGET_DIR/specula-web).
 # Prints the tarball's path on the last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +52,8 @@ fi
 echo "== bindings and wasm-opt: $(since "$t") s" >&2
 
 cp web/package.json web/README.md "$stage/"
-cp web/src/index.js web/src/limits.js web/src/worker.js web/src/weights.js web/src/index.d.ts web/src/types.d.ts "$stage/dist/"
+cp web/src/index.js web/src/errors.js web/src/decode.js web/src/limits.js web/src/worker.js web/src/weights.js \
+  web/src/index.d.ts web/src/types.d.ts "$stage/dist/"
 cp -r web/src/types "$stage/dist/"
 
 if [ -f "$weights/draft.json" ] && [ -f "$weights/target.bpk" ]; then
@@ -70,6 +73,8 @@ for (const f of ["draft.json", "draft.bpk", "target.json", "target.bpk"]) {
 }
 fs.writeFileSync(dir + "/manifest.json", JSON.stringify({ files }, null, 2) + "\n");
 ' "$stage/dist/weights"
+
+bash scripts/build-decode.sh "$stage/dist/decode-wasm"
 
 (cd "$stage" && npm pack --silent --pack-destination "$out" >/dev/null)
 tarball="$out/specula-$(node -p 'require("./web/package.json").version').tgz"

@@ -5,8 +5,10 @@
 #   3. wasm-bindgen tests in headless Chromium with WebGPU: WebGPU greedy == native greedy
 #      == CPU-in-wasm greedy, speculative == autoregressive, lost device -> CPU, abort, busy;
 #      the few-row WebGPU kernels (crates/specula-kernels) == burn's matmul
-#   4. the npm package (scripts/build-web.sh), plan() == `specula plan --json`, and the
-#      options table (tests/options/table.json) with the CLI's verdicts, codes and fields
+#   4. the npm package (scripts/build-web.sh), plan() == `specula plan --json`, the
+#      options table (tests/options/table.json) with the CLI's verdicts, codes and fields,
+#      and decode() in Node over synthetic models (tests/web-package/decode.mjs:
+#      sequence-level exactness of every method, power, greedy, bad models and options)
 #   5. a fresh Vite 7 app installs the tarball, type-checks the package's declarations
 #      with tsc (strict), builds, is served on 127.0.0.1 and driven by playwright-core in
 #      /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
@@ -95,7 +97,7 @@ app_run() {
 }
 
 wasm_clippy() {
-  cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm -p specula-kernels --all-targets -- -D warnings
+  cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm -p specula-kernels -p specula-decode --all-targets -- -D warnings
 }
 
 step "set-up (installs)" setup
@@ -107,6 +109,7 @@ step "wasm-bindgen tests in Chromium + WebGPU" browser_test
 step "package build (wasm, bindings, wasm-opt, npm pack)" package
 step "plan() vs specula plan --json" plan_vs_cli
 step "the options table in the wasm module (Node)" node tests/web-package/options-table.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm"
+step "decode() in Node: exactness, power, refusals" node tests/web-package/decode.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"
 step "fresh Vite app: npm install" app_install
 step "fresh Vite app: TypeScript check of the package's types (tsc --noEmit, strict)" app_types
 step "fresh Vite app: vite build" app_build

@@ -11,7 +11,7 @@ import type {
   BackendInfo,
   Bug,
   DecodeConfig,
-  DecodeOptions,
+  DecodeOptions as EngineDecodeOptions,
   ErrorCode,
   Limits,
   MethodName,
@@ -32,7 +32,7 @@ export type {
   BugReport,
   Bug,
   DecodeConfig,
-  DecodeOptions,
+  DecodeOptions as EngineDecodeOptions,
   DepthStep,
   DraftNode,
   DraftShape,
@@ -65,6 +65,8 @@ export type {
   TokenOutcome,
   TokenSource,
 } from "./types.js";
+import type { DecodeRound, DecodeSummary } from "./types/decode.js";
+export type { DecodeRound, DecodeSummary } from "./types/decode.js";
 
 /**
  * The method and its settings in a {@link DecodeConfig} (`Method` in types.d.ts, the Rust
@@ -99,8 +101,10 @@ export class SpeculaError extends Error {
    * message says what was wrong. Undefined for other codes.
    */
   readonly field?: string;
-  /** With code "aborted": the generation up to the abort. */
-  readonly summary?: Summary;
+  /** With code "aborted": the generation up to the abort ({@link DecodeSummary} for decode()). */
+  readonly summary?: Summary | DecodeSummary;
+  /** With code "model_failed" from decode(): what the model's call threw or rejected with. */
+  readonly cause?: unknown;
 }
 
 /** Download progress of one file (the wasm module, then the four weight files). */
@@ -140,7 +144,7 @@ export const LIMITS: Readonly<Limits>;
 export type BugName = Bug;
 
 /**
- * Options of {@link Specula.generate}: the engine's {@link DecodeOptions} with `prompt`
+ * Options of {@link Specula.generate}: the engine's {@link EngineDecodeOptions} with `prompt`
  * required, `method` and `bug` as their names, and `signal`.
  *
  * Every value is checked, never clamped: a value out of range, of the wrong type or an
@@ -160,9 +164,11 @@ export type BugName = Bug;
  * (default 0); `maxTokens` 1–65536 (default 64; past the models' context the window
  * slides); `stop` at most 64 strings of 1–1024 characters.
  */
-export type GenerateOptions = Omit<DecodeOptions, "prompt" | "method" | "selection" | "bug"> & {
+export type GenerateOptions = Omit<EngineDecodeOptions, "prompt" | "stop" | "method" | "selection" | "bug"> & {
   /** Text to continue; every character must be in {@link Specula.alphabet}. */
   prompt: string;
+  /** Stop once the generated text contains any of these (at most 64, 1–1024 characters each). */
+  stop?: string[];
   /** Default "speculative". */
   method?: Method;
   /**
@@ -290,3 +296,83 @@ export interface RetargetOptions {
  * settings without running the models. Rejects with code "invalid_option" naming the option.
  */
 export function retarget(options: RetargetOptions): Promise<number[]>;
+
+/**
+ * What {@link decode} asks a model that has `forward`: the engine's request. Every
+ * sequence starts with the same `committedLen` tokens (final: a K/V cache may keep them
+ * and drop anything beyond); `queries[i]` wants the next-token logits after the first
+ * `prefixLen` tokens of `sequences[sequence]`.
+ */
+export interface DecodeRequest {
+  role: "draft" | "target";
+  committedLen: number;
+  sequences: Int32Array[];
+  queries: { sequence: number; prefixLen: number }[];
+}
+
+/** Logits as a model returns them: a Float32Array (best), a Float64Array or an array of numbers. */
+export type Logits = Float32Array | Float64Array | number[];
+
+/**
+ * A model {@link decode} runs: the caller's own (a transformer on WebGPU, a server, a
+ * table). It returns raw logits; decode() applies temperature, top-k and top-p to both
+ * models' logits alike, as the engine does for the bundled pair. Any method may return a
+ * Promise; decode() awaits only those that do.
+ */
+export interface DecodeModel {
+  /** Entries per row of logits: a whole number from 1 to 2^31, the same for draft and target. */
+  readonly vocabSize: number;
+  /**
+   * Logits for the last `count` positions of `tokens`: row i (vocabSize entries,
+   * row-major) is the next-token logits given tokens[0 .. tokens.length - count + i],
+   * inclusive. Every logit must be finite (mask with a large negative number, not
+   * -Infinity). Called once per sequence of a request, so several times per call for
+   * SpecTr's drafts and trees. Optional when the model has `forward`.
+   */
+  logits?(tokens: Int32Array, count: number): Logits | Promise<Logits>;
+  /**
+   * Several sequences in one call: when a model has `forward`, decode() sends it every
+   * request of that model (and never calls `logits`), so a batched model scores a whole
+   * SpecTr draft set or tree in one pass. Returns `queries.length × vocabSize` logits,
+   * row i for `queries[i]`.
+   */
+  forward?(request: DecodeRequest): Logits | Promise<Logits>;
+  /**
+   * Told the committed prefix length after each round (prompt and every emitted token):
+   * a K/V cache keeps that many positions and drops the rejected drafts beyond them.
+   */
+  rollback?(committedLen: number): void | Promise<void>;
+}
+
+/**
+ * Options of {@link decode}: every decoding option of {@link GenerateOptions} (method,
+ * selection, gamma, drafts, tree, dynamicGamma, kl, temperature, topK, topP, seed,
+ * maxTokens, recordDistributions, bug, signal; the same ranges, defaults and refusals,
+ * from the engine's one options type), with token ids for the prompt and the stop list,
+ * and the two models.
+ */
+export type DecodeOptions = Omit<GenerateOptions, "prompt" | "stop"> & {
+  /** The target model: the output follows its distribution. */
+  target: DecodeModel;
+  /** The draft model (same vocabSize); required for every method but "autoregressive". */
+  draft?: DecodeModel;
+  /** Token ids to continue (at least one, each below vocabSize). */
+  prompt: number[] | Int32Array | Uint32Array;
+  /** Stop right after emitting any of these token ids (at most 64). */
+  stop?: number[];
+};
+
+/**
+ * Exact speculative decoding over any pair of models sharing a vocabulary, on the
+ * calling thread (Node ≥ 20 and browsers; the engine is a small wasm module of its own,
+ * loaded on the first call, not the bundled models' module):
+ * `for await (const round of decode({ draft, target, prompt: [1, 2, 3], gamma: 4 }))`.
+ * Each round is a {@link DecodeRound} (its tokens, counts, trace, metrics and summary, as
+ * generate()'s rounds); the iterator's return value is the {@link DecodeSummary}. Every
+ * failure is a SpeculaError, thrown by the iterator: "invalid_option" (with `field`),
+ * "bad_model" (a vocabSize that is wrong or differs, no logits function, logits of the
+ * wrong type or length, NaN or ±Infinity; `field` "draft" or "target"), "model_failed"
+ * (a model call threw or rejected; its error is `cause`), "aborted" (through `signal`;
+ * `summary` holds the run so far).
+ */
+export function decode(options: DecodeOptions): AsyncGenerator<DecodeRound, DecodeSummary, undefined>;

@@ -2,34 +2,14 @@
 // and the models. Every failure is a thrown SpeculaError with a `code`; an
 // "invalid_option" one also names the option in `field`.
 
+import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
+
 export { LIMITS } from "./limits.js";
+export { SpeculaError } from "./errors.js";
+export { decode } from "./decode.js";
 
 const BACKENDS = ["auto", "webgpu", "cpu"];
 const DRAFT_BACKENDS = ["same", "cpu"];
-
-/**
- * An error from Specula: `code` tells the cases apart, and with code "invalid_option"
- * `field` names the option as the options object spells it ("topK", "tree[1]", "options"
- * for the object itself; see index.d.ts).
- */
-export class SpeculaError extends Error {
-  constructor(message, code, extra = {}) {
-    super(message);
-    this.name = "SpeculaError";
-    this.code = code;
-    Object.assign(this, extra);
-  }
-}
-
-function fromPayload(payload) {
-  const field = typeof payload?.field === "string" ? { field: payload.field } : {};
-  return new SpeculaError(payload?.message ?? "unknown error", payload?.code ?? "internal", field);
-}
-
-/** An "invalid_option" SpeculaError about the option `field`. */
-function optionError(field, message) {
-  return new SpeculaError(message, "invalid_option", { field });
-}
 
 /**
  * The first part of an options object that a worker cannot be sent (a function, a symbol,
@@ -164,15 +144,6 @@ function checkLoadOptions(options) {
   return { backend, draftBackend, onProgress, weightsUrl, wasmUrl };
 }
 
-function describe(value) {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
-  if (typeof value === "number" || typeof value === "boolean") return `the ${typeof value} ${value}`;
-  if (typeof value === "bigint") return "a BigInt";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
-
 /** `f()`, or an "invalid_option" SpeculaError naming the option when `new URL` refuses it. */
 function resolving(name, value, f) {
   try {
@@ -180,23 +151,6 @@ function resolving(name, value, f) {
   } catch (error) {
     throw optionError(name, `${name} ${JSON.stringify(String(value))} is not a URL: ${error.message}`);
   }
-}
-
-/**
- * `options` without `signal`, and the signal (checked: an AbortSignal, null or left out).
- * generate() keeps the signal on this side; checkOptions() checks it the same way.
- */
-function splitSignal(options) {
-  if (options === null || typeof options !== "object" || Array.isArray(options) || !("signal" in options)) {
-    return { options, signal: undefined };
-  }
-  let { signal, ...rest } = options;
-  if (signal === null) signal = undefined;
-  // Duck-typed, so a signal from another realm (an iframe's AbortController) works too.
-  if (signal !== undefined && (typeof signal?.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
-    throw optionError("signal", `signal must be an AbortSignal, got ${describe(signal)}`);
-  }
-  return { options: rest, signal };
 }
 
 function urlsFor({ weightsUrl, wasmUrl }) {

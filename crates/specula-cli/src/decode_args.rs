@@ -112,7 +112,7 @@ impl DecodeArgs {
     #[must_use]
     pub fn options(&self, max_tokens: Option<f64>) -> DecodeOptions {
         DecodeOptions {
-            prompt: Some(self.prompt.clone()),
+            prompt: Some(self.prompt.clone().into()),
             method: self.method.map(|m| m.as_str().to_owned()),
             selection: self.selection.clone(),
             gamma: self.gamma,
@@ -125,7 +125,7 @@ impl DecodeArgs {
             top_p: self.top_p,
             seed: self.seed,
             max_tokens,
-            stop: (!self.stop.is_empty()).then(|| self.stop.clone()),
+            stop: (!self.stop.is_empty()).then(|| self.stop.clone().into()),
             record_distributions: None,
             bug: self.bug.clone(),
         }

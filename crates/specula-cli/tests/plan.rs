@@ -388,7 +388,11 @@ fn table_mode_is_readable_for_every_method() {
         (
             "typical",
             &["--epsilon", "0.2", "--delta", "0.5"],
-            &["H(target), nats", "threshold min(eps, delta e^-H)", "residual"],
+            &[
+                "H(target), nats",
+                "threshold min(eps, delta e^-H)",
+                "residual",
+            ],
         ),
     ] {
         let out = specula(&example(method, extra));

@@ -36,8 +36,14 @@ pub enum ErrorCode {
     DownloadFailed,
     /// A model answer the decoding engine refused (wrong length, not finite).
     Engine,
-    /// A model that failed to run on every backend.
+    /// A model that failed to run: the bundled pair on every backend, or a `decode()`
+    /// model whose `logits` or `forward` threw or rejected (its error is the `cause`).
     ModelFailed,
+    /// A `decode()` model that is not one: a `vocabSize` that is not a positive whole
+    /// number or differs between draft and target, no `logits` function, or an answer of
+    /// the wrong type or length or with a NaN or infinite logit; the message names the
+    /// model (`draft` or `target`).
+    BadModel,
     /// The worker or the wasm module crashed (raised by the npm package).
     Crashed,
     /// A call on an instance that was terminated (raised by the npm package).
@@ -68,6 +74,7 @@ impl ErrorCode {
             Self::DownloadFailed => "download_failed",
             Self::Engine => "engine",
             Self::ModelFailed => "model_failed",
+            Self::BadModel => "bad_model",
             Self::Crashed => "crashed",
             Self::Terminated => "terminated",
             Self::Internal => "internal",
@@ -133,6 +140,7 @@ mod tests {
             ErrorCode::InvalidOption,
             ErrorCode::PlanFailed,
             ErrorCode::BackendUnavailable,
+            ErrorCode::BadModel,
             ErrorCode::Failure,
         ] {
             let json = serde_json::to_value(code).unwrap();

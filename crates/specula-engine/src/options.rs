@@ -25,6 +25,7 @@ pub mod limits;
 mod method_name;
 mod number;
 mod plan;
+mod prompt;
 mod raw;
 mod resolve;
 
@@ -34,8 +35,10 @@ pub use error::{OptionError, Problem};
 pub use method_name::MethodName;
 pub use number::{finite, show_number, whole, whole_usize};
 pub use plan::{PLAN_OPTION_NAMES, PlanFailure, PlanOptions, run_plan};
+use prompt::Input;
+pub use prompt::{Prompt, Stop};
 pub use raw::{FromRaw, Raw, object_entries, take_list};
-pub use resolve::{Resolved, sampling};
+pub use resolve::{Resolved, ResolvedTokens, sampling};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
 pub const DECODE_OPTION_NAMES: [&str; 16] = [
@@ -59,12 +62,19 @@ pub const DECODE_OPTION_NAMES: [&str; 16] = [
 
 /// Decoding options as given, each type-checked but not yet range-checked; every field
 /// may be left out but the prompt. [`limits`] has each default and limit.
+///
+/// The prompt and the stop list are text for the surfaces with a tokenizer
+/// ([`resolve`](Self::resolve): the CLI, npm `generate()`, the page) and token ids for npm
+/// `decode()` over models of the caller's ([`resolve_tokens`](Self::resolve_tokens));
+/// every other option means the same on both.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct DecodeOptions {
-    /// The text to continue (required, at least one character).
-    pub prompt: Option<String>,
+    /// What to continue (required): text (at least one character) for `generate()` and
+    /// the CLI, token ids (at least one) for `decode()`.
+    #[cfg_attr(feature = "ts", ts(optional, type = "string | Array<number>"))]
+    pub prompt: Option<Prompt>,
     /// One of [`MethodName::ALL`]; default `"speculative"`.
     pub method: Option<String>,
     /// SpecTr's selection rule at each depth: `"kseq"` (the default) or `"race"` (the
@@ -94,8 +104,10 @@ pub struct DecodeOptions {
     pub seed: Option<f64>,
     /// Tokens to generate (default [`limits::DEFAULT_MAX_TOKENS`]).
     pub max_tokens: Option<f64>,
-    /// Stop once the text contains any of these.
-    pub stop: Option<Vec<String>>,
+    /// Stop once the generated text contains any of these strings (`generate()`, the
+    /// CLI), or right after emitting any of these token ids (`decode()`).
+    #[cfg_attr(feature = "ts", ts(optional, type = "Array<string> | Array<number>"))]
+    pub stop: Option<Stop>,
     /// Put full distributions in the traces (for teaching pages).
     pub record_distributions: Option<bool>,
     /// A deliberate bug to plant in the decoder (one of `specula_core::Bug::ALL`, by
@@ -106,15 +118,28 @@ pub struct DecodeOptions {
 impl DecodeOptions {
     /// Reads the options from an object of raw values: every name must be one of
     /// [`DECODE_OPTION_NAMES`] and every value of its option's type (null means "not
-    /// given").
+    /// given"); the prompt is text and `stop` an array of strings.
     ///
     /// # Errors
     /// [`OptionError`] naming the first unknown option or the first value of a wrong type.
     pub fn from_raw(raw: Raw) -> Result<Self, OptionError> {
+        Self::read(raw, Input::Text)
+    }
+
+    /// As [`from_raw`](Self::from_raw), for `decode()`: the prompt is an array of token
+    /// ids and `stop` an array of stop token ids.
+    ///
+    /// # Errors
+    /// As [`from_raw`](Self::from_raw).
+    pub fn from_raw_tokens(raw: Raw) -> Result<Self, OptionError> {
+        Self::read(raw, Input::Tokens)
+    }
+
+    fn read(raw: Raw, input: Input) -> Result<Self, OptionError> {
         let mut o = Self::default();
         for (key, value) in object_entries(raw, "an object such as { prompt }")? {
             match key.as_str() {
-                "prompt" => o.prompt = String::take(&key, value)?,
+                "prompt" => o.prompt = prompt::take_prompt(value, input)?,
                 "method" => o.method = String::take(&key, value)?,
                 "selection" => o.selection = String::take(&key, value)?,
                 "gamma" => o.gamma = f64::take(&key, value)?,
@@ -129,7 +154,7 @@ impl DecodeOptions {
                 "topP" => o.top_p = f64::take(&key, value)?,
                 "seed" => o.seed = f64::take(&key, value)?,
                 "maxTokens" => o.max_tokens = f64::take(&key, value)?,
-                "stop" => o.stop = take_list(&key, value, "an array of strings")?,
+                "stop" => o.stop = prompt::take_stop(value, input)?,
                 "recordDistributions" => o.record_distributions = bool::take(&key, value)?,
                 "bug" => o.bug = String::take(&key, value)?,
                 _ => return Err(OptionError::unknown(key, &DECODE_OPTION_NAMES)),

@@ -4,9 +4,10 @@
 
 export type DecodeOptions = { 
 /**
- * The text to continue (required, at least one character).
+ * What to continue (required): text (at least one character) for `generate()` and
+ * the CLI, token ids (at least one) for `decode()`.
  */
-prompt?: string, 
+prompt?: string | Array<number>, 
 /**
  * One of [`MethodName::ALL`]; default `"speculative"`.
  */
@@ -61,9 +62,10 @@ seed?: number,
  */
 maxTokens?: number, 
 /**
- * Stop once the text contains any of these.
+ * Stop once the generated text contains any of these strings (`generate()`, the
+ * CLI), or right after emitting any of these token ids (`decode()`).
  */
-stop?: Array<string>, 
+stop?: Array<string> | Array<number>, 
 /**
  * Put full distributions in the traces (for teaching pages).
  */
@@ -112,7 +114,7 @@ field?: string,
  */
 message: string, };
 
-export type ErrorCode = "invalid_option" | "plan_failed" | "not_loaded" | "not_started" | "busy" | "aborted" | "bad_weights" | "bad_prompt" | "backend_unavailable" | "download_failed" | "engine" | "model_failed" | "crashed" | "terminated" | "internal" | "usage" | "failure";
+export type ErrorCode = "invalid_option" | "plan_failed" | "not_loaded" | "not_started" | "busy" | "aborted" | "bad_weights" | "bad_prompt" | "backend_unavailable" | "download_failed" | "engine" | "model_failed" | "bad_model" | "crashed" | "terminated" | "internal" | "usage" | "failure";
 
 export type Limits = { 
 /**

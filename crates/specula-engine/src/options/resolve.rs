@@ -7,11 +7,12 @@ use super::DecodeOptions;
 use super::error::OptionError;
 use super::limits::{
     DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_SEED, DEFAULT_TEMPERATURE,
-    MAX_DRAFTS, MAX_GAMMA, MAX_KL, MAX_ROUND_NODES, MAX_SEED, MAX_STOP_CHARS, MAX_STOP_STRINGS,
-    MAX_TEMPERATURE, MAX_TOKENS, MAX_TOP_K,
+    MAX_DRAFTS, MAX_GAMMA, MAX_KL, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS,
+    MAX_TOP_K,
 };
 use super::method_name::MethodName;
 use super::number::{finite, show_number, whole, whole_usize};
+use super::prompt::{stop_strings, stop_tokens, text_prompt, token_prompt};
 use crate::config::node_count;
 use crate::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
 
@@ -21,6 +22,16 @@ use crate::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
 pub struct Resolved {
     /// The prompt text.
     pub prompt: String,
+    /// The engine configuration.
+    pub config: DecodeConfig,
+}
+
+/// Checked options of `decode()`: the prompt's token ids and the engine configuration
+/// (stop tokens in it, no stop strings).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedTokens {
+    /// The prompt's token ids, each below the vocabulary.
+    pub prompt: Vec<u32>,
     /// The engine configuration.
     pub config: DecodeConfig,
 }
@@ -77,22 +88,27 @@ impl DecodeOptions {
     /// method does not use, a missing prompt or KL budget, a tree that disagrees with
     /// `gamma` or `drafts`, or a round of more than [`MAX_ROUND_NODES`] draft nodes.
     pub fn resolve(&self) -> Result<Resolved, OptionError> {
-        let prompt = match &self.prompt {
-            Some(p) if !p.is_empty() => p.clone(),
-            Some(_) => {
-                return Err(OptionError::invalid(
-                    "prompt",
-                    "at least one character to continue",
-                    "an empty string",
-                ));
-            }
-            None => {
-                return Err(OptionError::missing(
-                    "prompt",
-                    "give the text to continue (a non-empty string)",
-                ));
-            }
-        };
+        let prompt = text_prompt(self.prompt.as_ref())?;
+        let mut config = self.config()?;
+        config.stop_strings = stop_strings(self.stop.as_ref())?;
+        Ok(Resolved { prompt, config })
+    }
+
+    /// As [`resolve`](Self::resolve), for `decode()` over models of `vocab` tokens: the
+    /// prompt and the stop list are token ids, each below `vocab`.
+    ///
+    /// # Errors
+    /// As [`resolve`](Self::resolve); the prompt must be a non-empty array of token ids
+    /// and the stop list token ids, an id out of range named by its item (`prompt[3]`).
+    pub fn resolve_tokens(&self, vocab: usize) -> Result<ResolvedTokens, OptionError> {
+        let prompt = token_prompt(self.prompt.as_ref(), vocab)?;
+        let mut config = self.config()?;
+        config.stop_tokens = stop_tokens(self.stop.as_ref(), vocab)?;
+        Ok(ResolvedTokens { prompt, config })
+    }
+
+    /// Every option but the prompt and the stop list, checked, as a configuration.
+    fn config(&self) -> Result<DecodeConfig, OptionError> {
         let name: MethodName = self.method.as_deref().unwrap_or("speculative").parse()?;
         self.refuse_unused(name)?;
         let gamma = self
@@ -169,14 +185,13 @@ impl DecodeOptions {
             .map(|n| whole_usize("maxTokens", n, 1, MAX_TOKENS, " (tokens to generate)"))
             .transpose()?
             .unwrap_or(DEFAULT_MAX_TOKENS);
-        let stop_strings = check_stop(self.stop.as_deref().unwrap_or_default())?;
         let bug = self.bug.as_deref().map(parse_bug).transpose()?;
         let config = DecodeConfig {
             method,
             sampling,
             max_new_tokens,
             stop_tokens: Vec::new(),
-            stop_strings,
+            stop_strings: Vec::new(),
             token_text: None,
             seed,
             record_distributions: self.record_distributions.unwrap_or(false),
@@ -187,7 +202,7 @@ impl DecodeOptions {
         config.validate().map_err(|e| {
             OptionError::invalid("method", "settings the engine accepts", e.to_string())
         })?;
-        Ok(Resolved { prompt, config })
+        Ok(config)
     }
 
     /// Refuses every option given that `name` does not use.
@@ -320,31 +335,6 @@ fn tree_shape(
         k: leaves,
         branching,
     })
-}
-
-fn check_stop(stop: &[String]) -> Result<Vec<String>, OptionError> {
-    if stop.len() > MAX_STOP_STRINGS {
-        return Err(OptionError::invalid(
-            "stop",
-            format!("at most {MAX_STOP_STRINGS} stop strings"),
-            format!("{} strings", stop.len()),
-        ));
-    }
-    for (i, s) in stop.iter().enumerate() {
-        let chars = s.chars().count();
-        if chars == 0 || chars > MAX_STOP_CHARS {
-            return Err(OptionError::invalid(
-                format!("stop[{i}]"),
-                format!("a string of 1 to {MAX_STOP_CHARS} characters"),
-                if chars == 0 {
-                    "an empty string".into()
-                } else {
-                    format!("{chars} characters")
-                },
-            ));
-        }
-    }
-    Ok(stop.to_vec())
 }
 
 fn parse_selection(name: &str) -> Result<Selection, OptionError> {

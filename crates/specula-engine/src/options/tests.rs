@@ -220,6 +220,82 @@ fn each_mistake_names_its_option() {
     }
 }
 
+fn tokens(text: &str, vocab: usize) -> Result<ResolvedTokens, OptionError> {
+    let raw: Raw = serde_json::from_str(text).expect("test JSON");
+    DecodeOptions::from_raw_tokens(raw)?.resolve_tokens(vocab)
+}
+
+#[test]
+fn decode_takes_token_ids_for_the_prompt_and_the_stop_list() {
+    let r = tokens(r#"{"prompt":[3,0,4],"stop":[1,4],"method":"spectr"}"#, 5).unwrap();
+    assert_eq!(r.prompt, vec![3, 0, 4]);
+    assert_eq!(r.config.stop_tokens, vec![1, 4]);
+    assert!(r.config.stop_strings.is_empty());
+    assert_eq!(r.config.method.name(), "spectr");
+    // Every other option is read and checked as for text.
+    let e = tokens(r#"{"prompt":[1],"topK":0}"#, 5).unwrap_err();
+    assert_eq!(e.field, "topK");
+    for (text, field, needle) in [
+        (
+            r#"{"prompt":[1,5]}"#,
+            "prompt[1]",
+            "a whole number from 0 to 4 (a token id of the models' vocabulary of 5), got 5",
+        ),
+        (r#"{"prompt":[-1]}"#, "prompt[0]", "got -1"),
+        (r#"{"prompt":[0.5]}"#, "prompt[0]", "got 0.5"),
+        (r#"{"prompt":[]}"#, "prompt", "at least one token id"),
+        (
+            r#"{"prompt":"To be"}"#,
+            "prompt",
+            "prompt must be an array of token ids, got the string",
+        ),
+        (r#"{"prompt":[1,"2"]}"#, "prompt[1]", "must be a number"),
+        (r#"{}"#, "prompt", "give the token ids to continue"),
+        (
+            r#"{"prompt":[1],"stop":["a"]}"#,
+            "stop[0]",
+            "must be a number",
+        ),
+        (r#"{"prompt":[1],"stop":[7]}"#, "stop[0]", "got 7"),
+        (
+            r#"{"prompt":[1],"stop":2}"#,
+            "stop",
+            "an array of stop token ids",
+        ),
+    ] {
+        let e = tokens(text, 5).expect_err(text);
+        assert_eq!(e.field, field, "{text}: {e}");
+        assert!(e.to_string().contains(needle), "{text}: {e}");
+    }
+    let many: Vec<String> = (0..=MAX_STOP_STRINGS).map(|_| "0".to_owned()).collect();
+    let e = tokens(
+        &format!(r#"{{"prompt":[1],"stop":[{}]}}"#, many.join(",")),
+        5,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "stop must be at most 64 stop tokens, got 65 tokens"
+    );
+    // The text surfaces keep text: token ids given to them in Rust are refused.
+    let o = DecodeOptions {
+        prompt: Some(Prompt::Tokens(vec![1.0])),
+        ..DecodeOptions::default()
+    };
+    assert!(
+        o.resolve()
+            .unwrap_err()
+            .to_string()
+            .contains("token ids are for decode()")
+    );
+    let o = DecodeOptions {
+        prompt: Some("x".into()),
+        stop: Some(Stop::Tokens(vec![1.0])),
+        ..DecodeOptions::default()
+    };
+    assert_eq!(o.resolve().unwrap_err().field, "stop");
+}
+
 #[test]
 fn null_means_not_given_and_negative_zero_is_zero() {
     let r = json(r#"{"prompt":"x","gamma":null,"seed":null,"stop":null}"#).unwrap();
@@ -254,7 +330,7 @@ fn trees_and_dynamic_gamma_build() {
 #[test]
 fn the_names_are_the_serialised_fields() {
     let all = DecodeOptions {
-        prompt: Some(String::new()),
+        prompt: Some(String::new().into()),
         method: Some(String::new()),
         selection: Some(String::new()),
         gamma: Some(0.0),
@@ -267,7 +343,7 @@ fn the_names_are_the_serialised_fields() {
         top_p: Some(0.0),
         seed: Some(0.0),
         max_tokens: Some(0.0),
-        stop: Some(vec![]),
+        stop: Some(Vec::<String>::new().into()),
         record_distributions: Some(false),
         bug: Some(String::new()),
     };

@@ -7,12 +7,17 @@ import {
   Specula,
   SpeculaError,
   checkOptions,
+  decode,
   plan,
   retarget,
   theory,
   type BackendInfo,
   type CheckedOptions,
   type DecodeConfig,
+  type DecodeModel,
+  type DecodeOptions,
+  type DecodeRound,
+  type DecodeSummary,
   type DepthStep,
   type ErrorCode,
   type FinishReason,
@@ -162,8 +167,10 @@ export async function errors(): Promise<string> {
     if (error instanceof SpeculaError) {
       const code: ErrorCode = error.code;
       const field: string | undefined = error.field;
-      const partial: Summary | undefined = error.summary;
-      return `${error.name} ${code} ${field ?? "-"} ${partial?.text ?? ""} ${error.message}`;
+      // generate()'s summary has the text; decode()'s has only token ids.
+      const partial: Summary | DecodeSummary | undefined = error.summary;
+      const text = partial && "text" in partial ? partial.text : "";
+      return `${error.name} ${code} ${field ?? "-"} ${text} ${error.message}`;
     }
     throw error;
   }
@@ -213,4 +220,35 @@ export function mistakes(specula: Specula): void {
   void plan({ method: "speculative", target: [1], draft: [1], bug: "cache-reset" });
   // @ts-expect-error not a backend.
   void Specula.load({ backend: "webgl" });
+}
+
+/** decode() over models of the caller's: a synchronous one and a batched async one. */
+export async function decodeUse(): Promise<DecodeSummary> {
+  const draft: DecodeModel = {
+    vocabSize: 8,
+    logits: (tokens: Int32Array, count: number) => new Float32Array(count * 8 + tokens.length * 0),
+    rollback: (committed: number) => void committed,
+  };
+  const target: DecodeModel = {
+    vocabSize: 8,
+    forward: async (request) => new Float32Array(request.queries.length * 8 + request.committedLen * 0),
+  };
+  const options: DecodeOptions = { draft, target, prompt: [1, 2, 3], method: "spectr", tree: [2, 2], stop: [0], seed: 7 };
+  const iterator = decode(options);
+  for (;;) {
+    const step = await iterator.next();
+    if (step.done) return step.value;
+    const round: DecodeRound = step.value;
+    const tokens: number[] = round.tokens;
+    void [tokens, round.counts.accepted, round.trace.steps, round.metrics.rounds, round.summary.acceptanceRate];
+  }
+}
+
+export function decodeMistakes(model: DecodeModel): void {
+  // @ts-expect-error decode() takes token ids, not text.
+  void decode({ target: model, prompt: "To be" });
+  // @ts-expect-error stop tokens are token ids.
+  void decode({ target: model, prompt: [1], stop: ["\n"] });
+  // @ts-expect-error a model needs its vocabSize.
+  void decode({ target: { logits: () => new Float32Array(1) }, prompt: [1] });
 }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# decode() alone, without building burn or the bundled models: builds the engine-only
+# module (scripts/build-decode.sh), stages it beside the package's JS sources as the
+# packed package lays them out, and runs tests/web-package/decode.mjs in Node (about a
+# minute). scripts/test-web.sh runs the same test against the packed package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/web-tools.sh
+
+stage="$CARGO_TARGET_DIR/specula-decode-stage"
+rm -rf "$stage"
+mkdir -p "$stage/dist"
+cp web/package.json "$stage/"
+cp web/src/*.js "$stage/dist/"
+bash scripts/build-decode.sh "$stage/dist/decode-wasm"
+node tests/web-package/decode.mjs "$stage/dist"

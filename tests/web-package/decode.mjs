@@ -1,0 +1,211 @@
+// npm decode() in Node, against a built package's dist/ (argument 1; scripts/test-web.sh
+// passes the packed package's): exactness of every lossless method at the sequence level
+// (chi-square of the first 3 tokens against the exact joint of a synthetic target, with
+// temperature, top-k and top-p applied to both models), the power to reject a planted
+// bug, greedy decoding against the target's argmax chain, async and forward() models
+// against sync ones, rollback, and every bad model and option refused with its code.
+// Exits non-zero on the first failure. About a minute on one core.
+
+import assert from "node:assert/strict";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+
+import { chiSquare, joint, markov, processed, withTable } from "./decode-models.mjs";
+
+const dist = process.argv[2];
+if (!dist) {
+  console.error("usage: node tests/web-package/decode.mjs <package dist/ directory>");
+  process.exit(2);
+}
+const { decode, SpeculaError } = await import(pathToFileURL(resolve(dist, "index.js")).href);
+
+const V = 4;
+const PROMPT = [2, 1];
+const LENGTH = 3;
+// A target and a draft that differs from it enough for rejections at every depth.
+const target = markov(V, 11, 2);
+const draft = markov(V, 29, 2);
+
+/** Runs decode() to the end; returns the summary and the rounds. */
+async function run(options) {
+  const rounds = [];
+  const iterator = decode(options);
+  for (;;) {
+    const { value, done } = await iterator.next();
+    if (done) return { summary: value, rounds };
+    rounds.push(value);
+  }
+}
+
+/** Sequence counts of the first LENGTH tokens over `n` seeds. */
+async function counts(options, n) {
+  const c = new Array(V ** LENGTH).fill(0);
+  for (let seed = 0; seed < n; seed++) {
+    const { summary } = await run({ draft, target, prompt: PROMPT, maxTokens: LENGTH, seed, ...options });
+    assert.equal(summary.tokens.length, LENGTH);
+    c[summary.tokens.reduce((index, t) => index * V + t, 0)]++;
+  }
+  return c;
+}
+
+const SAMPLING = { temperature: 0.8, topK: 3, topP: 0.9 };
+const N = Number(process.env.SPECULA_DECODE_SAMPLES ?? 20000);
+let failures = 0;
+const started = performance.now();
+
+function check(name, ok, detail) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `: ${detail}` : ""}`);
+  if (!ok) failures++;
+}
+
+// Exactness: every lossless method follows the target's processed distribution. The
+// seeds are fixed, so each p-value is the same on every run; 1e-4 leaves room for the
+// handful of cases while any real deviation at these sample sizes lands far below it.
+const LOSSLESS = [
+  ["autoregressive", { method: "autoregressive" }],
+  ["speculative γ=2", { method: "speculative", gamma: 2 }],
+  ["speculative γ=2, dynamic γ", { method: "speculative", gamma: 2, dynamicGamma: true }],
+  ["spectr i.i.d. K=3 kseq", { method: "spectr", drafts: 3, gamma: 2 }],
+  ["spectr i.i.d. K=3 race", { method: "spectr", drafts: 3, gamma: 2, selection: "race" }],
+  ["spectr tree [2,2] kseq", { method: "spectr", tree: [2, 2] }],
+  ["spectr tree [2,2] race", { method: "spectr", tree: [2, 2], selection: "race" }],
+  ["multiround i.i.d. K=2", { method: "multiround", drafts: 2, gamma: 2 }],
+  ["multiround tree [2,2]", { method: "multiround", tree: [2, 2] }],
+  ["mentored D=0", { method: "mentored", kl: 0, gamma: 2 }],
+];
+for (const sampling of [{}, SAMPLING]) {
+  const truth = joint(target, PROMPT.at(-1), LENGTH, sampling);
+  for (const [name, options] of LOSSLESS) {
+    // The unprocessed case only for the two basic methods: the rest run with sampling on.
+    if (Object.keys(sampling).length === 0 && !["autoregressive", "speculative γ=2"].includes(name)) continue;
+    const test = chiSquare(await counts({ ...options, ...sampling }, N), truth);
+    const label = `${name}${Object.keys(sampling).length ? " (T 0.8, top-k 3, top-p 0.9)" : ""}`;
+    check(`exact: ${label}`, test.p > 1e-4, `chi2 ${test.stat.toFixed(1)}, df ${test.df}, p ${test.p.toExponential(2)}`);
+  }
+}
+
+// Power: the same test rejects planted bugs.
+{
+  const truth = joint(target, PROMPT.at(-1), LENGTH, SAMPLING);
+  for (const [bug, options] of [
+    ["resample-from-target", { method: "speculative", gamma: 2 }],
+    ["shared-uniform", { method: "spectr", drafts: 3, gamma: 2 }],
+  ]) {
+    const test = chiSquare(await counts({ ...options, ...SAMPLING, bug }, N), truth);
+    check(`power: bug ${bug} rejected`, test.p < 1e-8, `p ${test.p.toExponential(2)}`);
+  }
+}
+
+// Greedy: temperature 0 follows the target's argmax chain, whatever the method.
+{
+  const chain = [];
+  let last = PROMPT.at(-1);
+  for (let i = 0; i < 12; i++) {
+    last = processed(target.table[last], { temperature: 0 }).indexOf(1);
+    chain.push(last);
+  }
+  for (const [name, options] of LOSSLESS) {
+    const { summary } = await run({ draft, target, prompt: PROMPT, maxTokens: 12, temperature: 0, ...options });
+    check(`greedy: ${name}`, JSON.stringify(summary.tokens) === JSON.stringify(chain), `${summary.tokens}`);
+  }
+}
+
+// Async models, forward() models and typed-array prompts give the same tokens as sync
+// logits() models; rollback hears the committed length after every round.
+{
+  const options = { prompt: PROMPT, method: "spectr", tree: [2, 2], seed: 3, maxTokens: 20, ...SAMPLING };
+  const reference = await run({ draft, target, ...options });
+  for (const [name, kind] of [
+    ["async logits()", { async: true }],
+    ["sync forward()", { forward: true }],
+    ["async forward()", { async: true, forward: true }],
+  ]) {
+    const d = withTable(V, draft.table, kind);
+    const t = withTable(V, target.table, kind);
+    const { summary, rounds } = await run({ draft: d, target: t, ...options, prompt: Int32Array.from(PROMPT) });
+    check(`same tokens: ${name}`, JSON.stringify(summary.tokens) === JSON.stringify(reference.summary.tokens));
+    let committed = PROMPT.length;
+    const want = rounds.map((r) => (committed += r.tokens.length));
+    check(`rollback: ${name}`, JSON.stringify(t.rollbacks) === JSON.stringify(want) && JSON.stringify(d.rollbacks) === JSON.stringify(want), `${t.rollbacks}`);
+  }
+  const m = reference.summary.metrics;
+  check("round reports add up", reference.rounds.length === m.rounds && m.emittedTokens === 20 && reference.summary.finish?.kind === "max_new_tokens");
+  const last = reference.rounds.at(-1);
+  check("round shape", ["round", "tokens", "counts", "finish", "trace", "metrics", "summary"].every((k) => k in last) && last.trace.method === "spectr");
+  // A stop token ends the run right after it is emitted.
+  const stopped = await run({ draft, target, prompt: PROMPT, stop: [3], maxTokens: 200, seed: 1 });
+  check("stop token", stopped.summary.tokens.at(-1) === 3 && stopped.summary.finish?.kind === "stop_token");
+}
+
+/** The SpeculaError decode(options) throws (or rejects with). */
+async function refusal(options) {
+  try {
+    await run(options);
+  } catch (error) {
+    return error;
+  }
+  return null;
+}
+
+// Every bad model and option is a SpeculaError with its code, naming the model.
+{
+  const good = { draft, target, prompt: PROMPT, maxTokens: 4 };
+  const returning = (value) => ({ vocabSize: V, logits: () => value });
+  const nan = new Float32Array(2 * V);
+  nan[5] = NaN;
+  const cases = [
+    ["options null", null, "invalid_option", "options", "options must be an object"],
+    ["target missing", { ...good, target: undefined }, "invalid_option", "target", "target is required"],
+    ["draft missing", { ...good, draft: undefined }, "invalid_option", "draft", "draft is required"],
+    ["vocabSize 0", { ...good, target: { vocabSize: 0, logits() {} } }, "bad_model", "target", "the target model has vocabSize 0; it must be a whole number from 1 to 2^31"],
+    ["vocabSize 2.5", { ...good, draft: { vocabSize: 2.5, logits() {} } }, "bad_model", "draft", "the draft model has vocabSize 2.5"],
+    ["vocabSize a string", { ...good, draft: { vocabSize: "4", logits() {} } }, "bad_model", "draft", 'vocabSize the string "4"'],
+    ["vocabSizes differ", { ...good, draft: markov(V + 1, 3) }, "bad_model", "draft", "has vocabSize 5 but the target model has 4"],
+    ["no logits", { ...good, target: { vocabSize: V } }, "bad_model", "target", "has no logits(tokens, count) function"],
+    ["rollback not a function", { ...good, target: { ...target, rollback: 1 } }, "bad_model", "target", "has a rollback that is the number 1"],
+    ["logits too short", { ...good, draft: returning(new Float32Array(V - 1)) }, "bad_model", "draft", "returned 3 logits from logits(tokens, 1); it must return 4"],
+    ["logits a string", { ...good, draft: returning("0,0,0,0") }, "bad_model", "draft", 'returned the string "0,0,0,0"'],
+    ["logits undefined", { ...good, target: returning(undefined) }, "bad_model", "target", "returned undefined from logits(tokens, 4); it must return a Float32Array of 16 logits (count 4 × vocabSize 4)"],
+    ["logits NaN", { ...good, method: "autoregressive", target: { vocabSize: V, logits: (t, c) => (c === 2 ? nan : new Float32Array(c * V).fill(NaN)) } }, "bad_model", "target", "returned NaN"],
+    ["logits Infinity", { ...good, draft: returning(new Float32Array(V).fill(Infinity)) }, "bad_model", "draft", "returned Infinity from logits(tokens, 1) at row 0, token 0"],
+    ["logits -Infinity", { ...good, draft: returning([0, 1, -Infinity, 0]) }, "bad_model", "draft", "returned -Infinity"],
+    ["logits an array with a string", { ...good, draft: returning([0, 1, "2", 0]) }, "bad_model", "draft", 'returned the string "2"'],
+    ["prompt out of range", { ...good, prompt: [1, V] }, "invalid_option", "prompt[1]", "a token id of the models' vocabulary of 4"],
+    ["prompt empty", { ...good, prompt: [] }, "invalid_option", "prompt", "at least one token id"],
+    ["prompt text", { ...good, prompt: "To be" }, "invalid_option", "prompt", "must be an array of token ids"],
+    ["prompt missing", { ...good, prompt: undefined }, "invalid_option", "prompt", "prompt is required"],
+    ["stop strings", { ...good, stop: ["\n"] }, "invalid_option", "stop[0]", "stop[0] must be a number"],
+    ["stop out of range", { ...good, stop: [9] }, "invalid_option", "stop[0]", "got 9"],
+    ["gamma 0", { ...good, gamma: 0 }, "invalid_option", "gamma", "gamma must be a whole number from 1 to 64"],
+    ["drafts with speculative", { ...good, drafts: 2 }, "invalid_option", "drafts", "refused rather than ignored"],
+    ["unknown option", { ...good, temprature: 1 }, "invalid_option", "temprature", "unknown option"],
+    ["signal not a signal", { ...good, signal: {} }, "invalid_option", "signal", "signal must be an AbortSignal"],
+  ];
+  for (const [name, options, code, field, needle] of cases) {
+    const e = await refusal(options);
+    const ok = e instanceof SpeculaError && e.name === "SpeculaError" && e.code === code && e.field === field && e.message.includes(needle);
+    check(`refused: ${name}`, ok, e ? `${e.code} ${e.field}: ${e.message}` : "accepted");
+  }
+  // A model that throws or rejects: model_failed, its error kept as the cause.
+  const boom = new Error("out of memory");
+  for (const [name, logits] of [
+    ["throws", () => { throw boom; }],
+    ["rejects", () => Promise.reject(boom)],
+  ]) {
+    const e = await refusal({ ...good, target: { vocabSize: V, logits }, method: "autoregressive" });
+    check(`model ${name}`, e instanceof SpeculaError && e.code === "model_failed" && e.cause === boom && e.message.includes("the target model's logits(tokens, 1) failed: out of memory"), e?.message);
+  }
+  // Abort: before the start, and while an async model call is pending.
+  const before = new AbortController();
+  before.abort();
+  let e = await refusal({ ...good, signal: before.signal });
+  check("aborted before the start", e?.code === "aborted" && e.summary?.tokens.length === 0, e?.message);
+  const during = new AbortController();
+  let calls = 0;
+  const slow = { vocabSize: V, logits: (t, c) => { if (++calls === 3) during.abort(); return Promise.resolve(new Float32Array(c * V)); } };
+  e = await refusal({ ...good, method: "autoregressive", target: slow, maxTokens: 10, signal: during.signal });
+  check("aborted during a model call", e?.code === "aborted" && e.summary?.aborted === true && e.summary.tokens.length === 2, `${e?.message} ${e?.summary?.tokens}`);
+}
+
+console.log(`== decode() tests: ${((performance.now() - started) / 1000).toFixed(1)} s, ${failures} failed`);
+process.exit(failures ? 1 : 0);
