@@ -110,6 +110,7 @@ step "package build (wasm, bindings, wasm-opt, npm pack)" package
 step "plan() vs specula plan --json" plan_vs_cli
 step "the options table in the wasm module (Node)" node tests/web-package/options-table.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm"
 step "decode() in Node: exactness, power, refusals" node tests/web-package/decode.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"
+step "decode() through cachedModel(), the transformers.js adapter's pattern (Node)" node tests/web-package/decode-adapter.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"
 step "fresh Vite app: npm install" app_install
 step "fresh Vite app: TypeScript check of the package's types (tsc --noEmit, strict)" app_types
 step "fresh Vite app: vite build" app_build

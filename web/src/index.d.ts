@@ -376,3 +376,27 @@ export type DecodeOptions = Omit<GenerateOptions, "prompt" | "stop"> & {
  * `summary` holds the run so far).
  */
 export function decode(options: DecodeOptions): AsyncGenerator<DecodeRound, DecodeSummary, undefined>;
+
+/** What {@link cachedModel} asks of a runtime that keeps a key/value cache. */
+export interface CachedRuntime<Cache> {
+  /** Entries per row of logits. */
+  vocabSize: number;
+  /**
+   * Runs `tokens` after the cache's positions (`cache` null: from the start). `logits`
+   * has one row of vocabSize per token of `tokens`; the returned cache covers them all.
+   */
+  step(cache: Cache | null, tokens: Int32Array): { logits: Logits; cache: Cache } | Promise<{ logits: Logits; cache: Cache }>;
+  /** A cache of the first `length` positions (length ≥ 1). */
+  truncate(cache: Cache, length: number): Cache | Promise<Cache>;
+}
+
+/**
+ * A {@link DecodeModel} over a runtime with a key/value cache (a transformer): each call
+ * runs only the tokens past the longest prefix the cache shares with it, and `rollback`
+ * cuts the cache back to the committed tokens, so rejected drafts never stay in it. The
+ * tokens decode() produces are the same with or without it. `stats` counts the calls,
+ * the positions run and the truncations. See web/examples/transformers-js.js.
+ */
+export function cachedModel<Cache>(runtime: CachedRuntime<Cache>): DecodeModel & {
+  readonly stats: { calls: number; positions: number; truncations: number };
+};

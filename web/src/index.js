@@ -7,6 +7,7 @@ import { SpeculaError, describe, fromPayload, optionError, splitSignal } from ".
 export { LIMITS } from "./limits.js";
 export { SpeculaError } from "./errors.js";
 export { decode } from "./decode.js";
+export { cachedModel } from "./cached-model.js";
 
 const BACKENDS = ["auto", "webgpu", "cpu"];
 const DRAFT_BACKENDS = ["same", "cpu"];

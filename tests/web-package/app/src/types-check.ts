@@ -6,6 +6,7 @@ import {
   LIMITS,
   Specula,
   SpeculaError,
+  cachedModel,
   checkOptions,
   decode,
   plan,
@@ -242,6 +243,20 @@ export async function decodeUse(): Promise<DecodeSummary> {
     const tokens: number[] = round.tokens;
     void [tokens, round.counts.accepted, round.trace.steps, round.metrics.rounds, round.summary.acceptanceRate];
   }
+}
+
+/** A runtime with a key/value cache, as a decode() model. */
+export function cachedUse(): DecodeModel {
+  const model = cachedModel<number[]>({
+    vocabSize: 8,
+    step: async (cache, tokens) => ({ logits: new Float32Array(tokens.length * 8), cache: [...(cache ?? []), ...tokens] }),
+    truncate: (cache, length) => cache.slice(0, length),
+  });
+  const positions: number = model.stats.positions;
+  void positions;
+  // @ts-expect-error truncate gets the runtime's own cache type.
+  void cachedModel<number[]>({ vocabSize: 8, step: () => ({ logits: [], cache: [] }), truncate: (cache: string) => cache });
+  return model;
 }
 
 export function decodeMistakes(model: DecodeModel): void {
