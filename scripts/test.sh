@@ -36,7 +36,7 @@ echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo doc (library crates, warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specula-engine -p specula-model -p specula-wasm
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specula-engine -p specula-model -p specula-host -p specula-train -p specula-wasm
 
 echo "== cargo test (release: the statistical tests draw millions of samples)"
 cargo test --workspace --release --locked

@@ -93,8 +93,8 @@ pub struct BenchArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Decode with burn's own forward pass instead of the host one (the forward-cost table
-    /// shows both either way).
+    /// Decode with both models on burn's own forward pass (`specula_model::BurnLm`) instead
+    /// of the host one (the forward-cost table shows both either way).
     #[arg(long)]
     pub burn_forward: bool,
 }
@@ -173,8 +173,9 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         pair.check_length(p.len(), tokens, "--tokens")?;
     }
     let costs = measure_costs(&mut pair, &ks)?;
-    pair.target.set_host_forward(!args.burn_forward);
-    pair.draft.set_host_forward(!args.burn_forward);
+    if args.burn_forward {
+        pair.use_burn_forward()?;
+    }
     if !args.json {
         crate::emit(&costs_table(&costs))?;
     }

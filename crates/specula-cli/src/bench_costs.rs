@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
-use specula_model::BurnLm;
+use specula_host::DeviceLm;
 
 use crate::error::CliError;
 use crate::models;
@@ -47,7 +47,7 @@ fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result
 pub(crate) fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliError> {
     let prefix = pair.encode(&"ROMEO:\nI will not speak of it; ".repeat(4))?;
     let prefix = &prefix[..100.min(prefix.len())];
-    let forward = |lm: &mut BurnLm, sequences: Vec<Vec<u32>>, queries: Vec<Query>| {
+    let forward = |lm: &mut DeviceLm, sequences: Vec<Vec<u32>>, queries: Vec<Query>| {
         lm.truncate(prefix.len());
         let request = ForwardRequest {
             role: Role::Target,
@@ -61,10 +61,9 @@ pub(crate) fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Cos
     };
     // Median ms of the target's forward over each count of new positions, on the host
     // forward pass or burn's; the counts take turns, so the machine's slow spells hit all.
-    let mut position_costs = |host: bool, counts: &[usize]| -> Result<_, CliError> {
-        pair.target.set_host_forward(host);
+    let position_costs = |target: &mut DeviceLm, counts: &[usize]| -> Result<_, CliError> {
         forward(
-            &mut pair.target,
+            target,
             vec![prefix.to_vec()],
             vec![Query {
                 sequence: 0,
@@ -89,16 +88,15 @@ pub(crate) fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Cos
         for _ in 0..COST_REPS {
             for ((seq, queries), times) in calls.iter().zip(&mut times) {
                 let t = Instant::now();
-                forward(&mut pair.target, vec![seq.clone()], queries.clone())?;
+                forward(target, vec![seq.clone()], queries.clone())?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
         let ms = times.into_iter().map(median);
         Ok(counts.iter().copied().zip(ms).collect::<Vec<_>>())
     };
-    let target_positions_ms = position_costs(true, &[1, 2, 3, 4, 5, 8])?;
-    let target_positions_burn_forward_ms = position_costs(false, &[1, 5, 8])?;
-    pair.target.set_host_forward(true);
+    let target_positions_ms = position_costs(&mut pair.target, &[1, 2, 3, 4, 5, 8])?;
+    let target_positions_burn_forward_ms = position_costs(&mut pair.burn_target()?, &[1, 5, 8])?;
     let mut draft_rows_ms = Vec::new();
     for k in std::iter::once(1).chain(ks.iter().copied()) {
         let sequences: Vec<Vec<u32>> = (0..k as u32)

@@ -3,7 +3,9 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use specula_model::{Backend, BurnLm, CharTokenizer, ModelBundle, ModelRole, bundled};
+use burn::tensor::Device;
+use specula_host::DeviceLm;
+use specula_model::{Backend, CharTokenizer, ModelBundle, ModelRole, bundled};
 
 use crate::error::CliError;
 
@@ -11,14 +13,19 @@ use crate::error::CliError;
 #[derive(Debug)]
 pub struct Pair {
     /// The draft model.
-    pub draft: BurnLm,
+    pub draft: DeviceLm,
     /// The target model.
-    pub target: BurnLm,
+    pub target: DeviceLm,
     /// The tokenizer (the same alphabet for both).
     pub tokenizer: CharTokenizer,
+    /// The target's bundle, to build it again on another forward pass (`specula bench`).
+    pub target_bundle: ModelBundle,
+    /// The draft's bundle, likewise.
+    pub draft_bundle: ModelBundle,
 }
 
-/// Loads the bundled pair, or `dir/{draft,target}.{json,bpk}`, on `backend`.
+/// Loads the bundled pair, or `dir/{draft,target}.{json,bpk}`, on `backend`: on the CPU
+/// on the host forward pass (`specula-host`), elsewhere on burn's.
 ///
 /// # Errors
 /// Usage errors for a missing or corrupt directory or a mismatched pair; failures for a
@@ -55,7 +62,7 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
     let build = |b: &ModelBundle| {
         // Weights that pass the checksum can still fail to parse (a corrupt file with its
         // digest recomputed): bad input, named like the other errors of the directory.
-        let mut lm = b.build(&device).map_err(|e| match dir {
+        let mut lm = DeviceLm::build(b, &device).map_err(|e| match dir {
             Some(d) => CliError::usage(format!(
                 "--models: {}: {e}",
                 d.join(format!("{}.bpk", b.meta.role.name())).display()
@@ -63,18 +70,42 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
             None => CliError::failure(e.to_string()),
         })?;
         // The host pass splits its dense layers over at most two threads.
-        lm.set_host_threads(threads.clamp(1, 2))
-            .map_err(|e| CliError::failure(e.to_string()))?;
+        if let DeviceLm::Host(lm) = &mut lm {
+            lm.pass_mut()
+                .set_threads(threads.clamp(1, 2))
+                .map_err(|e| CliError::failure(e.to_string()))?;
+        }
         Ok::<_, CliError>(lm)
     };
     Ok(Pair {
         draft: build(&draft)?,
         target: build(&target)?,
-        tokenizer: target.meta.tokenizer,
+        tokenizer: target.meta.tokenizer.clone(),
+        target_bundle: target,
+        draft_bundle: draft,
     })
 }
 
 impl Pair {
+    /// The target again on burn's forward pass on the CPU (to compare with the host pass).
+    ///
+    /// # Errors
+    /// A failure when the weights do not build (they built once already).
+    pub fn burn_target(&self) -> Result<DeviceLm, CliError> {
+        burn_model(&self.target_bundle)
+    }
+
+    /// Both models on burn's forward pass on the CPU, replacing the host pass
+    /// (`specula bench --burn-forward`); the caches start empty.
+    ///
+    /// # Errors
+    /// A failure when the weights do not build (they built once already).
+    pub fn use_burn_forward(&mut self) -> Result<(), CliError> {
+        self.draft = burn_model(&self.draft_bundle)?;
+        self.target = burn_model(&self.target_bundle)?;
+        Ok(())
+    }
+
     /// The prompt's tokens.
     ///
     /// # Errors
@@ -137,4 +168,12 @@ impl Pair {
         }
         Ok(())
     }
+}
+
+/// The model of `bundle` on burn's forward pass on the CPU.
+fn burn_model(bundle: &ModelBundle) -> Result<DeviceLm, CliError> {
+    bundle
+        .build(&Device::flex())
+        .map(DeviceLm::Burn)
+        .map_err(|e| CliError::failure(e.to_string()))
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use specula_model::train::LossPoint;
+use specula_train::LossPoint;
 
 /// `step,tokens_seen,train_loss,val_loss,elapsed_secs,learning_rate` rows.
 #[must_use]

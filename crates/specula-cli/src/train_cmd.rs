@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::ProgressBar;
-use specula_model::data::{Corpus, TINY_SHAKESPEARE_SHA256};
-use specula_model::train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
 use specula_model::{Backend, ModelRole, WeightSource, sha256_hex};
+use specula_train::data::{Corpus, TINY_SHAKESPEARE_SHA256};
+use specula_train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
 
 use crate::error::CliError;
 use crate::parse;

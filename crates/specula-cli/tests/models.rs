@@ -38,13 +38,13 @@ fn assert_error(args: &[&str], needle: &str) {
 /// here in-process through the engine with the bundled pair on the CPU, for its trace.
 fn engine_run(prompt: &str, max_new_tokens: usize) -> specula_engine::Generation {
     use specula_engine::{DecodeConfig, Decoder, GammaPolicy, Method, SamplingConfig, generate};
-    use specula_model::{Backend, ModelRole, bundled};
+    use specula_host::{HostLm, HostPass};
+    use specula_model::{ModelRole, bundled};
     let _ = specula_model::set_cpu_threads(1);
-    let device = Backend::Cpu.device().unwrap();
     let build = |role| {
         let bundle = bundled::bundle(role).unwrap();
-        let mut lm = bundle.build(&device).unwrap();
-        lm.set_host_threads(1).unwrap();
+        let mut lm = HostLm::from_pass(HostPass::from_bundle(&bundle).unwrap());
+        lm.pass_mut().set_threads(1).unwrap();
         (bundle, lm)
     };
     let (_, mut draft) = build(ModelRole::Draft);

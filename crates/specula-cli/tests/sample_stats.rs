@@ -6,7 +6,7 @@
 //!
 //! Power: with n = 5,000 samples on each side the homogeneity test's noncentrality
 //! is λ ≈ (n/2)·Σ(p_bug − p)²/p, a quarter of that of the bundled-pair test at 10k runs
-//! (specula-model's `bundled_exactness.rs`, whose prompt this is and whose comments
+//! (specula-host's `bundled_exactness.rs`, whose prompt this is and whose comments
 //! derive it), and the statistic is about df + λ against a critical value near 95 at
 //! p = 1e-6 (about 36 cells). The near misses' effects scale with how much the two
 //! models disagree, so the prompt is the one chosen there for the strongest near

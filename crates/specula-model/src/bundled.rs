@@ -4,9 +4,9 @@
 //! and their figures, are in MODELS.md.
 
 use crate::backend::Backend;
+use crate::burn_lm::BurnLm;
 use crate::config::ModelRole;
 use crate::error::Result;
-use crate::lm::BurnLm;
 use crate::tokenizer::CharTokenizer;
 use crate::weights::ModelBundle;
 
@@ -33,7 +33,7 @@ pub fn bundle(role: ModelRole) -> Result<ModelBundle> {
     ModelBundle::from_parts(meta, weights)
 }
 
-/// The embedded model of `role`, ready for decoding on `backend`.
+/// The embedded model of `role` on burn's forward pass, ready for decoding on `backend`.
 ///
 /// # Errors
 /// [`bundle`]'s errors, the backend's, and those of [`ModelBundle::build`].

@@ -72,7 +72,8 @@ pub enum Error {
 
 impl Error {
     /// An [`Error::Io`] for `path`.
-    pub(crate) fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
+    #[must_use]
+    pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.as_ref().display().to_string(),
             source,

@@ -1,66 +1,52 @@
 //! # specula-model
 //!
 //! Tiny GPT-style language models in [burn](https://burn.dev) for speculative decoding:
-//! one decoder-only transformer definition used for both roles (a small **draft** and a
-//! larger **target**), a character-level tokenizer, and [`BurnLm`], which implements
-//! [`specula_engine::LanguageModel`] with
+//! one decoder-only transformer definition ([`Gpt`]) used for both roles (a small
+//! **draft** and a larger **target**), a character-level tokenizer, and [`BurnLm`], which
+//! implements [`specula_engine::LanguageModel`] on burn's forward pass (the reference, and
+//! the path that runs on WebGPU) with
 //!
 //! - a per-layer K/V cache preallocated for `max_seq` positions, rolled back to any
 //!   accepted length by comparing tokens (a rejected draft simply stops matching);
 //! - one batched forward pass over many positions of many sequences (γ + 1 positions for
-//!   speculative verification, K × L for SpecTr) that reuses the cache for the shared prefix;
-//! - on burn's CPU backend, a host forward pass on plain buffers (dense layers packed once,
-//!   batched attention; [`BurnLm::set_host_forward`]) instead of burn's per-operation path,
-//!   which stays the reference and runs on WebGPU.
+//!   speculative verification, K × L for SpecTr) that reuses the cache for the shared prefix.
+//!
+//! That request logic is [`CachedLm`], generic over a [`ForwardPass`]: `specula-host`
+//! implements the same trait with a host CPU pass on plain buffers, so both paths answer
+//! requests the same way and neither can be handed the other's keys and values.
+//! Training is `specula-train`'s.
 //!
 //! Weights are stored as f16 burnpack bytes with a JSON description and a SHA-256
 //! checksum ([`ModelBundle`]); the trained pair ships inside the crate ([`bundled`]).
-//! Training (`train`, feature `train`, on by default) is a plain AdamW loop on an
-//! autodiff device.
 //!
-//! Features: `train`, `rayon` (threaded CPU kernels and `set_cpu_threads`), `simd` and
-//! `x86-v4` (AVX-512 matmul, chosen at run time) are on by default; `wgpu` adds
+//! Features: `rayon` (threaded CPU kernels and `set_cpu_threads`), `simd` and `x86-v4`
+//! (AVX-512 matmul, chosen at run time) are on by default; `wgpu` adds
 //! [`Backend::Wgpu`]. A wasm build takes `default-features = false`.
 #![deny(missing_docs)]
 
 mod backend;
 pub mod bundled;
-mod cache;
+mod burn_lm;
+mod cached;
 mod config;
-mod const_rows;
-pub mod data;
-mod dense;
-mod dense_split;
-#[cfg(feature = "train")]
-pub mod distill;
 mod error;
-mod helper_thread;
-mod host_attention;
-mod host_kv;
-mod host_memory;
-mod host_model;
 mod init;
-mod kv;
-mod lm;
-mod prefetch;
-mod reduce;
 mod tokenizer;
-#[cfg(feature = "train")]
-pub mod train;
 mod transformer;
 mod upgrade;
 mod webgpu_ops;
 mod weights;
 
 pub use backend::Backend;
+pub use burn_lm::{BurnKv, BurnLm, BurnPass};
+pub use cached::{CachedLm, ForwardPass, ForwardStats, RowsKv};
 pub use config::{
     MAX_D_FF, MAX_D_MODEL, MAX_HEADS, MAX_KV_ENTRIES, MAX_LAYERS, MAX_PARAMS, MAX_SEQ,
     MAX_VOCAB_SIZE, ModelConfig, ModelRole,
 };
 pub use error::{Error, Result};
-pub use lm::{BurnLm, ForwardStats};
 pub use tokenizer::CharTokenizer;
-pub use transformer::{Gpt, KvContext, LayerKv};
+pub use transformer::{BlockParams, Gpt, GptParams, KvContext, LayerKv, LinearParams, NormParams};
 pub use upgrade::{Upgrade, upgrade_dir};
 pub use weights::{
     FORMAT_VERSION, MAX_META_BYTES, ModelBundle, ModelMeta, TrainingRecord, WEIGHTS_SLACK_BYTES,

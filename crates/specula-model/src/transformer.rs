@@ -2,18 +2,17 @@
 //! definition for both roles. Every forward pass goes through [`Gpt::forward_with`], which
 //! attends to optional cached keys/values, so the cached and uncached paths share code.
 
-use burn::module::Module;
-use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, LayerNormConfig, Linear};
-use burn::tensor::activation::softmax;
-use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
-use pulp::Arch;
+mod params;
 
 use crate::config::ModelConfig;
-use crate::dense::{PackedDense, gather_panels};
 use crate::error::Result;
-use crate::host_model::{HostBlock, HostGpt, Norm};
 use crate::init::Init;
 use crate::webgpu_ops::{FEW_ROWS, dense, dense_gelu, dense_residual, layer_norm, matmul};
+use burn::module::Module;
+use burn::nn::{Dropout, DropoutConfig, Embedding, LayerNorm, Linear};
+use burn::tensor::activation::softmax;
+use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+pub use params::{BlockParams, GptParams, LinearParams, NormParams};
 
 /// Keys and values of one layer, `[batch, heads, len, head_dim]` each.
 #[derive(Debug, Clone)]
@@ -187,74 +186,6 @@ impl Gpt {
         let logits = dense(&self.head, layer_norm(&self.final_norm, x));
         (logits, new_kv)
     }
-
-    /// This model's inference parameters copied to host memory for [`HostGpt`], the dense
-    /// weights in one block (on huge pages when `huge_pages` and the system allows);
-    /// `None` if a parameter cannot be read back synchronously (only on GPU devices, where
-    /// it is not used).
-    pub(crate) fn host(&self, huge_pages: bool) -> Option<HostGpt> {
-        let blocks = self
-            .blocks
-            .iter()
-            .map(|b| {
-                Some(HostBlock {
-                    norm_attn: host_norm(&b.norm_attn)?,
-                    qkv: pack_linear(&b.attn.qkv)?,
-                    proj: pack_linear(&b.attn.proj)?,
-                    norm_mlp: host_norm(&b.norm_mlp)?,
-                    fc_in: pack_linear(&b.fc_in)?,
-                    fc_out: pack_linear(&b.fc_out)?,
-                })
-            })
-            .collect::<Option<Vec<_>>>()?;
-        let [_, d] = self.token_embedding.weight.val().dims();
-        let mut host = HostGpt {
-            d,
-            heads: self.blocks.first().map_or(1, |b| b.attn.n_heads),
-            vocab: self.vocab_size,
-            max_seq: self.max_seq,
-            token_embedding: read_vec(self.token_embedding.weight.val())?,
-            position_embedding: read_vec(self.position_embedding.weight.val())?,
-            blocks,
-            final_norm: host_norm(&self.final_norm)?,
-            head: pack_linear(&self.head)?,
-            arch: Arch::new(),
-            threads: 1,
-        };
-        gather_panels(&mut host.dense_layers_mut(), huge_pages);
-        Some(host)
-    }
-}
-
-fn read_vec<const D: usize>(t: Tensor<D>) -> Option<Vec<f32>> {
-    t.try_into_data().ok()?.try_into_vec::<f32>().ok()
-}
-
-fn pack_linear(linear: &Linear) -> Option<PackedDense> {
-    let weight = linear.weight.val();
-    let [d_in, d_out] = weight.dims();
-    let weight = read_vec(weight)?;
-    let bias = match &linear.bias {
-        Some(b) => Some(read_vec(b.val())?),
-        None => None,
-    };
-    PackedDense::new(&weight, bias.as_deref(), d_in, d_out)
-}
-
-fn host_norm(norm: &LayerNorm) -> Option<Norm> {
-    let gamma = read_vec(norm.gamma.val())?;
-    let beta = match &norm.beta {
-        Some(b) => read_vec(b.val())?,
-        None => vec![0.0; gamma.len()],
-    };
-    // The epsilon is private to the module; every norm here is built from the default
-    // configuration (see `Init::layer_norm`).
-    let epsilon = LayerNormConfig::new(gamma.len()).epsilon as f32;
-    Some(Norm {
-        gamma,
-        beta,
-        epsilon,
-    })
 }
 
 impl Block {

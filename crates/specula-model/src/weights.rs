@@ -15,9 +15,9 @@ use burn::tensor::{Bytes, DType, Device, Tensor};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::burn_lm::BurnLm;
 use crate::config::{ModelConfig, ModelRole};
 use crate::error::{Error, Result};
-use crate::lm::BurnLm;
 use crate::tokenizer::CharTokenizer;
 use crate::transformer::Gpt;
 
@@ -391,7 +391,8 @@ impl ModelBundle {
         std::fs::write(&weights_path, &self.weights).map_err(|e| Error::io(&weights_path, e))
     }
 
-    /// The model, ready for decoding on `device`.
+    /// The model on burn's forward pass, ready for decoding on `device` (the host CPU pass
+    /// is `specula-host`'s).
     ///
     /// # Errors
     /// The errors of [`load_model`] and [`BurnLm::new`].

@@ -2,7 +2,8 @@
 //!
 //! WebAssembly bindings of Specula for the npm package `specula`: the decoding engine
 //! ([`specula_engine`]) and the draft/target models ([`specula_model`]) on WebGPU through
-//! burn when the browser has an adapter, otherwise on burn's CPU backend inside wasm.
+//! burn when the browser has an adapter, otherwise on the host CPU forward pass of
+//! [`specula_host`] inside wasm.
 //!
 //! - [`Engine`] loads the models (checking their SHA-256) and runs one generation at a
 //!   time, one round per awaited `nextRound()`: the engine's step-wise decoder is driven

@@ -6,7 +6,8 @@
 
 use burn::tensor::Device;
 use specula_engine::{ForwardRequest, ForwardResponse, Role};
-use specula_model::{BurnLm, CharTokenizer, ModelBundle, ModelRole};
+use specula_host::DeviceLm;
+use specula_model::{CharTokenizer, ModelBundle, ModelRole};
 
 use crate::backend::{BackendInfo, DraftBackend, gpu_lost};
 use crate::error::{Result, WasmError};
@@ -58,8 +59,8 @@ impl Bundles {
 /// Both models, ready (the target on the chosen device).
 #[derive(Debug)]
 pub struct Models {
-    draft: BurnLm,
-    target: BurnLm,
+    draft: DeviceLm,
+    target: DeviceLm,
     bundles: Bundles,
     info: BackendInfo,
     /// Set when the models moved to the CPU since the last [`take_fallback`](Self::take_fallback).
@@ -87,8 +88,7 @@ impl Models {
         draft_backend: DraftBackend,
     ) -> Result<Self> {
         let build = |bundle: &ModelBundle, device: &Device, name: &str| {
-            bundle
-                .build(device)
+            DeviceLm::build(bundle, device)
                 .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
         };
         let draft_device = match draft_backend {
@@ -192,11 +192,11 @@ impl Models {
         }
     }
 
-    /// Rebuilds the models that are on the GPU on the CPU backend.
+    /// Rebuilds the models that are on the GPU on the CPU backend (the host forward pass).
     fn move_to_cpu(&mut self, reason: String) -> Result<()> {
         let device = Device::flex();
         let build = |bundle: &ModelBundle, name: &str| {
-            bundle.build(&device).map_err(|e| {
+            DeviceLm::build(bundle, &device).map_err(|e| {
                 WasmError::Model(format!(
                     "{reason}; rebuilding the {name} model on the CPU failed: {e}"
                 ))

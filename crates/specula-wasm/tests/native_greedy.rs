@@ -1,5 +1,5 @@
-//! Native reference: the greedy continuation of the seeded test models on burn's CPU
-//! backend, for every method, must equal `tests/fixtures/greedy.json`, which the wasm tests
+//! Native reference: the greedy continuation of the seeded test models on the host CPU
+//! forward pass (what the models run on without WebGPU), for every method, must equal `tests/fixtures/greedy.json`, which the wasm tests
 //! (CPU in wasm, WebGPU in Chromium) compare against too.
 //!
 //! `SPECULA_BLESS=1` rewrites the fixture instead of checking it, so with it set the
@@ -14,13 +14,14 @@ mod common;
 
 use burn::tensor::Device;
 use specula_engine::{Decoder, generate};
+use specula_host::DeviceLm;
 use specula_wasm::untrained::{Size, untrained_bundles};
 
 fn native_greedy(method: &str) -> String {
     let bundles = untrained_bundles(common::SEED, Size::Test).expect("test models build");
     let device = Device::flex();
-    let mut draft = bundles.draft.build(&device).expect("draft builds");
-    let mut target = bundles.target.build(&device).expect("target builds");
+    let mut draft = DeviceLm::build(&bundles.draft, &device).expect("draft builds");
+    let mut target = DeviceLm::build(&bundles.target, &device).expect("target builds");
     let options = common::greedy(method).resolve().expect("valid options");
     let tokenizer = &bundles.target.meta.tokenizer;
     let prompt = tokenizer.encode(&options.prompt).expect("prompt encodes");

@@ -1,0 +1,103 @@
+//! [`DeviceLm`]: a model on the faster forward pass for its device, for callers that pick
+//! the device at run time (the CLI's `--backend`, the browser's WebGPU with its CPU
+//! fallback). Each variant is a whole model of one path, so there is no combination of
+//! a path with the other path's caches to get wrong.
+
+use burn::tensor::Device;
+use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
+use specula_model::{BurnLm, ForwardStats, ModelBundle, ModelConfig, Result};
+
+use crate::pass::{HostLm, HostPass};
+
+/// A model on the host forward pass or on burn's.
+#[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a process holds one or two models and never moves them in a loop"
+)]
+pub enum DeviceLm {
+    /// The host pass (burn's CPU backend).
+    Host(HostLm),
+    /// burn's pass (a GPU device, or burn's CPU backend to compare).
+    Burn(BurnLm),
+}
+
+impl DeviceLm {
+    /// The model of `bundle` for `device`: on burn's CPU backend the host pass, whose
+    /// few-position calls cost far less than burn's per-operation work (see `HostGpt`);
+    /// on any other device burn's pass.
+    ///
+    /// # Errors
+    /// The errors of [`HostPass::from_bundle`] or [`ModelBundle::build`].
+    pub fn build(bundle: &ModelBundle, device: &Device) -> Result<Self> {
+        if *device == Device::flex() {
+            Ok(Self::Host(HostLm::from_pass(HostPass::from_bundle(
+                bundle,
+            )?)))
+        } else {
+            Ok(Self::Burn(bundle.build(device)?))
+        }
+    }
+
+    /// The model's shape.
+    #[must_use]
+    pub fn config(&self) -> &ModelConfig {
+        match self {
+            Self::Host(lm) => lm.config(),
+            Self::Burn(lm) => lm.config(),
+        }
+    }
+
+    /// Work done so far.
+    #[must_use]
+    pub fn stats(&self) -> ForwardStats {
+        match self {
+            Self::Host(lm) => lm.stats(),
+            Self::Burn(lm) => lm.stats(),
+        }
+    }
+
+    /// Forgets every cached position.
+    pub fn reset(&mut self) {
+        match self {
+            Self::Host(lm) => lm.reset(),
+            Self::Burn(lm) => lm.reset(),
+        }
+    }
+
+    /// Rolls the shared cache back to its first `len` positions.
+    pub fn truncate(&mut self, len: usize) {
+        match self {
+            Self::Host(lm) => lm.truncate(len),
+            Self::Burn(lm) => lm.truncate(len),
+        }
+    }
+
+    /// Answers `request` with an awaited read-back (see
+    /// [`CachedLm::answer_async`](specula_model::CachedLm::answer_async)).
+    ///
+    /// # Errors
+    /// As [`CachedLm::answer`](specula_model::CachedLm::answer).
+    pub async fn answer_async(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
+        match self {
+            Self::Host(lm) => lm.answer_async(request).await,
+            Self::Burn(lm) => lm.answer_async(request).await,
+        }
+    }
+}
+
+impl LanguageModel for DeviceLm {
+    fn vocab_size(&self) -> usize {
+        self.config().vocab_size
+    }
+
+    fn forward(
+        &mut self,
+        request: &ForwardRequest,
+    ) -> std::result::Result<ForwardResponse, ModelError> {
+        match self {
+            Self::Host(lm) => lm.forward(request),
+            Self::Burn(lm) => lm.forward(request),
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! [`CachedLm`]: a model's [`ForwardPass`] behind the engine's [`LanguageModel`] trait,
+//! with a rollback-able K/V cache for the shared prefix and a per-sequence "branch" cache
+//! for draft suffixes. The request logic is written once here for every path: burn's
+//! ([`BurnLm`](crate::BurnLm)) and the host CPU pass of `specula-host`.
+//!
+//! One request is answered in at most two forward passes:
+//! 1. the common prefix of every sequence goes into the shared cache (batch 1), computing
+//!    only the positions not already cached with the same tokens — a rejected draft simply
+//!    does not match, which is the rollback;
+//! 2. the remaining suffixes run as one batch attending to that prefix (and to the
+//!    previous call's suffixes when each new sequence extends one of them, as SpecTr's
+//!    draft calls do), padded at the end to a common length.
+
+mod branch;
+mod pass;
+mod prefix;
+
+use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use branch::Branch;
+pub use pass::{ForwardPass, RowsKv};
+use prefix::Prefix;
+
+/// Work counters, for measuring cost per position.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ForwardStats {
+    /// Requests answered.
+    pub requests: u64,
+    /// Forward passes run (at most two per request).
+    pub passes: u64,
+    /// Positions computed (rows × new tokens, padding included).
+    pub positions: u64,
+}
+
+/// A language model with caches, ready for the decoding engine: the forward pass `P` and
+/// the cached keys and values of its own kind.
+#[derive(Debug)]
+pub struct CachedLm<P: ForwardPass> {
+    pass: P,
+    config: ModelConfig,
+    cache: Prefix<P::Shared>,
+    branch: Option<Branch<P::Kv>>,
+    stats: ForwardStats,
+}
+
+impl<P: ForwardPass> CachedLm<P> {
+    /// `pass` with empty caches.
+    pub fn from_pass(pass: P) -> Self {
+        let config = *pass.config();
+        let cache = Prefix::new(pass.new_shared(), config.vocab_size);
+        Self {
+            pass,
+            config,
+            cache,
+            branch: None,
+            stats: ForwardStats::default(),
+        }
+    }
+
+    /// The forward pass.
+    #[must_use]
+    pub fn pass(&self) -> &P {
+        &self.pass
+    }
+
+    /// The forward pass, to change its settings; the caches are kept, so a pass offers
+    /// only settings that do not change its logits.
+    pub fn pass_mut(&mut self) -> &mut P {
+        &mut self.pass
+    }
+
+    /// The model's shape.
+    #[must_use]
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// Work done so far.
+    #[must_use]
+    pub fn stats(&self) -> ForwardStats {
+        self.stats
+    }
+
+    /// Forgets every cached position.
+    pub fn reset(&mut self) {
+        self.cache.truncate(0);
+        self.branch = None;
+    }
+
+    /// Rolls the shared cache back to its first `len` positions (and drops the branch).
+    pub fn truncate(&mut self, len: usize) {
+        self.cache.truncate(len);
+        self.branch = None;
+    }
+
+    /// The tokens currently in the shared cache.
+    #[must_use]
+    pub fn cached_tokens(&self) -> &[u32] {
+        self.cache.tokens()
+    }
+
+    /// Answers `request`: one row of logits per query, in order.
+    ///
+    /// Blocks on the device read-back; in a browser on WebGPU, where blocking is
+    /// impossible, use [`answer_async`](Self::answer_async).
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`] for a query outside its sequence, a sequence longer than
+    /// `max_seq`, or a committed length longer than a sequence (also when the read-back
+    /// cannot complete synchronously); [`Error::UnknownToken`].
+    pub fn answer(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
+        // Natively this blocks; in wasm it succeeds only when the read-back is already
+        // done, which holds for the CPU backend and the host pass.
+        burn::tensor::try_read_sync(self.answer_async(request)).unwrap_or_else(|| {
+            Err(Error::BadRequest(
+                "the device cannot be read synchronously here; use answer_async".into(),
+            ))
+        })
+    }
+
+    /// [`answer`](Self::answer) with an awaited read-back, for WebGPU in a browser (the
+    /// only way to read a GPU buffer there) or any async caller.
+    ///
+    /// # Errors
+    /// As [`answer`](Self::answer).
+    pub async fn answer_async(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
+        let vocab = self.config.vocab_size;
+        // How far each sequence is needed: up to its longest query.
+        let mut need = vec![0_usize; request.sequences.len()];
+        for q in &request.queries {
+            let seq = request.sequences.get(q.sequence).ok_or_else(|| {
+                Error::BadRequest(format!("query for sequence {} out of range", q.sequence))
+            })?;
+            if q.prefix_len == 0 || q.prefix_len > seq.len() {
+                return Err(Error::BadRequest(format!(
+                    "query prefix length {} is outside 1..={} for sequence {}",
+                    q.prefix_len,
+                    seq.len(),
+                    q.sequence
+                )));
+            }
+            need[q.sequence] = need[q.sequence].max(q.prefix_len);
+        }
+        if request
+            .sequences
+            .iter()
+            .any(|s| s.len() < request.committed_len)
+        {
+            return Err(Error::BadRequest(
+                "a sequence is shorter than the committed length".into(),
+            ));
+        }
+        let used: Vec<usize> = (0..need.len()).filter(|&i| need[i] > 0).collect();
+        let Some(&first) = used.first() else {
+            return Ok(Vec::new());
+        };
+        let rows: Vec<&[u32]> = request
+            .sequences
+            .iter()
+            .zip(&need)
+            .map(|(s, &n)| &s[..n])
+            .collect();
+        for &i in &used {
+            self.check_tokens(rows[i])?;
+        }
+        let shared = used
+            .iter()
+            .map(|&i| common_prefix(rows[first], rows[i]))
+            .min()
+            .unwrap_or(0);
+        self.stats.requests += 1;
+        self.sync_shared(&rows[first][..shared]).await?;
+
+        let suffix_rows: Vec<usize> = used.iter().copied().filter(|&i| need[i] > shared).collect();
+        let suffix = if suffix_rows.is_empty() {
+            None
+        } else {
+            Some(self.run_suffixes(&rows, &suffix_rows, shared).await?)
+        };
+
+        let mut out = Vec::with_capacity(request.queries.len() * vocab);
+        for q in &request.queries {
+            let pos = q.prefix_len - 1;
+            let row = if pos < shared {
+                self.cache.logits_row(pos)
+            } else {
+                let r = suffix_rows.iter().position(|&i| i == q.sequence);
+                match (&suffix, r) {
+                    (Some(s), Some(r)) => s.row(r, pos - shared, vocab),
+                    _ => None,
+                }
+            };
+            let row =
+                row.ok_or_else(|| Error::BadRequest("internal: missing logits row".into()))?;
+            out.extend_from_slice(row);
+        }
+        if let Some(s) = suffix {
+            self.branch = s.next_branch;
+        }
+        Ok(out)
+    }
+
+    /// Makes the shared cache hold exactly `prefix` at its start, computing only what is
+    /// missing. Positions beyond are kept (they may match a later request) unless new
+    /// ones must be written.
+    async fn sync_shared(&mut self, prefix: &[u32]) -> Result<()> {
+        let keep = common_prefix(self.cache.tokens(), prefix);
+        if keep == prefix.len() {
+            return Ok(());
+        }
+        self.cache.truncate(keep);
+        let keep = keep + self.promote_branch(prefix, keep);
+        if keep == prefix.len() {
+            return Ok(());
+        }
+        let new = &prefix[keep..];
+        let (logits, kv) = self
+            .pass
+            .forward(new, 1, self.cache.store(), keep, None)
+            .await?;
+        self.stats.passes += 1;
+        self.stats.positions += new.len() as u64;
+        if self.cache.append(&self.pass, new, kv, logits) {
+            Ok(())
+        } else {
+            Err(Error::BadRequest(
+                "internal: the new keys/values do not fit the cache".into(),
+            ))
+        }
+    }
+
+    fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
+        if tokens.len() > self.config.max_seq {
+            return Err(Error::BadRequest(format!(
+                "a sequence of {} tokens is longer than the model's {} positions",
+                tokens.len(),
+                self.config.max_seq
+            )));
+        }
+        let vocab = self.config.vocab_size;
+        match tokens.iter().find(|&&t| t as usize >= vocab) {
+            Some(&token) => Err(Error::UnknownToken { token, vocab }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<P: ForwardPass> LanguageModel for CachedLm<P> {
+    fn vocab_size(&self) -> usize {
+        self.config.vocab_size
+    }
+
+    fn forward(
+        &mut self,
+        request: &ForwardRequest,
+    ) -> std::result::Result<ForwardResponse, ModelError> {
+        let logits = self.answer(request)?;
+        Ok(ForwardResponse::new(self.config.vocab_size, logits))
+    }
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}

@@ -1,0 +1,62 @@
+//! What [`CachedLm`](super::CachedLm) needs of a forward path: one pass over new positions
+//! after cached keys and values, and the few operations on those keys and values that the
+//! branch cache takes. Each path (burn's tensors here, the host buffers of `specula-host`)
+//! has its own types, so keys and values of one path can never reach the other.
+
+use std::fmt::Debug;
+use std::future::Future;
+
+use crate::config::ModelConfig;
+use crate::error::Result;
+
+/// Keys and values of a batch of rows, every layer, in one path's form.
+pub trait RowsKv: Sized {
+    /// Positions per row.
+    fn positions(&self) -> usize;
+
+    /// The first `len` positions of row `row`, as a batch of one row.
+    #[must_use]
+    fn row_prefix(&self, row: usize, len: usize) -> Self;
+
+    /// Rows `rows`, in that order.
+    #[must_use]
+    fn select(&self, rows: &[usize]) -> Self;
+
+    /// `self` then `newer` along the positions; `None` when their rows or shapes differ.
+    fn cat(self, newer: Self) -> Option<Self>;
+}
+
+/// A model's forward pass over cached keys and values.
+pub trait ForwardPass: Debug {
+    /// Keys and values of the positions one pass computes.
+    type Kv: RowsKv + Debug;
+    /// The shared-prefix store: every layer's keys and values for `max_seq` positions of
+    /// one row, preallocated.
+    type Shared: Debug;
+
+    /// The model's shape.
+    fn config(&self) -> &ModelConfig;
+
+    /// An empty shared-prefix store.
+    fn new_shared(&self) -> Self::Shared;
+
+    /// Logits (`[rows, n, vocab]`, row-major) of `tokens` (`rows × n`, row-major) at the
+    /// positions after the first `shared_len` positions of `shared` (broadcast to every
+    /// row) and then `branch` (one row per row), and the new positions' keys and values.
+    ///
+    /// # Errors
+    /// [`Error::BadRequest`](crate::Error::BadRequest) for shapes that do not fit, or a
+    /// device read-back that fails.
+    fn forward(
+        &self,
+        tokens: &[u32],
+        rows: usize,
+        shared: &Self::Shared,
+        shared_len: usize,
+        branch: Option<&Self::Kv>,
+    ) -> impl Future<Output = Result<(Vec<f32>, Self::Kv)>>;
+
+    /// Writes `kv` (one row) into `shared` from position `start` on; `false`, and nothing
+    /// written, when it does not fit.
+    fn write(&self, shared: &mut Self::Shared, start: usize, kv: Self::Kv) -> bool;
+}

@@ -1,0 +1,14 @@
+//! # specula-train
+//!
+//! Training and distillation of `specula-model`'s [`Gpt`](specula_model::Gpt): a plain,
+//! resumable AdamW loop on burn's autodiff CPU device ([`Trainer`]), the corpus and its
+//! seeded batches ([`data`]), and distillation from a teacher model's distributions
+//! ([`distill`]). Only `specula train` uses it; running the models needs none of it (the
+//! wasm build does not link it).
+#![deny(missing_docs)]
+
+pub mod data;
+pub mod distill;
+mod train;
+
+pub use train::{InitRecord, LossPoint, Observer, TrainConfig, TrainState, Trainer};
