@@ -128,7 +128,7 @@ impl ForwardPass for HostPass {
         };
         self.model
             .forward(tokens, rows, start, context)
-            .ok_or_else(|| Error::BadRequest("internal: a forward pass of the wrong shape".into()))
+            .ok_or(Error::Internal("a forward pass of the wrong shape"))
     }
 
     fn write(&self, shared: &mut HostCache, start: usize, kv: HostKv) -> bool {

@@ -8,7 +8,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::cached::{CachedLm, ForwardPass};
 use crate::config::ModelConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, RequestProblem, Result};
 use crate::transformer::{Gpt, KvContext, LayerKv};
 pub use kv::BurnKv;
 
@@ -123,18 +123,17 @@ impl BurnLm {
     pub fn logits_uncached(&self, tokens: &[u32]) -> Result<Vec<f32>> {
         let config = self.config();
         if tokens.len() > config.max_seq {
-            return Err(Error::BadRequest(format!(
-                "a sequence of {} tokens is longer than the model's {} positions",
-                tokens.len(),
-                config.max_seq
-            )));
+            return Err(Error::BadRequest(RequestProblem::TooLong {
+                len: tokens.len(),
+                max_seq: config.max_seq,
+            }));
         }
         let vocab = config.vocab_size;
         if let Some(&token) = tokens.iter().find(|&&t| t as usize >= vocab) {
             return Err(Error::UnknownToken { token, vocab });
         }
         if tokens.is_empty() {
-            return Err(Error::BadRequest("the sequence is empty".into()));
+            return Err(Error::BadRequest(RequestProblem::EmptySequence));
         }
         let pass = self.pass();
         let logits = pass
@@ -146,15 +145,15 @@ impl BurnLm {
 
 fn read<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
     t.try_into_data()
-        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))?
+        .map_err(|e| Error::ReadBack(format!("{e:?}")))?
         .try_into_vec::<f32>()
-        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))
+        .map_err(|e| Error::ReadBack(format!("{e:?}")))
 }
 
 async fn read_async<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
     t.into_data_async()
         .await
-        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))?
+        .map_err(|e| Error::ReadBack(format!("{e:?}")))?
         .try_into_vec::<f32>()
-        .map_err(|e| Error::BadRequest(format!("reading logits back: {e:?}")))
+        .map_err(|e| Error::ReadBack(format!("{e:?}")))
 }

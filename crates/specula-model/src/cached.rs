@@ -18,7 +18,7 @@ mod prefix;
 use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
 
 use crate::config::ModelConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, RequestProblem, Result};
 use branch::Branch;
 pub use pass::{ForwardPass, RowsKv};
 use prefix::Prefix;
@@ -113,11 +113,8 @@ impl<P: ForwardPass> CachedLm<P> {
     pub fn answer(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
         // Natively this blocks; in wasm it succeeds only when the read-back is already
         // done, which holds for the CPU backend and the host pass.
-        burn::tensor::try_read_sync(self.answer_async(request)).unwrap_or_else(|| {
-            Err(Error::BadRequest(
-                "the device cannot be read synchronously here; use answer_async".into(),
-            ))
-        })
+        burn::tensor::try_read_sync(self.answer_async(request))
+            .unwrap_or(Err(Error::BadRequest(RequestProblem::NoSyncReadBack)))
     }
 
     /// [`answer`](Self::answer) with an awaited read-back, for WebGPU in a browser (the
@@ -130,16 +127,17 @@ impl<P: ForwardPass> CachedLm<P> {
         // How far each sequence is needed: up to its longest query.
         let mut need = vec![0_usize; request.sequences.len()];
         for q in &request.queries {
-            let seq = request.sequences.get(q.sequence).ok_or_else(|| {
-                Error::BadRequest(format!("query for sequence {} out of range", q.sequence))
-            })?;
+            let seq = request.sequences.get(q.sequence).ok_or(Error::BadRequest(
+                RequestProblem::NoSuchSequence {
+                    sequence: q.sequence,
+                },
+            ))?;
             if q.prefix_len == 0 || q.prefix_len > seq.len() {
-                return Err(Error::BadRequest(format!(
-                    "query prefix length {} is outside 1..={} for sequence {}",
-                    q.prefix_len,
-                    seq.len(),
-                    q.sequence
-                )));
+                return Err(Error::BadRequest(RequestProblem::PrefixOutOfRange {
+                    prefix_len: q.prefix_len,
+                    len: seq.len(),
+                    sequence: q.sequence,
+                }));
             }
             need[q.sequence] = need[q.sequence].max(q.prefix_len);
         }
@@ -148,9 +146,7 @@ impl<P: ForwardPass> CachedLm<P> {
             .iter()
             .any(|s| s.len() < request.committed_len)
         {
-            return Err(Error::BadRequest(
-                "a sequence is shorter than the committed length".into(),
-            ));
+            return Err(Error::BadRequest(RequestProblem::ShorterThanCommitted));
         }
         let used: Vec<usize> = (0..need.len()).filter(|&i| need[i] > 0).collect();
         let Some(&first) = used.first() else {
@@ -192,8 +188,7 @@ impl<P: ForwardPass> CachedLm<P> {
                     _ => None,
                 }
             };
-            let row =
-                row.ok_or_else(|| Error::BadRequest("internal: missing logits row".into()))?;
+            let row = row.ok_or(Error::Internal("a query's logits row is missing"))?;
             out.extend_from_slice(row);
         }
         if let Some(s) = suffix {
@@ -225,19 +220,16 @@ impl<P: ForwardPass> CachedLm<P> {
         if self.cache.append(&self.pass, new, kv, logits) {
             Ok(())
         } else {
-            Err(Error::BadRequest(
-                "internal: the new keys/values do not fit the cache".into(),
-            ))
+            Err(Error::Internal("the new keys/values do not fit the cache"))
         }
     }
 
     fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
         if tokens.len() > self.config.max_seq {
-            return Err(Error::BadRequest(format!(
-                "a sequence of {} tokens is longer than the model's {} positions",
-                tokens.len(),
-                self.config.max_seq
-            )));
+            return Err(Error::BadRequest(RequestProblem::TooLong {
+                len: tokens.len(),
+                max_seq: self.config.max_seq,
+            }));
         }
         let vocab = self.config.vocab_size;
         match tokens.iter().find(|&&t| t as usize >= vocab) {

@@ -35,7 +35,14 @@ pub enum Error {
     BadVocabulary(String),
     /// A request the model cannot answer (too long, malformed).
     #[error("{0}")]
-    BadRequest(String),
+    BadRequest(RequestProblem),
+    /// The device could not hand the logits back (a lost GPU, a failed mapping); the
+    /// device's own message.
+    #[error("reading logits back from the device failed: {0}")]
+    ReadBack(String),
+    /// A broken invariant of this crate (a bug, never the caller's input): what broke.
+    #[error("a bug in specula-model: {0}")]
+    Internal(&'static str),
     /// Weights or metadata that do not load.
     #[error("cannot load weights: {0}")]
     Weights(String),
@@ -68,6 +75,46 @@ pub enum Error {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// What is wrong with a forward request.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RequestProblem {
+    /// A sequence with no tokens.
+    #[error("the sequence is empty")]
+    EmptySequence,
+    /// A sequence longer than the model's context.
+    #[error("a sequence of {len} tokens is longer than the model's {max_seq} positions")]
+    TooLong {
+        /// Its length.
+        len: usize,
+        /// The model's positions.
+        max_seq: usize,
+    },
+    /// A query naming a sequence the request does not have.
+    #[error("query for sequence {sequence} out of range")]
+    NoSuchSequence {
+        /// The index given.
+        sequence: usize,
+    },
+    /// A query conditioning on no tokens, or on more than its sequence has.
+    #[error("query prefix length {prefix_len} is outside 1..={len} for sequence {sequence}")]
+    PrefixOutOfRange {
+        /// The prefix length given.
+        prefix_len: usize,
+        /// The sequence's length.
+        len: usize,
+        /// Which sequence.
+        sequence: usize,
+    },
+    /// A sequence shorter than the request's committed length.
+    #[error("a sequence is shorter than the committed length")]
+    ShorterThanCommitted,
+    /// A synchronous answer where the device can only be read asynchronously (WebGPU in a
+    /// browser).
+    #[error("the device cannot be read synchronously here; use answer_async")]
+    NoSyncReadBack,
 }
 
 impl Error {

@@ -44,7 +44,7 @@ pub use config::{
     MAX_D_FF, MAX_D_MODEL, MAX_HEADS, MAX_KV_ENTRIES, MAX_LAYERS, MAX_PARAMS, MAX_SEQ,
     MAX_VOCAB_SIZE, ModelConfig, ModelRole,
 };
-pub use error::{Error, Result};
+pub use error::{Error, RequestProblem, Result};
 pub use tokenizer::CharTokenizer;
 pub use transformer::{BlockParams, Gpt, GptParams, KvContext, LayerKv, LinearParams, NormParams};
 pub use upgrade::{Upgrade, upgrade_dir};

@@ -45,8 +45,8 @@ pub trait ForwardPass: Debug {
     /// row) and then `branch` (one row per row), and the new positions' keys and values.
     ///
     /// # Errors
-    /// [`Error::BadRequest`](crate::Error::BadRequest) for shapes that do not fit, or a
-    /// device read-back that fails.
+    /// [`Error::Internal`](crate::Error::Internal) for shapes that do not fit, or
+    /// [`Error::ReadBack`](crate::Error::ReadBack) for a device read-back that fails.
     fn forward(
         &self,
         tokens: &[u32],
