@@ -209,6 +209,17 @@ export class Specula {
   readonly backend: BackendInfo | null;
   /** The characters the models know; null before load(). */
   readonly alphabet: string | null;
+  /**
+   * The loaded pair as {@link decode} models: each answers decode()'s requests (`forward`)
+   * with one batched pass in this instance's worker, so `decode({ ...s.models, prompt:
+   * await s.tokenize(text), ...options })` gives the tokens `generate()` gives for the same
+   * seed and options. Null before `load()`.
+   */
+  readonly models: { draft: DecodeModel; target: DecodeModel } | null;
+  /** The token ids of `text`, one per character of {@link alphabet} (`bad_prompt`, field "prompt", for any other). */
+  tokenize(text: string): Promise<Int32Array>;
+  /** The text of token ids, as decode()'s rounds give them. */
+  detokenize(tokens: ArrayLike<number>): Promise<string>;
   /** {@link plan} in this instance's worker (no second copy of the wasm module). */
   plan(options: PlanOptions): Promise<PlanReport>;
   /** {@link theory} in this instance's worker. */

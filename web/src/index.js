@@ -110,6 +110,21 @@ class Channel {
   }
 }
 
+/** One bundled model as a decode() model: its requests go to the worker's engine. */
+function bundledModel(specula, role) {
+  return {
+    vocabSize: specula.alphabet.length,
+    async forward(request) {
+      const plain = {
+        committedLen: request.committedLen,
+        sequences: request.sequences,
+        queries: request.queries,
+      };
+      return (await specula.channel.request({ type: "forward", role, request: plain })).value;
+    },
+  };
+}
+
 function checkLoadOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw optionError("options", `load options must be an object, got ${describe(options)}`);
@@ -188,6 +203,7 @@ export class Specula {
     this.generation = null; // { id, aborted } of the running generation
     this.backendInfo = null;
     this.alphabetText = null;
+    this.bundled = null;
   }
 
   /** Creates an instance and loads the models: `await Specula.load({ backend, onProgress })`. */
@@ -216,7 +232,31 @@ export class Specula {
     this.loaded = true;
     this.backendInfo = reply.backend;
     this.alphabetText = reply.alphabet;
+    this.bundled = null;
     return reply.backend;
+  }
+
+  /**
+   * The loaded pair as {@link decode} models, `{ draft, target }`: each answers decode()'s
+   * requests with one batched pass in this instance's worker (its `forward`), so
+   * `decode({ ...s.models, prompt: await s.tokenize(text) })` gives the tokens
+   * `generate()` gives for the same seed and options. Null before `load()`.
+   */
+  get models() {
+    if (!this.loaded) return null;
+    this.bundled ??= { draft: bundledModel(this, "draft"), target: bundledModel(this, "target") };
+    return this.bundled;
+  }
+
+  /** The token ids of `text` (one per character of {@link alphabet}), for decode(). */
+  async tokenize(text) {
+    if (typeof text !== "string") throw optionError("text", `text must be a string, got ${describe(text)}`);
+    return (await this.channel.request({ type: "tokenize", text })).value;
+  }
+
+  /** The text of token ids, as decode()'s rounds give them. */
+  async detokenize(tokens) {
+    return (await this.channel.request({ type: "detokenize", tokens: Array.from(tokens ?? []) })).value;
   }
 
   /** Where the models run: `{ backend: "webgpu" | "cpu", draftBackend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason }`. */

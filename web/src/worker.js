@@ -26,7 +26,7 @@ let engine = null; // Engine once load() succeeded
 let loading = false;
 let running = null; // id of the running generation
 
-const post = (message) => self.postMessage(message);
+const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
 function errorPayload(error) {
   if (error && typeof error === "object") {
@@ -137,12 +137,18 @@ async function load(id, { backend, draftBackend, urls: given }) {
   }
 }
 
-async function generate(id, options) {
+/** The engine with its models, or the "not_loaded" error. */
+function loaded() {
   if (!engine) {
     throw Object.assign(new Error("the models are not loaded: call load() first and wait for it to finish"), {
       code: "not_loaded",
     });
   }
+  return engine;
+}
+
+async function generate(id, options) {
+  loaded();
   if (running !== null || loading) {
     throw Object.assign(new Error("a generation is already running; abort() it or wait for it to end"), {
       code: "busy",
@@ -173,6 +179,18 @@ self.onmessage = async (event) => {
         break;
       case "generate":
         await generate(id, rest.options);
+        break;
+      case "forward": {
+        // The bundled models as decode() models (index.js bundledModel): one request each.
+        const logits = await loaded().forward(rest.role, rest.request);
+        post({ type: "done", id, value: logits }, [logits.buffer]);
+        break;
+      }
+      case "tokenize":
+        post({ type: "done", id, value: loaded().tokenize(rest.text) });
+        break;
+      case "detokenize":
+        post({ type: "done", id, value: loaded().detokenize(rest.tokens) });
         break;
       case "abort":
         // Harmless when nothing runs; the running generation stops before its next

@@ -7,12 +7,14 @@ use std::cell::{Cell, Ref, RefCell};
 use std::rc::Rc;
 
 use js_sys::Promise;
+use specula_engine::ForwardRequest;
 use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::backend::{self, BackendChoice, BackendInfo, DraftBackend};
 use crate::error::{Result, WasmError};
+use crate::forward;
 use crate::generation::{Generation, RoundReport, Summary};
 use crate::js_options::{generate_options, load_options};
 use crate::js_value::to_js;
@@ -124,6 +126,55 @@ impl Engine {
     /// summary, backend }`.
     pub fn summary(&self) -> std::result::Result<JsValue, JsValue> {
         Ok(to_js(&summary_of(&*self.idle()?)?)?)
+    }
+
+    /// One engine request answered by the loaded `role` model (`"draft"` or `"target"`):
+    /// the request npm's `decode()` hands a model's `forward`, `{ committedLen,
+    /// sequences, queries }`. Resolves to a `Float32Array` of `queries × vocab` logits, so
+    /// the bundled pair runs behind the same interface as a caller's models.
+    pub fn forward(&self, role: String, request: JsValue) -> Promise {
+        let parsed = forward::role(&role).and_then(|r| forward::request(r, &request));
+        let state = Rc::clone(&self.state);
+        future_to_promise(async move {
+            let request = parsed?;
+            let logits = forward_in(&state, &request).await?;
+            Ok(js_sys::Float32Array::from(logits.as_slice()).into())
+        })
+    }
+
+    /// The token ids of `text` (one per character, the models' alphabet in order).
+    ///
+    /// # Errors
+    /// `bad_prompt` (field `prompt`) for a character outside the alphabet.
+    pub fn tokenize(&self, text: &str) -> std::result::Result<js_sys::Int32Array, JsValue> {
+        self.with_models(|models| {
+            let tokens = models.tokenizer().encode(text).map_err(|e| {
+                WasmError::Prompt(format!(
+                    "prompt: {e}; the models know only these characters: {:?}",
+                    models.tokenizer().alphabet().iter().collect::<String>()
+                ))
+            })?;
+            let ids: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
+            Ok(js_sys::Int32Array::from(ids.as_slice()))
+        })
+    }
+
+    /// The text of token ids (the inverse of `tokenize`).
+    ///
+    /// # Errors
+    /// `invalid_option` (field `tokens`) for an id outside the alphabet.
+    pub fn detokenize(&self, tokens: Vec<i32>) -> std::result::Result<String, JsValue> {
+        self.with_models(|models| {
+            let ids = tokens
+                .iter()
+                .map(|&t| u32::try_from(t))
+                .collect::<std::result::Result<Vec<u32>, _>>()
+                .map_err(|_| WasmError::option_field("tokens", "tokens must be token ids >= 0"))?;
+            models
+                .tokenizer()
+                .decode(&ids)
+                .map_err(|e| WasmError::option_field("tokens", format!("tokens: {e}")))
+        })
     }
 
     /// Acts as if the browser reported this engine's GPU device lost: the next model call
@@ -244,6 +295,28 @@ async fn load_into(
     s.models = Some(models);
     s.generation = None;
     Ok(info)
+}
+
+/// Answers `request` with the loaded models, holding them (busy "forward") meanwhile.
+async fn forward_in(state: &Rc<RefCell<State>>, request: &ForwardRequest) -> Result<Vec<f32>> {
+    let mut models = {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = s.busy {
+            return Err(WasmError::Busy(what));
+        }
+        let models = s.models.take().ok_or(WasmError::NotLoaded)?;
+        s.busy = Some("forward");
+        models
+    };
+    let result = models.forward(request.role, request).await;
+    let mut s = state
+        .try_borrow_mut()
+        .map_err(|_| WasmError::Busy("a call"))?;
+    s.busy = None;
+    s.models = Some(models);
+    Ok(result?.logits)
 }
 
 async fn next_round_in(

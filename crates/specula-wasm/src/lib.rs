@@ -25,6 +25,7 @@ mod clock;
 mod engine;
 mod error;
 mod fields;
+mod forward;
 mod generation;
 #[cfg(target_arch = "wasm32")]
 mod gpu_probe;

@@ -1,6 +1,6 @@
 // The package test's page: uses `specula` exactly as an app would (installed from the
 // packed tarball, bundled by Vite) and records every check in window.__specula.
-import { Specula, SpeculaError, plan, retarget, theory } from "specula";
+import { Specula, SpeculaError, cachedModel, decode, plan, retarget, theory } from "specula";
 import { runHostile } from "./hostile.js";
 
 const PROMPT = "ROMEO:\nBut soft";
@@ -26,6 +26,45 @@ async function text(specula, options) {
   let out = "";
   for await (const round of specula.generate(options)) out += round.text;
   return out;
+}
+
+/**
+ * The bundled pair behind decode()'s model interface (s.models): decode() with them gives
+ * generate()'s text for the same seed and options, for several methods, and so does the
+ * same pair through cachedModel(), the adapter pattern of web/examples/transformers-js.js.
+ */
+async function bundledThroughDecode(specula) {
+  const prompt = await specula.tokenize(PROMPT);
+  check(prompt instanceof Int32Array && prompt.length === PROMPT.length && (await specula.detokenize(prompt)) === PROMPT, "decode: tokenize/detokenize round-trip");
+  for (const options of [
+    { method: "speculative", gamma: 4, seed: 7, maxTokens: 30, temperature: 0.8 },
+    { method: "spectr", tree: [2, 2], seed: 3, maxTokens: 20, topK: 20 },
+    { method: "mentored", kl: 0.2, seed: 5, maxTokens: 20 },
+  ]) {
+    const generated = await specula.complete({ prompt: PROMPT, ...options });
+    const tokens = [];
+    for await (const round of decode({ ...specula.models, prompt, ...options })) tokens.push(...round.tokens);
+    const decoded = await specula.detokenize(tokens);
+    check(decoded === generated.text, `decode: the bundled pair through decode() == generate() for ${options.method} (${JSON.stringify(decoded)} vs ${JSON.stringify(generated.text)})`);
+  }
+  // The same pair through cachedModel(): its step runs the new tokens as one-row requests.
+  const wrap = (model) =>
+    cachedModel({
+      vocabSize: model.vocabSize,
+      step: async (cache, tokens) => {
+        const before = cache ?? [];
+        const sequence = Int32Array.from([...before, ...tokens]);
+        const queries = Array.from(tokens, (_, i) => ({ sequence: 0, prefixLen: before.length + i + 1 }));
+        const logits = await model.forward({ committedLen: 0, sequences: [sequence], queries });
+        return { logits, cache: Array.from(sequence) };
+      },
+      truncate: (cache, length) => cache.slice(0, length),
+    });
+  const options = { method: "speculative", gamma: 3, seed: 11, maxTokens: 20, temperature: 0 };
+  const generated = await specula.complete({ prompt: PROMPT, ...options });
+  const tokens = [];
+  for await (const round of decode({ draft: wrap(specula.models.draft), target: wrap(specula.models.target), prompt, ...options })) tokens.push(...round.tokens);
+  check((await specula.detokenize(tokens)) === generated.text, "decode: the bundled pair through cachedModel() == generate() (greedy)");
 }
 
 async function abortMidRound(specula) {
@@ -160,6 +199,7 @@ async function main() {
   const race = { ...spectr, selection: "race" };
   await spectrAgainstTrace(cpu, race, await cpu.complete(race));
   await mathChecks(cpu);
+  await bundledThroughDecode(cpu);
   const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });
