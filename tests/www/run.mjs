@@ -445,6 +445,39 @@ tests.screenshots = async () => {
   }
 };
 
+// Models that are not ours: the page's n-gram pair (www/js/ngram.js) through decode().
+tests.ngramSource = async () => {
+  const b = await browser();
+  try {
+    const query = "backend=cpu&speed=instant&autoplay=0&models=ngram&method=spectr&shape=tree&tree=2,2&tokens=40&seed=4&temperature=0.9";
+    const page = await open(b.context, query);
+    await loaded(page);
+    const h = await playToEnd(page);
+    check(h.models === "ngram" && h.source === "live", "models=ngram: the run came from decode() over the page's n-gram pair", JSON.stringify({ models: h.models, source: h.source }));
+    sameMetrics(h, "n-gram pair");
+    check(h.shownRounds.length === h.summary.metrics.rounds && h.shownRounds.every((t) => t.method === "spectr"),
+      "n-gram pair: every round of the run is animated from its trace", `${h.shownRounds.length} vs ${h.summary.metrics.rounds}`);
+    // The same options straight through decode() in the page give the same characters.
+    const again = await page.evaluate(async () => {
+      const { ngramPair, ngramRounds } = await import("./js/ngram.js");
+      const pkg = await import("./specula/index.js");
+      const prompt = document.getElementById("prompt").value;
+      const pair = ngramPair(prompt);
+      const options = { prompt, method: "spectr", tree: [2, 2], seed: 4, maxTokens: 40, temperature: 0.9, recordDistributions: true };
+      let text = "";
+      for await (const round of ngramRounds(pkg, pair, options)) text += round.text;
+      return { text, alphabet: pair.alphabet };
+    });
+    const spans = await page.$$eval("#output .otok", (ss) => ss.map((s) => s.textContent.replace("↵\n", "\n")));
+    check(spans.join("") === again.text && spans.length === 40, "n-gram pair: the output is decode()'s text for the same seed", JSON.stringify({ page: spans.join(""), decode: again.text }));
+    check(h.alphabet === again.alphabet, "n-gram pair: the stage names tokens with the pair's own alphabet");
+    await page.screenshot({ path: join(artifacts, "ngram.png"), fullPage: true });
+    check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+  } finally {
+    await b.close();
+  }
+};
+
 // One short run on WebGPU (SwiftShader in headless Chromium: slow, so few tokens).
 tests.webgpu = async () => {
   if (!webgpu) {

@@ -57,8 +57,10 @@ async function loadModels() {
         progress.textContent = `downloading ${file} · ${(l / 1e6).toFixed(1)} / ${(t / 1e6).toFixed(1)} MB`;
       },
     });
-    S.alphabet = S.specula.alphabet;
-    hook.alphabet = S.alphabet;
+    if (S.run?.models !== "ngram") {
+      S.alphabet = S.specula.alphabet;
+      hook.alphabet = S.alphabet;
+    }
     S.backend = S.specula.backend;
     hook.backend = S.backend;
     progress.textContent = "models ready";
@@ -75,7 +77,7 @@ async function loadModels() {
 }
 
 function wire() {
-  for (const id of ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree"]) {
+  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);
@@ -140,7 +142,7 @@ async function main() {
   } catch {
     S.recorded = null;
   }
-  if (S.recorded && params.get("autoplay") !== "0" && !S.specula) {
+  if (S.recorded && params.get("autoplay") !== "0" && !S.specula && $("source").value !== "ngram") {
     await enqueue(() => newRun({ live: false }));
     play();
   }
@@ -149,7 +151,7 @@ async function main() {
   await context;
   await loading;
   await enqueue(async () => {
-    if (!S.run) await newRun({ live: true });
+    if (!S.run || (S.run.source === "recorded" && $("source").value === "ngram")) await newRun({ live: true });
   });
 }
 

@@ -7,6 +7,7 @@ import { $, S, hook } from "./state.js";
 import { settings, checked, showError, controlOf } from "./settings.js";
 import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js";
 import { scheduleTheory } from "./theory.js";
+import { ngramPair, ngramRounds } from "./ngram.js";
 
 export const TIMING = { draft: 260, verify: 450, coin: 520, residual: 700 };
 
@@ -55,7 +56,8 @@ export async function stopRun() {
   const run = S.run;
   if (run && run.source === "live" && !run.done) {
     run.stale = true;
-    S.specula?.abort();
+    if (run.controller) run.controller.abort();
+    else S.specula?.abort();
     setRunState("stopping the running generation…");
     await run.finished;
   }
@@ -75,25 +77,32 @@ export async function newRun({ live = true } = {}) {
   clearDisplay();
   showError("");
   S.pacer = new Pacer(() => SPEEDS[Number($("speed").value)]);
-  if (!live || !S.specula) {
+  if (!live || !canRun()) {
     if (!S.recorded) return;
     S.run = recordedRun();
     S.alphabet ??= S.recorded.alphabet;
   } else {
     S.run = null;
     const s = settings();
+    // Models that are not ours (www/js/ngram.js) run through decode() on this page, over
+    // their own alphabet; the bundled pair runs in the package's worker.
+    const pair = s.source === "ngram" ? ngramPair(s.prompt) : null;
+    S.alphabet = pair ? pair.alphabet : S.specula?.alphabet ?? S.alphabet;
+    hook.alphabet = S.alphabet;
     const { options, refused: bad } = await checked(s);
     if (bad) {
       showError(bad.message, bad.field, bad.code);
       setRunState(`not running: fix ${controlOf(bad.field)?.label ?? "the settings"} (see the message below)`);
       return;
     }
-    const run = { id: ++S.runSeq, source: "live", key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set() };
+    const run = { id: ++S.runSeq, source: "live", models: s.source, pair, key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set() };
+    if (pair) run.controller = new AbortController();
     S.run = run;
     run.finished = pump(run);
   }
   hook.runId = S.run.id;
   hook.source = S.run.source;
+  hook.models = S.run.models ?? null;
   hook.options = S.run.options;
   clearOutput(S.run.options.prompt);
   setRunState(S.run.source === "recorded" ? "playing a recorded run while the models load" : "ready: press Play or Step");
@@ -109,7 +118,7 @@ async function pump(run) {
   hook.modelRuns += 1;
   const started = performance.now();
   try {
-    const it = S.specula.generate(run.options);
+    const it = run.pair ? ngramRounds(S.pkg, run.pair, run.options, run.controller.signal) : S.specula.generate(run.options);
     for (;;) {
       const { value, done } = await it.next();
       if (done) {
@@ -241,9 +250,12 @@ export function setRunState(text) {
   $("run-state").textContent = text;
 }
 
+/** Whether a live run can start: the bundled pair is loaded, or the models are the page's own. */
+export const canRun = () => !!S.specula || (!!S.pkg && $("source").value === "ngram");
+
 /** True when the settings on screen are not the ones the current run uses. */
 function stale() {
-  if (!S.specula) return false;
+  if (!canRun()) return false;
   return !S.run || S.run.source !== "live" || S.run.key !== JSON.stringify(settings());
 }
 
@@ -254,7 +266,7 @@ export function play() {
   hook.playClicks += 1;
   setRunState("starting…");
   return enqueue(async () => {
-    if (stale() || (over() && hook.finished)) await newRun({ live: !!S.specula });
+    if (stale() || (over() && hook.finished)) await newRun({ live: canRun() });
     if (!S.run) return;
     S.pacer.paused = false;
     S.pacer.wake();
@@ -276,7 +288,7 @@ export function step() {
   }
   let run = null;
   const ready = enqueue(async () => {
-    if (stale() || !S.run || over()) await newRun({ live: !!S.specula });
+    if (stale() || !S.run || over()) await newRun({ live: canRun() });
     if (!S.run) return;
     S.pacer.paused = false;
     setRunState("stepping");
@@ -302,7 +314,7 @@ export function reset() {
   const wasPlaying = S.playing;
   setRunState("resetting…");
   return enqueue(async () => {
-    await newRun({ live: !!S.specula });
+    await newRun({ live: canRun() });
     if (wasPlaying && S.run) {
       S.playing = true;
       setRunState("playing");
@@ -316,7 +328,7 @@ export function settingChanged() {
   const wasPlaying = S.playing;
   S.pendingChange = enqueue(async () => {
     scheduleTheory();
-    if (!S.specula) return;
+    if (!canRun()) return;
     await newRun({ live: true });
     if (wasPlaying && S.run) {
       S.playing = true;

@@ -115,6 +115,7 @@ export function settings() {
     seed: readNumber("seed").value ?? NaN,
     maxTokens: readNumber("maxtokens").value ?? NaN,
     dynamicGamma: $("dynamic").checked,
+    source: $("source").value,
   };
 }
 
@@ -361,7 +362,7 @@ function formerMethod(given) {
  */
 export function applyParams() {
   const changed = [];
-  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed" };
+  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models" };
   const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
   const set = (id, key) => {
     if (!params.has(key)) return;
@@ -386,6 +387,7 @@ export function applyParams() {
   if (Object.hasOwn(FORMER_METHODS, params.get("method") ?? "")) formerMethod(params.get("method"));
   else set("method", "method");
   set("shape", "shape");
+  set("source", "models");
   set("selection", "selection");
   set("gamma", "gamma");
   set("drafts", "k");

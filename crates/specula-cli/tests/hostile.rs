@@ -133,7 +133,8 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             ),
             stdin: None,
             code: 2,
-            fragment: "multi-round is too large".into(),
+            fragment: "--drafts must be at most 2064 for a multi-round plan over 65000 tokens"
+                .into(),
         },
         Row {
             args: plan(
@@ -156,7 +157,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             args: plan("speculative", &["--target", &too_many, "--draft", "1"]),
             stdin: None,
             code: 2,
-            fragment: "the limit is 1048576".into(),
+            fragment: "--target must be at most 1048576 entries, got 1048577 entries".into(),
         },
         Row {
             args: plan("kseq", &["--target", "-", "--draft", &big, "--normalize"]),
@@ -224,7 +225,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "0.5,0.5",
             ],
             2,
-            "entry 0 is negative (-1e-300)",
+            "--target entry 0 must be a finite probability >= 0, got -1e-300",
         ),
         row(
             &[
@@ -237,7 +238,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "0.5,0.5",
             ],
             2,
-            "entry 1 is infinite (inf)",
+            "--target entry 1 must be a finite probability >= 0, got Infinity",
         ),
         row(
             &[
@@ -250,7 +251,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "0.5,0.5",
             ],
             2,
-            "entry 0 is NaN",
+            "--target entry 0 must be a probability >= 0, got NaN",
         ),
         row(
             &[
@@ -406,7 +407,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "1",
             ],
             2,
-            "--target is empty",
+            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
         ),
         row(
             &[
@@ -419,11 +420,11 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "0.5,0.5",
             ],
             2,
-            "entry 0 (\"0x10\") is not a number",
+            "--target entry 0 must be a number, got \"0x10\"",
         ),
         row(
             &[
-                "plan", "--method", "kseq", "--drafts", "1e6", "--target", "0.5,0.5", "--draft",
+                "plan", "--method", "kseq", "--drafts", "2.5", "--target", "0.5,0.5", "--draft",
                 "0.5,0.5",
             ],
             2,
@@ -443,7 +444,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "0.5,0.5",
             ],
             2,
-            "OTM is too large",
+            "--drafts must be small enough for the OTM linear program",
         ),
         generate(&["--threads", "0"], 2, "--threads"),
         generate(&["--seed", "18446744073709551616"], 2, "--seed"),
