@@ -265,7 +265,7 @@ const PLAN_ROWS = [
   { name: "options null", call: "plan", options: null, code: OPTION, field: "options", message: "options must be an object such as { method, target, draft }, got null" },
   planBad("unknown option", { normalise: true }, "normalise", 'unknown option "normalise"; the options are: method, target, draft'),
   planBad("method missing", { method: undefined }, "method", "method is required: one of speculative, greedy"),
-  planBad("unknown method", { method: "beam" }, "method", 'method must be one of speculative, greedy, kseq, multiround, otm, race, mentored, got "beam"'),
+  planBad("unknown method", { method: "beam" }, "method", 'method must be one of speculative, greedy, kseq, multiround, otm, race, mentored, typical, got "beam"'),
   planBad("target missing", { target: undefined }, "target", "target is required: the target probabilities, one per token"),
   planBad("mismatched lengths", { draft: [0.2, 0.3, 0.5] }, "draft", "draft must be as many entries as target (2), got 3 entries"),
   planBad("target a string", { target: "0.5,0.5" }, "target", 'target must be an array of numbers, got the string "0.5,0.5"'),
