@@ -6,6 +6,7 @@
 mod args;
 mod bench_cmd;
 mod bench_costs;
+mod compare;
 mod decode;
 mod decode_args;
 mod error;

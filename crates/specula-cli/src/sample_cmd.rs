@@ -12,7 +12,7 @@ use specula_engine::options::limits::MAX_SEED;
 
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
-use crate::{decode, models, parse};
+use crate::{compare, decode, models, parse};
 
 /// The most continuations `--samples` asks for. Each line is written as soon as it is
 /// drawn, so a long run streams, and stops on a closed pipe or Ctrl-C.
@@ -41,6 +41,15 @@ pub struct SampleArgs {
         allow_hyphen_values = true
     )]
     pub samples: String,
+    /// Instead of one line per continuation, count the first generated character over
+    /// the runs and print one JSON object comparing the counts with its exact
+    /// distribution (the target's for a lossless method; mentored decoding's or a
+    /// speculative bug's closed form): `expected`, `counts`, `tv`, `chiSquare`, `pValue`,
+    /// and `targetPValue` against the target itself. Give `--length` 2 or more: the
+    /// engine drafts no more tokens than it may still emit, so with one token a run
+    /// samples the target directly.
+    #[arg(long)]
+    pub compare: bool,
 }
 
 #[derive(Serialize)]
@@ -69,6 +78,14 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
     // nearby --seed values do not share samples.
     let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
+    let exact = if args.compare {
+        // What the models read of the prompt, as decode::run crops it.
+        let context = specula_engine::window_start(&prompt, pair.window()).to_vec();
+        Some(compare::exact_first(&mut pair, &settings.config, &context)?)
+    } else {
+        None
+    };
+    let mut counts = vec![0_u64; pair.tokenizer.alphabet().len()];
     let mut stdout = std::io::stdout().lock();
     for _ in 0..samples {
         // 53 bits, so that the seed is one every surface accepts (`MAX_SEED`).
@@ -79,6 +96,12 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             ..settings.config.clone()
         };
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
+        if exact.is_some() {
+            if let Some(&first) = run.tokens.first() {
+                counts[first as usize] += 1;
+            }
+            continue;
+        }
         let line = Line {
             tokens: &run.tokens,
             text: pair.decode(&run.tokens),
@@ -93,6 +116,14 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
             Err(e) => return Err(CliError::failure(format!("cannot write the output: {e}"))),
         }
+    }
+    if let Some((expected, target, what)) = exact {
+        let alphabet: String = pair.tokenizer.alphabet().iter().collect();
+        let report = compare::compare(samples, what, alphabet, expected, counts, target.probs());
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::failure(format!("cannot serialise the comparison: {e}")))?;
+        writeln!(stdout, "{json}")
+            .map_err(|e| CliError::failure(format!("cannot write the output: {e}")))?;
     }
     Ok(())
 }

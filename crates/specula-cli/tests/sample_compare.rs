@@ -1,0 +1,108 @@
+//! `specula sample --compare` with the bundled pair: the first character of many runs
+//! fits its exact distribution for lossless methods (the target's), for mentored decoding
+//! (its closed form) and for a planted bug (the bug's closed form), and the test has the
+//! power to tell the lossy rule and the bug from the target. Seeds are fixed, so every
+//! p-value is the same on every run.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const PROMPT: &str = "ROMEO:\nI";
+
+fn compare(extra: &[&str]) -> Value {
+    let mut args = vec![
+        "sample",
+        "--prompt",
+        PROMPT,
+        "--length",
+        "2",
+        "--samples",
+        "3000",
+        "--seed",
+        "1",
+        "--compare",
+    ];
+    args.extend_from_slice(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(&args)
+        .output()
+        .expect("specula runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key}: {v}"))
+}
+
+#[test]
+fn lossless_methods_follow_the_target() {
+    for extra in [
+        &["--method", "speculative", "--gamma", "3"][..],
+        &["--method", "spectr", "--tree", "2,2"],
+    ] {
+        let v = compare(extra);
+        assert_eq!(v["exact"], "target", "{extra:?}");
+        assert_eq!(
+            v["counts"]
+                .as_array()
+                .map(|c| c.iter().filter_map(Value::as_u64).sum::<u64>()),
+            Some(3000)
+        );
+        assert!(num(&v, "pValue") > 1e-4, "{extra:?}: {v}");
+        assert!(num(&v, "tv") < 0.05, "{extra:?}: {v}");
+    }
+}
+
+#[test]
+fn a_lossy_rule_and_a_bug_follow_their_closed_forms_not_the_target() {
+    for (extra, exact) in [
+        (&["--method", "mentored", "--kl", "0.5"][..], "mentored"),
+        (
+            &["--method", "speculative", "--bug", "shared-uniform"],
+            "shared-uniform",
+        ),
+    ] {
+        let v = compare(extra);
+        assert_eq!(v["exact"], exact);
+        assert!(num(&v, "tvExactTarget") > 0.05, "{extra:?}: {v}");
+        assert!(
+            num(&v, "pValue") > 1e-4,
+            "{extra:?}: fits its closed form: {v}"
+        );
+        assert!(
+            num(&v, "targetPValue") < 1e-6,
+            "{extra:?}: told from the target: {v}"
+        );
+    }
+}
+
+#[test]
+fn a_bug_without_a_closed_form_here_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args([
+            "sample",
+            "--prompt",
+            PROMPT,
+            "--method",
+            "spectr",
+            "--bug",
+            "shared-uniform",
+            "--samples",
+            "10",
+            "--compare",
+        ])
+        .output()
+        .expect("specula runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("only with --method speculative"),
+        "{stderr}"
+    );
+}
