@@ -9,7 +9,7 @@
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
-import { rng } from "./decode-models.mjs";
+import { rng, runToEnd } from "./decode-models.mjs";
 
 const dist = process.argv[2];
 const { cachedModel, decode } = await import(pathToFileURL(resolve(dist, "index.js")).href);
@@ -65,15 +65,7 @@ function check(name, ok, detail) {
   if (!ok) failures++;
 }
 
-async function run(options) {
-  const rounds = [];
-  const iterator = decode(options);
-  for (;;) {
-    const { value, done } = await iterator.next();
-    if (done) return { summary: value, rounds };
-    rounds.push(value);
-  }
-}
+const run = (options) => runToEnd(decode, options);
 
 const PROMPT = [1, 4, 2];
 for (const [name, options] of [

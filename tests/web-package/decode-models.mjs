@@ -188,3 +188,14 @@ export function chiSquare(counts, probs) {
   const df = Math.max(1, cells - 1);
   return { stat, df, p: Number.isFinite(stat) ? gammaQ(df / 2, stat / 2) : 0 };
 }
+
+/** Runs `decode(options)` to the end: `{ summary, rounds }`. */
+export async function runToEnd(decode, options) {
+  const rounds = [];
+  const iterator = decode(options);
+  for (;;) {
+    const { value, done } = await iterator.next();
+    if (done) return { summary: value, rounds };
+    rounds.push(value);
+  }
+}

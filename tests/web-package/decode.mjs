@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
-import { chiSquare, joint, markov, processed, withTable } from "./decode-models.mjs";
+import { chiSquare, joint, markov, processed, withTable, runToEnd } from "./decode-models.mjs";
 
 const dist = process.argv[2];
 if (!dist) {
@@ -26,16 +26,7 @@ const LENGTH = 3;
 const target = markov(V, 11, 2);
 const draft = markov(V, 29, 2);
 
-/** Runs decode() to the end; returns the summary and the rounds. */
-async function run(options) {
-  const rounds = [];
-  const iterator = decode(options);
-  for (;;) {
-    const { value, done } = await iterator.next();
-    if (done) return { summary: value, rounds };
-    rounds.push(value);
-  }
-}
+const run = (options) => runToEnd(decode, options);
 
 /** Sequence counts of the first LENGTH tokens over `n` seeds. */
 async function counts(options, n) {

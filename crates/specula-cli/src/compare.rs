@@ -89,13 +89,9 @@ pub fn exact_first(
     let mut draft =
         || -> Result<Vec<f64>, CliError> { logits(&mut pair.draft, Role::Draft, prompt) };
     let greedy = sampling.temperature == 0.0;
-    match (&config.method, config.bug) {
-        // A reset cache acts only from the second position on.
-        (_, Some(Bug::CacheReset)) | (_, None)
-            if !matches!(config.method, Method::Mentored { .. }) || greedy =>
-        {
-            Ok((target.probs().to_vec(), target, "target".to_owned()))
-        }
+    // A reset cache acts only from the second position on.
+    let bug = config.bug.filter(|&bug| bug != Bug::CacheReset);
+    match (&config.method, bug) {
         (_, Some(bug)) if greedy => Err(CliError::usage(format!(
             "--compare knows the closed form of --bug {} only with a temperature above 0",
             bug.name()
@@ -121,7 +117,7 @@ pub fn exact_first(
             "--compare knows the closed form of --bug {} only with --method speculative",
             bug.name()
         ))),
-        (Method::Mentored { kl_budget, .. }, None) => {
+        (Method::Mentored { kl_budget, .. }, None) if !greedy => {
             let draft = distribution(&draft()?, sampling)?;
             let output = Mentored::new(&target, &draft, *kl_budget)
                 .map_err(|e| CliError::failure(format!("mentored decoding's plan: {e}")))?

@@ -2,12 +2,12 @@
 //! ids as `Int32Array`, logits as `Float32Array`) and reports as JSON text, which
 //! `JSON.parse` reads faster than objects built field by field across the boundary.
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::Reflect;
 use serde::Serialize;
-use specula_engine::options::Raw;
+use specula_engine::options::raw_from_js;
 use specula_engine::{ApiError, ErrorCode, Role};
+use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::{JsCast, JsValue};
 
 use crate::session::{Pending, Session};
 
@@ -34,7 +34,7 @@ impl DecodeSession {
         } else {
             0
         };
-        let session = Session::new(to_raw(options), vocab).map_err(throwable)?;
+        let session = Session::new(raw_from_js(options), vocab).map_err(throwable)?;
         #[cfg(target_arch = "wasm32")]
         let session = session.with_clock(PerformanceClock);
         Ok(Self { session })
@@ -185,66 +185,6 @@ fn throwable(e: ApiError) -> JsValue {
         let _ = Reflect::set(&error, &"field".into(), &field.into());
     }
     error.into()
-}
-
-/// A JavaScript value as the options parser reads it ([`Raw`]), as `specula-wasm` reads
-/// `generate()`'s: `undefined` is null, values with no JSON counterpart keep their
-/// description for the message. Typed arrays of any number type are arrays, so a prompt
-/// may be an `Int32Array` or a `Uint32Array`.
-fn to_raw(value: &JsValue) -> Raw {
-    if value.is_undefined() || value.is_null() {
-        return Raw::Null;
-    }
-    if let Some(b) = value.as_bool() {
-        return Raw::Bool(b);
-    }
-    if let Some(n) = value.as_f64() {
-        return Raw::Number(n);
-    }
-    if let Some(s) = value.as_string() {
-        return Raw::String(s);
-    }
-    if value.is_bigint() {
-        return Raw::Other("a BigInt");
-    }
-    if value.is_function() {
-        return Raw::Other("a function");
-    }
-    if value.is_symbol() {
-        return Raw::Other("a symbol");
-    }
-    if let Some(numbers) = typed_array(value) {
-        return Raw::Array(numbers.into_iter().map(Raw::Number).collect());
-    }
-    if Array::is_array(value) {
-        let array: &Array = value.unchecked_ref();
-        return Raw::Array(array.iter().map(|item| to_raw(&item)).collect());
-    }
-    let object: &Object = value.unchecked_ref();
-    Raw::Object(
-        Object::entries(object)
-            .iter()
-            .filter_map(|entry| {
-                let pair: Array = entry.unchecked_into();
-                Some((pair.get(0).as_string()?, to_raw(&pair.get(1))))
-            })
-            .collect(),
-    )
-}
-
-/// The numbers of a typed array of a number type (not of BigInts).
-fn typed_array(value: &JsValue) -> Option<Vec<f64>> {
-    let numeric = value.is_instance_of::<js_sys::Float64Array>()
-        || value.is_instance_of::<js_sys::Float32Array>()
-        || value.is_instance_of::<js_sys::Int32Array>()
-        || value.is_instance_of::<js_sys::Uint32Array>()
-        || value.is_instance_of::<js_sys::Int16Array>()
-        || value.is_instance_of::<js_sys::Uint16Array>()
-        || value.is_instance_of::<js_sys::Int8Array>()
-        || value.is_instance_of::<js_sys::Uint8Array>()
-        || value.is_instance_of::<js_sys::Uint8ClampedArray>();
-    // Float64Array's constructor converts every number type exactly.
-    numeric.then(|| js_sys::Float64Array::new(value).to_vec())
 }
 
 #[cfg(target_arch = "wasm32")]

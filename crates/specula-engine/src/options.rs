@@ -21,6 +21,8 @@
 //! ```
 
 mod error;
+#[cfg(feature = "js")]
+mod js;
 pub mod limits;
 mod method_name;
 mod number;
@@ -32,6 +34,8 @@ mod resolve;
 use serde::Serialize;
 
 pub use error::{OptionError, Problem};
+#[cfg(feature = "js")]
+pub use js::raw_from_js;
 pub use method_name::MethodName;
 pub use number::{finite, show_number, whole, whole_usize};
 pub use plan::{PLAN_OPTION_NAMES, PlanFailure, PlanOptions, run_plan};

@@ -148,12 +148,7 @@ impl Engine {
     /// `bad_prompt` (field `prompt`) for a character outside the alphabet.
     pub fn tokenize(&self, text: &str) -> std::result::Result<js_sys::Int32Array, JsValue> {
         self.with_models(|models| {
-            let tokens = models.tokenizer().encode(text).map_err(|e| {
-                WasmError::Prompt(format!(
-                    "prompt: {e}; the models know only these characters: {:?}",
-                    models.tokenizer().alphabet().iter().collect::<String>()
-                ))
-            })?;
+            let tokens = crate::generation::encode_prompt(models.tokenizer(), text)?;
             let ids: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
             Ok(js_sys::Int32Array::from(ids.as_slice()))
         })

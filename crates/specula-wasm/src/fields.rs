@@ -5,7 +5,7 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use specula_engine::options::{Raw, show_number};
+use specula_engine::options::show_number;
 
 use crate::error::{Result, WasmError};
 
@@ -166,57 +166,4 @@ pub(crate) fn describe(value: &JsValue) -> String {
         return "a symbol".into();
     }
     "an object".into()
-}
-
-/// A JavaScript value as the options parser reads it ([`Raw`]): `undefined` is null,
-/// typed arrays are arrays of numbers, and values with no JSON counterpart (a BigInt, a
-/// function, a symbol) are kept as their description so the type check can name them.
-pub(crate) fn to_raw(value: &JsValue) -> Raw {
-    if value.is_undefined() || value.is_null() {
-        return Raw::Null;
-    }
-    if let Some(b) = value.as_bool() {
-        return Raw::Bool(b);
-    }
-    if let Some(n) = value.as_f64() {
-        return Raw::Number(n);
-    }
-    if let Some(s) = value.as_string() {
-        return Raw::String(s);
-    }
-    if value.is_bigint() {
-        return Raw::Other("a BigInt");
-    }
-    if value.is_function() {
-        return Raw::Other("a function");
-    }
-    if value.is_symbol() {
-        return Raw::Other("a symbol");
-    }
-    if let Some(typed) = value.dyn_ref::<js_sys::Float64Array>() {
-        return Raw::Array(typed.to_vec().into_iter().map(Raw::Number).collect());
-    }
-    if let Some(typed) = value.dyn_ref::<js_sys::Float32Array>() {
-        return Raw::Array(
-            typed
-                .to_vec()
-                .into_iter()
-                .map(|x| Raw::Number(f64::from(x)))
-                .collect(),
-        );
-    }
-    if Array::is_array(value) {
-        let array: &Array = value.unchecked_ref();
-        return Raw::Array(array.iter().map(|item| to_raw(&item)).collect());
-    }
-    let object: &Object = value.unchecked_ref();
-    Raw::Object(
-        Object::entries(object)
-            .iter()
-            .filter_map(|entry| {
-                let pair: Array = entry.unchecked_into();
-                Some((pair.get(0).as_string()?, to_raw(&pair.get(1))))
-            })
-            .collect(),
-    )
 }

@@ -14,10 +14,26 @@ use specula_engine::{
     slide_context, stretch_config, window_start,
 };
 
+use specula_model::CharTokenizer;
+
 use crate::backend::BackendInfo;
 use crate::error::{Result, WasmError};
 use crate::models::Models;
 use specula_engine::options::Resolved;
+
+/// The token ids of a prompt.
+///
+/// # Errors
+/// [`WasmError::Prompt`] naming the first character outside the alphabet, and the
+/// alphabet.
+pub(crate) fn encode_prompt(tokenizer: &CharTokenizer, prompt: &str) -> Result<Vec<u32>> {
+    tokenizer.encode(prompt).map_err(|e| {
+        let alphabet: String = tokenizer.alphabet().iter().collect();
+        WasmError::Prompt(format!(
+            "prompt: {e}; the models know only these characters: {alphabet:?}"
+        ))
+    })
+}
 
 /// What one round produced, for JavaScript.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -118,12 +134,7 @@ impl Generation {
     /// [`WasmError::Prompt`] for characters outside the alphabet; engine errors.
     pub fn start(models: &Models, options: Resolved) -> Result<Self> {
         let tokenizer = models.tokenizer();
-        let prompt_tokens = tokenizer.encode(&options.prompt).map_err(|e| {
-            let alphabet: String = tokenizer.alphabet().iter().collect();
-            WasmError::Prompt(format!(
-                "prompt: {e}; the models know only these characters: {alphabet:?}"
-            ))
-        })?;
+        let prompt_tokens = encode_prompt(tokenizer, &options.prompt)?;
         let window = models.context().max(2);
         let context = window_start(&prompt_tokens, window).to_vec();
         let mut config = options.config;

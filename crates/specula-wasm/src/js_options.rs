@@ -4,13 +4,14 @@ use wasm_bindgen::JsValue;
 
 use crate::backend::{BackendChoice, DraftBackend};
 use crate::error::{Result, WasmError};
-use crate::fields::{Fields, to_raw};
+use crate::fields::Fields;
 use crate::models::Bundles;
 use specula_engine::options::DecodeOptions;
+use specula_engine::options::raw_from_js;
 
 /// `generate`/`start` options, read and type-checked by the engine's one options parser.
 pub(crate) fn generate_options(value: &JsValue) -> Result<DecodeOptions> {
-    Ok(DecodeOptions::from_raw(to_raw(value))?)
+    Ok(DecodeOptions::from_raw(raw_from_js(value))?)
 }
 
 /// The option names `load` accepts.

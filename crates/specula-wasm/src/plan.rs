@@ -7,7 +7,7 @@ use specula_engine::options::{PlanOptions, run_plan};
 use wasm_bindgen::JsValue;
 
 use crate::error::Result;
-use crate::fields::to_raw;
+use specula_engine::options::raw_from_js;
 
 /// Reads, checks and runs one plan.
 ///
@@ -16,6 +16,6 @@ use crate::fields::to_raw;
 /// at fault (including what the math refused: a sum that is not 1, ρ below ρ*, an LP too
 /// large), or [`WasmError::Plan`](crate::error::WasmError::Plan) when the solver fails.
 pub fn run(value: &JsValue) -> Result<PlanReport> {
-    let input = PlanOptions::from_raw(to_raw(value))?.resolve()?;
+    let input = PlanOptions::from_raw(raw_from_js(value))?.resolve()?;
     Ok(run_plan(&input)?)
 }
