@@ -66,6 +66,8 @@ mod draft_tree;
 mod driver;
 mod error;
 mod gamma;
+#[cfg(feature = "lab")]
+pub mod lab;
 mod metrics;
 mod model;
 pub mod options;

@@ -1,0 +1,372 @@
+//! The lab's arithmetic: the exact distribution of the first or second generated token of
+//! a decoding configuration, worked out from the models' logits at the prompt, and the
+//! test of many runs' counts against it (total variation and Pearson's chi-square).
+//!
+//! Which distribution is exact depends on the method (docs/design.md has each closed
+//! form):
+//! - a lossless method: the target's, processed by temperature, top-k and top-p; at the
+//!   second position its mixture over the first, `Σ_x target(x)·target(· | prompt, x)`;
+//! - mentored decoding: its closed-form output at the first tested position;
+//! - a token-level bug planted in standard speculative sampling: the bug's closed form
+//!   (as `plan` reports it);
+//! - the `cache-reset` bug, at the second position: after a rejection at the first
+//!   position the caches restart from the resampled token alone, so the second token
+//!   follows `target(· | x)` without the prompt with probability
+//!   `target(x) − min(target, draft)(x)`, and `target(· | prompt, x)` otherwise.
+//!
+//! Every run generates [`RUN_TOKENS`] = 2 tokens: the engine drafts no more tokens than it
+//! may still emit, so a run of one token would draft nothing and sample the target
+//! directly, whatever the method; with two, it drafts exactly one token at the first
+//! position, which is what the closed forms above describe.
+
+use serde::Serialize;
+use specula_core::{
+    Bug, Distribution, Mentored, PlanBug, PlanInput, PlanMethod, PlanParams, SamplingConfig,
+    plan_report, total_variation,
+};
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+use crate::config::{DecodeConfig, Method};
+use crate::options::OptionError;
+
+/// The positions the lab has closed forms for: the first and the second generated token.
+pub const MAX_LAB_POSITION: usize = 2;
+
+/// The tokens each of the lab's runs generates (see the module's documentation).
+pub const RUN_TOKENS: usize = 2;
+
+/// The exact distribution of one generated position.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Exact {
+    /// The generated position, 1 or 2.
+    pub position: usize,
+    /// Where the distribution comes from: `target`, `mentored` or a bug's name.
+    pub kind: String,
+    /// The exact distribution, one entry per token.
+    pub expected: Vec<f64>,
+    /// The target's own distribution at that position (processed; at the second position
+    /// its mixture over the first), which a lossless method reproduces.
+    pub target: Vec<f64>,
+    /// Total variation between `expected` and `target`.
+    pub tv_from_target: f64,
+}
+
+/// Many runs' counts against an exact distribution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Fit {
+    /// The runs counted.
+    pub samples: u64,
+    /// Total variation between the empirical and the exact distribution.
+    pub tv: f64,
+    /// Pearson's chi-square of the counts against the exact distribution.
+    pub chi_square: f64,
+    /// Its degrees of freedom (bins expecting fewer than 5 counts pooled into one).
+    pub degrees_of_freedom: usize,
+    /// Its p-value: small when the counts do not follow the exact distribution.
+    pub p_value: f64,
+    /// The same test against the target's distribution: for a lossless method the same
+    /// question; for a lossy rule or a bug, small once there are enough runs.
+    pub target_p_value: f64,
+}
+
+/// The logits the closed forms need: both models at the prompt, and for the second
+/// position the target after each first token (with the prompt, and for `cache-reset`
+/// without it). [`contexts_for_second`] lists the sequences of the last two.
+#[derive(Debug, Clone, Default)]
+pub struct LabLogits {
+    /// The target's logits after the prompt.
+    pub target: Vec<f64>,
+    /// The draft's logits after the prompt.
+    pub draft: Vec<f64>,
+    /// Row `x`: the target's logits after the prompt followed by token `x` (second
+    /// position only).
+    pub after_prompt: Vec<Vec<f64>>,
+    /// Row `x`: the target's logits after token `x` alone (second position under
+    /// `cache-reset` only).
+    pub alone: Vec<Vec<f64>>,
+}
+
+/// What [`exact`] needs beyond the prompt's logits for `position` under `config`:
+/// whether rows after the prompt, and rows after each token alone, are used.
+#[must_use]
+pub fn needs(config: &DecodeConfig, position: usize) -> (bool, bool) {
+    let second = position == 2;
+    (second, second && config.bug == Some(Bug::CacheReset))
+}
+
+/// The sequences whose target logits fill [`LabLogits::after_prompt`] (`prompt + [x]`)
+/// or [`LabLogits::alone`] (`[x]`), one per token of a vocabulary of `vocab`.
+#[must_use]
+pub fn contexts_for_second(prompt: &[u32], vocab: usize, alone: bool) -> Vec<Vec<u32>> {
+    (0..vocab as u32)
+        .map(|x| {
+            if alone {
+                vec![x]
+            } else {
+                prompt.iter().copied().chain([x]).collect()
+            }
+        })
+        .collect()
+}
+
+/// Checks `position` (1 or 2).
+///
+/// # Errors
+/// [`OptionError`] for `position`.
+pub fn check_position(position: f64) -> Result<usize, OptionError> {
+    if position == 1.0 || position == 2.0 {
+        Ok(position as usize)
+    } else {
+        Err(OptionError::invalid(
+            "position",
+            "1 or 2 (the first or second generated character)",
+            crate::options::show_number(position),
+        ))
+    }
+}
+
+fn refuse(field: &str, expected: impl Into<String>, got: impl Into<String>) -> OptionError {
+    OptionError::invalid(field, expected, got)
+}
+
+fn dist(
+    logits: &[f64],
+    sampling: &SamplingConfig,
+    what: &str,
+) -> Result<Distribution, OptionError> {
+    Distribution::from_logits(logits, sampling)
+        .map_err(|e| refuse("model", "finite logits", format!("{what}: {e}")))
+}
+
+/// The exact distribution of generated `position` (1 or 2) under `config`.
+///
+/// # Errors
+/// [`OptionError`] naming `bug`, `method` or `position` for a combination without a
+/// closed form here (a bug outside standard speculative sampling, a token-level bug at
+/// temperature 0, a lossy method or a token-level bug at the second position), or
+/// `model` for logits that are not finite or a missing row.
+pub fn exact(
+    config: &DecodeConfig,
+    position: usize,
+    logits: &LabLogits,
+) -> Result<Exact, OptionError> {
+    let sampling = &config.sampling;
+    let target = dist(&logits.target, sampling, "the target's logits")?;
+    let (kind, expected, target_probs) = match position {
+        1 => {
+            let (kind, expected) = exact_first(config, &target, logits)?;
+            (kind, expected, target.probs().to_vec())
+        }
+        2 => exact_second(config, &target, logits)?,
+        _ => return Err(check_position(position as f64).unwrap_err()),
+    };
+    Ok(Exact {
+        position,
+        tv_from_target: total_variation(&expected, &target_probs),
+        kind,
+        expected,
+        target: target_probs,
+    })
+}
+
+fn exact_first(
+    config: &DecodeConfig,
+    target: &Distribution,
+    logits: &LabLogits,
+) -> Result<(String, Vec<f64>), OptionError> {
+    let sampling = &config.sampling;
+    let greedy = sampling.temperature == 0.0;
+    // A reset cache acts only from the second position on.
+    let bug = config.bug.filter(|&bug| bug != Bug::CacheReset);
+    match (&config.method, bug) {
+        (_, Some(bug)) if greedy => Err(refuse(
+            "temperature",
+            format!("above 0 for the closed form of bug {:?}", bug.name()),
+            "0",
+        )),
+        (Method::Speculative { .. }, Some(bug)) => {
+            let raw = SamplingConfig::default();
+            let input = PlanInput {
+                method: PlanMethod::Speculative,
+                target: dist(&logits.target, &raw, "the target's logits")?.into_probs(),
+                draft: dist(&logits.draft, &raw, "the draft's logits")?.into_probs(),
+                normalize: true,
+                params: PlanParams::None,
+                bug: Some(PlanBug {
+                    bug,
+                    sampling: *sampling,
+                }),
+            };
+            let report = plan_report(&input)
+                .map_err(|e| refuse("bug", "a bug with a closed form", e.to_string()))?;
+            Ok((bug.name().to_owned(), report.output))
+        }
+        (method, Some(bug)) => Err(refuse(
+            "method",
+            format!(
+                "\"speculative\" for the closed form of bug {:?}",
+                bug.name()
+            ),
+            format!("{:?}", method.name()),
+        )),
+        (Method::Mentored { kl_budget, .. }, None) if !greedy => {
+            let draft = dist(&logits.draft, sampling, "the draft's logits")?;
+            let output = Mentored::new(target, &draft, *kl_budget)
+                .map_err(|e| refuse("kl", "a budget mentored decoding accepts", e.to_string()))?
+                .analysis()
+                .output;
+            Ok(("mentored".to_owned(), output))
+        }
+        _ => Ok(("target".to_owned(), target.probs().to_vec())),
+    }
+}
+
+/// The second position: the target's mixture over the first token, or the cache-reset
+/// bug's mixture of the two contexts.
+fn exact_second(
+    config: &DecodeConfig,
+    target: &Distribution,
+    logits: &LabLogits,
+) -> Result<(String, Vec<f64>, Vec<f64>), OptionError> {
+    let sampling = &config.sampling;
+    let lossy = matches!(config.method, Method::Mentored { .. });
+    match config.bug {
+        Some(Bug::CacheReset) if !matches!(config.method, Method::Speculative { .. }) => {
+            return Err(refuse(
+                "method",
+                "\"speculative\" for the closed form of bug \"cache-reset\" at position 2",
+                format!("{:?}", config.method.name()),
+            ));
+        }
+        Some(bug) if bug != Bug::CacheReset => {
+            return Err(refuse(
+                "position",
+                format!("1 for the closed form of bug {:?}", bug.name()),
+                "2",
+            ));
+        }
+        None if lossy => {
+            return Err(refuse(
+                "position",
+                format!("1 for the closed form of {:?}", config.method.name()),
+                "2",
+            ));
+        }
+        _ => {}
+    }
+    let vocab = target.len();
+    let rows = |rows: &[Vec<f64>], what: &str| -> Result<Vec<Distribution>, OptionError> {
+        if rows.len() != vocab {
+            return Err(refuse(
+                "model",
+                format!("{vocab} rows of logits {what}"),
+                rows.len().to_string(),
+            ));
+        }
+        rows.iter().map(|row| dist(row, sampling, what)).collect()
+    };
+    let after = rows(&logits.after_prompt, "after the prompt and each token")?;
+    let mut mixture = vec![0.0; vocab];
+    let mut add = |weight: f64, next: &Distribution| {
+        for (m, &p) in mixture.iter_mut().zip(next.probs()) {
+            *m += weight * p;
+        }
+    };
+    for (x, next) in after.iter().enumerate() {
+        add(target.prob(x), next);
+    }
+    let target_mixture = mixture.clone();
+    if config.bug != Some(Bug::CacheReset) || sampling.temperature == 0.0 {
+        if let Some(bug) = config.bug.filter(|_| sampling.temperature == 0.0) {
+            return Err(refuse(
+                "temperature",
+                format!("above 0 for the closed form of bug {:?}", bug.name()),
+                "0",
+            ));
+        }
+        return Ok(("target".to_owned(), target_mixture.clone(), target_mixture));
+    }
+    let draft = dist(&logits.draft, sampling, "the draft's logits")?;
+    let alone = rows(&logits.alone, "after each token alone")?;
+    let mut buggy = vec![0.0; vocab];
+    for x in 0..vocab {
+        let kept = target.prob(x).min(draft.prob(x));
+        let resampled = (target.prob(x) - kept).max(0.0);
+        for (b, (&p_after, &p_alone)) in buggy
+            .iter_mut()
+            .zip(after[x].probs().iter().zip(alone[x].probs()))
+        {
+            *b += kept * p_after + resampled * p_alone;
+        }
+    }
+    Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
+}
+
+/// Pearson's chi-square of `counts` against `expected`, pooling bins expecting fewer
+/// than 5 counts: (statistic, degrees of freedom, p-value). A count where the expected
+/// probability is 0 gives p = 0; fewer than two bins give p = 1.
+#[must_use]
+pub fn chi_square(counts: &[u64], expected: &[f64]) -> (f64, usize, f64) {
+    let n = counts.iter().sum::<u64>() as f64;
+    let (mut stat, mut bins) = (0.0, 0_usize);
+    let (mut pooled_obs, mut pooled_exp) = (0.0, 0.0);
+    for (&c, &p) in counts.iter().zip(expected) {
+        let e = p * n;
+        if p <= 0.0 {
+            if c > 0 {
+                return (f64::INFINITY, bins, 0.0);
+            }
+        } else if e < 5.0 {
+            pooled_obs += c as f64;
+            pooled_exp += e;
+        } else {
+            stat += (c as f64 - e).powi(2) / e;
+            bins += 1;
+        }
+    }
+    if pooled_exp > 0.0 {
+        stat += (pooled_obs - pooled_exp).powi(2) / pooled_exp;
+        bins += 1;
+    }
+    if bins < 2 {
+        return (stat, 0, 1.0);
+    }
+    let df = bins - 1;
+    let p = ChiSquared::new(df as f64).map_or(1.0, |d| d.sf(stat));
+    (stat, df, p)
+}
+
+/// Many runs' `counts` (one per token) against `expected` and against `target`.
+///
+/// # Errors
+/// [`OptionError`] for `counts` when its length is not the distributions'.
+pub fn fit(counts: &[u64], expected: &[f64], target: &[f64]) -> Result<Fit, OptionError> {
+    if counts.len() != expected.len() || target.len() != expected.len() {
+        return Err(refuse(
+            "counts",
+            format!("{} counts, one per token", expected.len()),
+            counts.len().to_string(),
+        ));
+    }
+    let samples: u64 = counts.iter().sum();
+    let n = samples.max(1) as f64;
+    let empirical: Vec<f64> = counts.iter().map(|&c| c as f64 / n).collect();
+    let (chi, df, p) = chi_square(counts, expected);
+    let (_, _, target_p) = chi_square(counts, target);
+    Ok(Fit {
+        samples,
+        tv: total_variation(&empirical, expected),
+        chi_square: chi,
+        degrees_of_freedom: df,
+        p_value: p,
+        target_p_value: target_p,
+    })
+}
+
+#[cfg(test)]
+#[path = "lab_tests.rs"]
+mod tests;

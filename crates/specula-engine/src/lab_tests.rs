@@ -1,0 +1,146 @@
+use specula_core::{Bug, SamplingConfig};
+
+use super::*;
+use crate::config::GammaPolicy;
+
+fn config(method: Method, bug: Option<Bug>) -> DecodeConfig {
+    DecodeConfig {
+        bug,
+        max_new_tokens: 2,
+        ..DecodeConfig::new(method)
+    }
+}
+
+fn speculative() -> Method {
+    Method::Speculative {
+        gamma: 4,
+        policy: GammaPolicy::Fixed,
+    }
+}
+
+fn logits() -> LabLogits {
+    LabLogits {
+        target: vec![0.0, 1.0, 2.0],
+        draft: vec![2.0, 1.0, 0.0],
+        after_prompt: vec![
+            vec![0.0, 0.0, 3.0],
+            vec![3.0, 0.0, 0.0],
+            vec![0.0, 3.0, 0.0],
+        ],
+        alone: vec![
+            vec![1.0, 0.0, 0.0],
+            vec![0.0, 1.0, 0.0],
+            vec![0.0, 0.0, 1.0],
+        ],
+    }
+}
+
+fn sums_to_one(p: &[f64]) {
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{p:?}");
+}
+
+#[test]
+fn a_lossless_method_is_exact_at_both_positions() {
+    let c = config(speculative(), None);
+    let first = exact(&c, 1, &logits()).unwrap();
+    assert_eq!(first.kind, "target");
+    assert_eq!(first.expected, first.target);
+    assert_eq!(first.tv_from_target, 0.0);
+    let second = exact(&c, 2, &logits()).unwrap();
+    sums_to_one(&second.expected);
+    assert_eq!(second.expected, second.target);
+    // The mixture is not the first position's distribution.
+    assert!(total_variation(&second.expected, &first.expected) > 0.1);
+}
+
+#[test]
+fn cache_reset_mixes_in_the_context_without_the_prompt() {
+    let c = config(speculative(), Some(Bug::CacheReset));
+    // At the first position the bug has not acted yet.
+    assert_eq!(exact(&c, 1, &logits()).unwrap().kind, "target");
+    let second = exact(&c, 2, &logits()).unwrap();
+    assert_eq!(second.kind, "cache-reset");
+    sums_to_one(&second.expected);
+    assert!(second.tv_from_target > 0.05, "{second:?}");
+    // A draft equal to the target never rejects: no reset, no error.
+    let mut same = logits();
+    same.draft = same.target.clone();
+    let exact_again = exact(&c, 2, &same).unwrap();
+    assert!(exact_again.tv_from_target < 1e-12);
+}
+
+#[test]
+fn token_level_bugs_and_mentored_have_first_position_closed_forms() {
+    for bug in [
+        Bug::ResampleFromTarget,
+        Bug::SharedUniform,
+        Bug::ArgmaxDraft,
+    ] {
+        let c = config(speculative(), Some(bug));
+        let e = exact(&c, 1, &logits()).unwrap();
+        assert_eq!(e.kind, bug.name());
+        sums_to_one(&e.expected);
+        assert!(e.tv_from_target > 1e-3, "{bug:?} {e:?}");
+        let refused = exact(&c, 2, &logits()).unwrap_err();
+        assert_eq!(refused.field, "position");
+    }
+    let mentored = Method::Mentored {
+        gamma: 2,
+        kl_budget: 0.5,
+        policy: GammaPolicy::Fixed,
+    };
+    let e = exact(&config(mentored.clone(), None), 1, &logits()).unwrap();
+    assert_eq!(e.kind, "mentored");
+    assert!(e.tv_from_target > 1e-3);
+    assert_eq!(
+        exact(&config(mentored, None), 2, &logits())
+            .unwrap_err()
+            .field,
+        "position"
+    );
+}
+
+#[test]
+fn what_has_no_closed_form_is_refused_with_its_field() {
+    let mut greedy = config(speculative(), Some(Bug::SharedUniform));
+    greedy.sampling = SamplingConfig {
+        temperature: 0.0,
+        ..SamplingConfig::default()
+    };
+    assert_eq!(
+        exact(&greedy, 1, &logits()).unwrap_err().field,
+        "temperature"
+    );
+    let spectr = Method::SpecTr {
+        drafts: crate::config::DraftShape::Iid { k: 2, length: 2 },
+        selection: crate::config::Selection::KSeq,
+    };
+    let c = config(spectr, Some(Bug::SharedUniform));
+    assert_eq!(exact(&c, 1, &logits()).unwrap_err().field, "method");
+    let mut short = logits();
+    short.after_prompt.pop();
+    let c = config(speculative(), None);
+    assert_eq!(exact(&c, 2, &short).unwrap_err().field, "model");
+    assert_eq!(check_position(3.0).unwrap_err().field, "position");
+    assert_eq!(check_position(2.0), Ok(2));
+}
+
+#[test]
+fn chi_square_tells_a_fit_from_a_misfit() {
+    let expected = [0.5, 0.3, 0.2];
+    let (_, df, p) = chi_square(&[5010, 2990, 2000], &expected);
+    assert_eq!(df, 2);
+    assert!(p > 0.5, "{p}");
+    let (_, _, p) = chi_square(&[5500, 2700, 1800], &expected);
+    assert!(p < 1e-10, "{p}");
+    let (_, _, p) = chi_square(&[1, 0, 0, 1], &[0.5, 0.3, 0.2, 0.0]);
+    assert_eq!(p, 0.0);
+    let f = fit(&[5010, 2990, 2000], &expected, &[0.2, 0.3, 0.5]).unwrap();
+    assert_eq!(f.samples, 10_000);
+    assert!(f.p_value > 0.5 && f.target_p_value < 1e-10);
+    assert!(f.tv < 0.01);
+    assert_eq!(
+        fit(&[1, 2], &expected, &expected).unwrap_err().field,
+        "counts"
+    );
+}

@@ -1,0 +1,152 @@
+//! The lab's closed forms against the engine's real sampling path: many seeded runs of
+//! the decoder over synthetic models, their first or second token counted and tested by
+//! chi-square against `lab::exact`, for every bug the lab reproduces and for lossless
+//! methods at both positions. Power: the same counts must misfit the target wherever the
+//! closed form is far from it.
+
+use specula_core::Bug;
+use specula_engine::lab::{LabLogits, contexts_for_second, exact, fit, needs};
+use specula_engine::synthetic::MarkovModel;
+use specula_engine::{DecodeConfig, Decoder, GammaPolicy, Method, SamplingConfig, generate};
+
+const RUNS: u64 = 20_000;
+/// Tokens per run: with one token the engine drafts nothing (it drafts no more than it
+/// may still emit), so every run generates two, as the lab's runs do.
+const RUN_TOKENS: usize = specula_engine::lab::RUN_TOKENS;
+const PROMPT: [u32; 3] = [1, 2, 3];
+
+fn models() -> (MarkovModel, MarkovModel) {
+    let target = MarkovModel::random(5, 2, 7, 2.0).unwrap();
+    let draft = target.perturbed(8, 1.5).unwrap();
+    (target, draft)
+}
+
+fn row(model: &MarkovModel, context: &[u32]) -> Vec<f64> {
+    model
+        .logits(context)
+        .unwrap()
+        .iter()
+        .map(|&x| f64::from(x))
+        .collect()
+}
+
+fn lab_logits(config: &DecodeConfig, position: usize) -> LabLogits {
+    let (target, draft) = models();
+    let (after, alone) = needs(config, position);
+    let rows = |alone: bool| {
+        contexts_for_second(&PROMPT, target.vocab(), alone)
+            .iter()
+            .map(|c| row(&target, c))
+            .collect()
+    };
+    LabLogits {
+        target: row(&target, &PROMPT),
+        draft: row(&draft, &PROMPT),
+        after_prompt: if after { rows(false) } else { Vec::new() },
+        alone: if alone { rows(true) } else { Vec::new() },
+    }
+}
+
+/// Counts of generated token `position` over `RUNS` seeds.
+fn counts(config: &DecodeConfig, position: usize) -> Vec<u64> {
+    let (mut target, mut draft) = models();
+    let mut counts = vec![0; target.vocab()];
+    for seed in 0..RUNS {
+        let config = DecodeConfig {
+            seed,
+            max_new_tokens: RUN_TOKENS,
+            ..config.clone()
+        };
+        let mut decoder = Decoder::new(config, PROMPT.to_vec()).unwrap();
+        let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
+        counts[out.tokens[position - 1] as usize] += 1;
+    }
+    counts
+}
+
+fn speculative() -> Method {
+    Method::Speculative {
+        gamma: 3,
+        policy: GammaPolicy::Fixed,
+    }
+}
+
+fn check(method: Method, bug: Option<Bug>, position: usize) {
+    check_with(method, bug, position, SamplingConfig::default());
+}
+
+fn check_with(method: Method, bug: Option<Bug>, position: usize, sampling: SamplingConfig) {
+    let config = DecodeConfig {
+        bug,
+        sampling,
+        ..DecodeConfig::new(method)
+    };
+    let e = exact(&config, position, &lab_logits(&config, position)).unwrap();
+    let f = fit(&counts(&config, position), &e.expected, &e.target).unwrap();
+    let what = format!("{bug:?} at position {position}: {e:?} {f:?}");
+    assert!(
+        f.p_value > 1e-4,
+        "the sampling path misfits its closed form: {what}"
+    );
+    // Far from the target (TV ≥ 0.03 at 20,000 runs), the runs must show it.
+    if e.tv_from_target >= 0.03 {
+        assert!(
+            f.target_p_value < 1e-6,
+            "no power against the target: {what}"
+        );
+    } else {
+        assert!(
+            e.kind == "target",
+            "a bug too close to the target to test: {what}"
+        );
+    }
+}
+
+#[test]
+fn token_level_bugs_follow_their_closed_forms() {
+    for bug in [
+        Bug::ResampleFromTarget,
+        Bug::ArgmaxDraft,
+        Bug::SharedUniform,
+    ] {
+        check(speculative(), Some(bug), 1);
+    }
+    // These two only act when the distributions are processed.
+    let top_k = SamplingConfig {
+        top_k: Some(2),
+        ..SamplingConfig::default()
+    };
+    check_with(speculative(), Some(Bug::FilteredDraft), 1, top_k);
+    let cooled = SamplingConfig {
+        temperature: 0.5,
+        top_k: Some(3),
+        ..SamplingConfig::default()
+    };
+    check_with(speculative(), Some(Bug::UnprocessedTarget), 1, cooled);
+}
+
+#[test]
+fn cache_reset_follows_its_closed_form_at_the_second_position() {
+    check(speculative(), Some(Bug::CacheReset), 2);
+}
+
+#[test]
+fn lossless_methods_follow_the_target_at_both_positions() {
+    check(speculative(), None, 1);
+    check(speculative(), None, 2);
+    let spectr = Method::SpecTr {
+        drafts: specula_engine::DraftShape::Iid { k: 3, length: 2 },
+        selection: specula_engine::Selection::KSeq,
+    };
+    check(spectr, None, 2);
+}
+
+#[test]
+fn mentored_follows_its_closed_form() {
+    let method = Method::Mentored {
+        gamma: 3,
+        kl_budget: 0.3,
+        policy: GammaPolicy::Fixed,
+    };
+    check(method, None, 1);
+}
