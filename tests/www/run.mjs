@@ -27,6 +27,7 @@ import {
 import { addWalkTests } from "./walk.mjs";
 import { addHostileTests } from "./hostile.mjs";
 import { addOptionsTableTests } from "./options-table.mjs";
+import { addLabTests } from "./lab.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -521,6 +522,9 @@ addHostileTests(tests, { browser, open, loaded, hook, check });
 
 // The shared options table (tests/options/table.json) through the page's controls: its verdicts, codes and fields.
 addOptionsTableTests(tests, { browser, open, loaded, hook, check });
+
+// The lab: many runs against the exact distribution, the bug switches, the lossy curves, the soak.
+addLabTests(tests, { browser, open, loaded, check, artifacts });
 
 const started = Date.now();
 try {

@@ -13,6 +13,8 @@ import type {
   DecodeConfig,
   DecodeOptions as EngineDecodeOptions,
   ErrorCode,
+  Fit,
+  LabExact,
   Limits,
   MethodName,
   PlanMethod,
@@ -38,9 +40,12 @@ export type {
   DraftShape,
   DraftTest,
   ErrorCode,
+  Exact,
   FinishReason,
+  Fit,
   GammaPolicy,
   KSeqPlan,
+  LabExact,
   Limits,
   MentoredPlan,
   MethodName,
@@ -143,6 +148,9 @@ export const LIMITS: Readonly<Limits>;
 /** The bugs generate() can plant (`bug`) for the lossless drafting methods. */
 export type BugName = Bug;
 
+/** Every bug `bug` can plant, in documentation order, with one line on what it gets wrong (generated from the engine). */
+export const BUGS: ReadonlyArray<{ readonly name: Bug; readonly description: string }>;
+
 /**
  * Options of {@link Specula.generate}: the engine's {@link EngineDecodeOptions} with `prompt`
  * required, `method` and `bug` as their names, and `signal`.
@@ -230,11 +238,43 @@ export class Specula {
   generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
   /** Runs a whole generation. */
   complete(options: GenerateOptions): Promise<Summary>;
+  /**
+   * The lab: `lab.runs` generations of `options` (seeds `seed`, `seed + 1`, …; each run
+   * generates two characters, so `maxTokens` and `stop` are refused) counting character
+   * `lab.position`, tested against that character's exact distribution worked out from
+   * the models (the target's for a lossless method, the closed form of mentored decoding
+   * or of a planted bug). Rejects with code "aborted" (the counts so far as `result`)
+   * after `abort()` or `lab.signal`.
+   */
+  sample(options: GenerateOptions, lab?: SampleSettings): Promise<SampleResult>;
+  /** The worker's memory in bytes: the wasm module's, and the JS heap where the browser reports it (else null). */
+  memory(): Promise<{ wasmBytes: number; jsHeapBytes: number | null }>;
   /** Stops the running generation; its iterator throws a SpeculaError with code "aborted". */
   abort(): void;
   /** Stops the worker. */
   terminate(): void;
 }
+
+/** The settings of {@link Specula.sample} beside the decoding options. */
+export interface SampleSettings {
+  /** How many runs (default {@link LIMITS}.defaultLabRuns, at most maxLabRuns). */
+  runs?: number;
+  /** The generated character counted: 1 (default) or 2. */
+  position?: number;
+  /** Stops the runs, like `abort()`. */
+  signal?: AbortSignal;
+  /** Called with the running result as the counts grow (about ten times a second). */
+  onProgress?: (result: SampleResult) => void;
+}
+
+/** {@link Specula.sample}'s result: the exact distribution, the counts and their test. */
+export type SampleResult = LabExact &
+  Fit & {
+    /** How often each character (in {@link Specula.alphabet} order) came at `position`. */
+    counts: number[];
+    /** The runs made so far. */
+    done: number;
+  };
 
 /**
  * Options of {@link plan}: the engine's plan options with `method`, `target` and `draft`

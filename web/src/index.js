@@ -4,7 +4,7 @@
 
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
 
-export { LIMITS } from "./limits.js";
+export { BUGS, LIMITS } from "./limits.js";
 export { SpeculaError } from "./errors.js";
 export { decode } from "./decode.js";
 export { cachedModel } from "./cached-model.js";
@@ -340,6 +340,71 @@ export class Specula {
       const { value, done } = await iterator.next();
       if (done) return value;
     }
+  }
+
+  /**
+   * The lab: `runs` generations of the same options (seeds `seed`, `seed + 1`, …), each of
+   * two characters through the real decoder, counting character `position` (1 or 2), and
+   * the exact distribution of that character worked out from the models. Resolves to
+   * `{ position, kind, expected, target, tvFromTarget, counts, done, samples, tv,
+   * chiSquare, degreesOfFreedom, pValue, targetPValue, ... }`; `onProgress` gets the same
+   * shape as the counts grow. `abort()` or `signal` stops it: it then rejects with code
+   * "aborted" and the counts so far as `error.result`.
+   */
+  async sample(options, lab = {}) {
+    if (!this.loaded) {
+      throw new SpeculaError("the models are not loaded: call load() first and wait for it to finish", "not_loaded");
+    }
+    if (this.generation) {
+      throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
+    }
+    if (lab === null || typeof lab !== "object" || Array.isArray(lab)) {
+      throw optionError("lab", `sample()'s second argument must be an object { runs, position, signal, onProgress }, got ${describe(lab)}`);
+    }
+    const { runs, position, signal, onProgress, ...unknown } = lab;
+    const extra = Object.keys(unknown)[0];
+    if (extra !== undefined) {
+      throw optionError(extra, `unknown sample() setting ${JSON.stringify(extra)}; the settings are: runs, position, signal, onProgress`);
+    }
+    for (const [name, value] of [["runs", runs], ["position", position]]) {
+      if (value !== undefined && typeof value !== "number") {
+        throw optionError(name, `${name} must be a number, got ${describe(value)}`);
+      }
+    }
+    if (onProgress !== undefined && typeof onProgress !== "function") {
+      throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);
+    }
+    const { signal: checked } = splitSignal({ signal });
+    const generation = { id: 0, aborted: false };
+    const done = new Promise((resolve, reject) => {
+      generation.id = this.channel.send({ type: "sample", options, runs, position }, (reply) => {
+        if (reply.type === "runs") {
+          onProgress?.(reply.value);
+          return false;
+        }
+        if (reply.type === "progress") return false;
+        if (this.generation === generation) this.generation = null;
+        if (reply.type === "done") resolve(reply.value);
+        else if (reply.type === "abort") {
+          reject(new SpeculaError("the runs were aborted by abort()", "aborted", { result: reply.value }));
+        } else reject(fromPayload(reply.error));
+        return true;
+      });
+    });
+    this.generation = generation;
+    const onAbort = () => this.abort();
+    checked?.addEventListener("abort", onAbort, { once: true });
+    if (checked?.aborted) this.abort();
+    try {
+      return await done;
+    } finally {
+      checked?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** The worker's wasm memory and (where the browser tells) JS heap, in bytes: `{ wasmBytes, jsHeapBytes }`. */
+  async memory() {
+    return (await this.channel.request({ type: "memory" })).value;
   }
 
   /** Stops the running generation before its next model call; its iterator throws code "aborted". */

@@ -12,6 +12,8 @@ export const LIMITS = Object.freeze({
   "defaultTypicalEpsilon": 0.09,
   "defaultTypicalDelta": 0.3,
   "maxTypicalDelta": 1000000.0,
+  "maxLabRuns": 1000000,
+  "defaultLabRuns": 1000,
   "maxTokens": 65536,
   "defaultMaxTokens": 64,
   "maxTemperature": 1000000.0,
@@ -23,3 +25,31 @@ export const LIMITS = Object.freeze({
   "maxStopStrings": 64,
   "maxStopChars": 1024
 });
+
+/** The deliberate bugs `bug` plants, with what each gets wrong (specula_core::Bug). */
+export const BUGS = Object.freeze([
+  {
+    "description": "on a rejection, draw from the target instead of the residual",
+    "name": "resample-from-target"
+  },
+  {
+    "description": "propose the draft's most likely token, tested as if sampled",
+    "name": "argmax-draft"
+  },
+  {
+    "description": "one uniform both draws the draft token and decides its acceptance",
+    "name": "shared-uniform"
+  },
+  {
+    "description": "test against the target's raw softmax (no temperature, top-k or top-p)",
+    "name": "unprocessed-target"
+  },
+  {
+    "description": "draw drafts after top-k/top-p but test them with the unfiltered draft",
+    "name": "filtered-draft"
+  },
+  {
+    "description": "after a rejection, reset the K/V caches instead of rolling them back",
+    "name": "cache-reset"
+  }
+]);

@@ -5,4 +5,5 @@
 export type * from "./types/options";
 export type * from "./types/rounds";
 export type * from "./types/summary";
+export type * from "./types/lab";
 export type * from "./types/plan";

@@ -1,11 +1,13 @@
 // The Web Worker that owns the wasm module and the models, so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
 //   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort
+//                   | sample {options, position, runs} | memory
 //                   | plan {options} | check {options} | theory {options} | retarget {options}
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
-//                   round {round} | done {summary | value} | abort {summary}
+//                   round {round} | done {summary | value} | abort {summary | value}
+//                   | runs {value} (sample's running counts)
 //                   error {error: {name, message, code, field}}
-import init, { Engine, plan, retarget, theory, validateGenerateOptions } from "./wasm/specula_wasm.js";
+import init, { Engine, fit, plan, retarget, theory, validateGenerateOptions } from "./wasm/specula_wasm.js";
 import { fetchWithProgress } from "./weights.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
@@ -24,7 +26,9 @@ const MATH = { plan, check: validateGenerateOptions, theory, retarget };
 let wasmReady = null; // Promise<void> once the module is being initialised
 let engine = null; // Engine once load() succeeded
 let loading = false;
-let running = null; // id of the running generation
+let running = null; // id of the running generation or sample
+let sampleAborted = false; // set by "abort" while sample() runs (start() clears the engine's flag)
+let wasmMemory = null; // the module's memory, for the soak test's "memory" request
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
@@ -55,7 +59,7 @@ function ensureWasm(id, urls) {
         post({ type: "progress", id, ...p }),
       );
       try {
-        await init({ module_or_path: bytes });
+        wasmMemory = (await init({ module_or_path: bytes })).memory;
       } catch (error) {
         // Bytes that do not compile or link (another file, another build): a bad download,
         // not a bug in Specula.
@@ -170,6 +174,54 @@ async function generate(id, options) {
   }
 }
 
+/** sample()'s running result: the exact distribution, the counts so far and their fit. */
+function lab(exact, counts, done) {
+  return { ...exact, ...fit(counts, exact.expected, exact.target), counts: counts.slice(), done };
+}
+
+// How often sample() reports its counts (milliseconds): often enough for a live chart,
+// rarely enough that posting costs nothing next to the runs.
+const SAMPLE_REPORT_MS = 100;
+
+/**
+ * Many runs of the same options (seeds firstSeed + i), each generating `runTokens`
+ * characters through the real decoder, counting character `position`; the exact
+ * distribution comes from Engine.exact (docs/design.md, "The lab").
+ */
+async function sample(id, { options, position, runs }) {
+  loaded();
+  if (running !== null || loading) {
+    throw Object.assign(new Error("a generation is already running; abort() it or wait for it to end"), {
+      code: "busy",
+    });
+  }
+  running = id;
+  sampleAborted = false;
+  try {
+    const exact = await engine.exact(options, position, runs);
+    const alphabet = new Map([...engine.alphabet()].map((c, i) => [c, i]));
+    const counts = new Array(exact.expected.length).fill(0);
+    let done = 0;
+    let reported = performance.now();
+    while (done < exact.runs && !sampleAborted) {
+      engine.start({ ...options, seed: exact.firstSeed + done, maxTokens: exact.runTokens });
+      while ((await engine.nextRound()) !== null);
+      const text = [...engine.summary().text];
+      counts[alphabet.get(text[exact.position - 1])] += 1;
+      done += 1;
+      if (performance.now() - reported >= SAMPLE_REPORT_MS) {
+        post({ type: "runs", id, value: lab(exact, counts, done) });
+        reported = performance.now();
+      }
+      // Lets an "abort" in between runs.
+      await yieldToEventLoop();
+    }
+    post({ type: sampleAborted ? "abort" : "done", id, value: lab(exact, counts, done) });
+  } finally {
+    running = null;
+  }
+}
+
 self.onmessage = async (event) => {
   const { type, id, ...rest } = event.data ?? {};
   try {
@@ -179,6 +231,20 @@ self.onmessage = async (event) => {
         break;
       case "generate":
         await generate(id, rest.options);
+        break;
+      case "sample":
+        await sample(id, rest);
+        break;
+      case "memory":
+        // For the soak test: the wasm memory and, where the browser tells, the JS heap.
+        post({
+          type: "done",
+          id,
+          value: {
+            wasmBytes: wasmMemory?.buffer.byteLength ?? 0,
+            jsHeapBytes: self.performance?.memory?.usedJSHeapSize ?? null,
+          },
+        });
         break;
       case "forward": {
         // The bundled models as decode() models (index.js bundledModel): one request each.
@@ -196,6 +262,7 @@ self.onmessage = async (event) => {
         // Harmless when nothing runs; the running generation stops before its next
         // model call and reports "abort".
         engine?.abort();
+        sampleAborted = true;
         break;
       case "plan":
       case "check":

@@ -12,6 +12,7 @@ import { newRun, play, step, pause, reset, settingChanged, setRunState, enqueue 
 import { renderMetrics, selectToken, follow, onOutputKey } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 import { race, replayRace } from "./race.js";
+import { wireLab } from "./lab.js";
 
 function showBackend(info) {
   const b = $("backend");
@@ -77,7 +78,7 @@ async function loadModels() {
 }
 
 function wire() {
-  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree"]) {
+  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree", "bug"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);
@@ -104,6 +105,7 @@ function wire() {
   $("reset").addEventListener("click", reset);
   $("race").addEventListener("click", race);
   $("race-replay").addEventListener("click", replayRace);
+  wireLab();
   $("dist-follow").addEventListener("click", follow);
   $("output").addEventListener("click", (e) => {
     const span = e.target.closest(".otok");
@@ -127,7 +129,7 @@ async function main() {
   } catch {
     S.pkg = null;
   }
-  applyLimits(S.pkg?.LIMITS);
+  applyLimits(S.pkg?.LIMITS, S.pkg?.BUGS);
   applyParams();
   initGlossary();
   syncOutputs();

@@ -57,6 +57,7 @@ const CONTROLS = {
   tree: ["tree", "the tree"],
   dynamicGamma: ["dynamic", "dynamic γ"],
   kl: ["kl", "D"],
+  bug: ["bug", "the bug"],
   temperature: ["temperature", "temperature"],
   topK: ["topk", "top-k"],
   topP: ["topp", "top-p"],
@@ -76,7 +77,13 @@ export function controlOf(field) {
  * and γ and k start at the package's defaults. Temperature, seed and tokens start where
  * the recorded run was made (www/recorded-trace.json), which plays before the models load.
  */
-export function applyLimits(L) {
+export function applyLimits(L, bugs) {
+  // The bugs the engine can plant, each with what it gets wrong (the package's BUGS).
+  for (const bug of bugs ?? []) {
+    const option = new Option(bug.name, bug.name);
+    option.title = bug.description;
+    $("bug").append(option);
+  }
   if (!L) return;
   const cap = (id, max) => {
     const el = $(id);
@@ -115,6 +122,7 @@ export function settings() {
     seed: readNumber("seed").value ?? NaN,
     maxTokens: readNumber("maxtokens").value ?? NaN,
     dynamicGamma: $("dynamic").checked,
+    bug: $("bug").value,
     source: $("source").value,
   };
 }
@@ -260,6 +268,7 @@ export function generateOptions(s) {
   if (uses("tree")) o.tree = parseTree(s.tree);
   if (uses("kl")) o.kl = s.kl;
   if (uses("dynamic") && s.dynamicGamma) o.dynamicGamma = true;
+  if (uses("bug") && s.bug) o.bug = s.bug;
   return o;
 }
 
@@ -303,6 +312,8 @@ const APPLIES = {
   selection: (s) => s.method === "spectr",
   kl: (s) => s.method === "mentored",
   dynamic: (s) => s.method === "speculative" || s.method === "mentored",
+  // The lossless drafting methods (the package refuses a bug elsewhere).
+  bug: (s) => ["speculative", "spectr", "multiround"].includes(s.method),
 };
 /** Whether the control `id` applies to settings `s`. */
 export const applies = (id, s) => APPLIES[id](s);
@@ -324,6 +335,7 @@ export function syncOutputs() {
     box.classList.toggle("inactive", [...box.querySelectorAll("input, select")].every((el) => el.disabled));
   }
   $("fig-kl").hidden = s.method !== "mentored";
+  $("fig-lossy").hidden = s.method !== "mentored";
   $("fig-k").hidden = !multi(s);
   describeMethod(s);
   const bits = [$("method").selectedOptions[0]?.textContent ?? s.method];
@@ -332,6 +344,7 @@ export function syncOutputs() {
   if (applies("drafts", s)) bits.push(`k ${s.drafts}`);
   if (applies("tree", s)) bits.push(`tree ${s.tree}`);
   if (applies("kl", s)) bits.push(`D ${s.kl}`);
+  if (applies("bug", s) && s.bug) bits.push(`bug ${s.bug}`);
   bits.push(`T ${s.temperature}`, `seed ${$("seed").value}`, `${$("maxtokens").value} tokens`);
   $("settings-summary").textContent = bits.join(" · ");
 }
@@ -362,7 +375,7 @@ function formerMethod(given) {
  */
 export function applyParams() {
   const changed = [];
-  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models" };
+  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models", bug: "bug" };
   const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
   const set = (id, key) => {
     if (!params.has(key)) return;
@@ -405,6 +418,7 @@ export function applyParams() {
   set("seed", "seed");
   set("maxtokens", "tokens");
   set("prompt", "prompt");
+  set("bug", "bug");
   if (params.has("speed")) {
     const sp = params.get("speed");
     const i = sp === "instant" ? SPEEDS.length - 1 : SPEEDS.indexOf(Number(sp));

@@ -54,6 +54,8 @@ export const hook = {
   generating: false, // a live generation is running in the worker
   playClicks: 0,
   queued: 0, // transport actions queued or running (run.js enqueue)
+  lab: null, // the lab panel: { state, result, reports } (lab.js)
+  lossy: null, // the lossy rules' curves { mentored, typical, medusa, here } (theory.js)
 };
 window.__speculaPage = hook;
 

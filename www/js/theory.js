@@ -32,6 +32,52 @@ function cachedPairs(limit = 24) {
 /** plan()'s acceptance of `options`, averaged over the cached pairs. */
 const mean = (pairs, options) => meanOf(pairs, async ({ target, draft }) => (await plan({ ...options, target, draft, normalize: true }))?.acceptance);
 
+/** plan()'s (acceptance, KL(target ‖ output)) of `options`, each averaged over the pairs. */
+async function lossyPoint(pairs, options) {
+  let acceptance = 0;
+  let kl = 0;
+  for (const { target, draft } of pairs) {
+    const r = await plan({ ...options, target, draft, normalize: true });
+    acceptance += r?.acceptance ?? 0;
+    kl += r?.klTargetOutput ?? 0;
+  }
+  return [acceptance / pairs.length, kl / pairs.length];
+}
+
+/**
+ * The two lossy rules side by side at equal acceptance, from the cached positions:
+ * mentored decoding over its budget D, typical acceptance over its threshold τ (ε = τ
+ * with δ at its largest, so the threshold is ε whatever the entropy). Mentored decoding
+ * is the least KL for its acceptance, so its curve lies below typical acceptance's.
+ */
+async function lossyCurves(pairs, s) {
+  const L = S.pkg.LIMITS;
+  const mentored = [];
+  for (const d of [0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3]) mentored.push(await lossyPoint(pairs, { method: "mentored", kl: d }));
+  const typical = [];
+  for (const tau of [1, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.003, 0.001, 0]) {
+    const point = await lossyPoint(pairs, { method: "typical", epsilon: tau, delta: L.maxTypicalDelta });
+    // A threshold that accepts every draft token can leave the output without some of the
+    // target's tokens: KL is then infinite, off the chart.
+    if (Number.isFinite(point[1])) typical.push(point);
+  }
+  const medusa = await lossyPoint(pairs, { method: "typical", epsilon: L.defaultTypicalEpsilon, delta: L.defaultTypicalDelta });
+  const here = await lossyPoint(pairs, { method: "mentored", kl: s.kl });
+  const byAcceptance = (points) => points.sort((a, b) => a[0] - b[0]);
+  hook.lossy = { mentored: byAcceptance(mentored), typical: byAcceptance(typical), medusa, here };
+  lines($("chart-lossy"), {
+    curves: [
+      { points: hook.lossy.mentored, cls: "c-theory", name: "mentored, D from 0 to 3" },
+      { points: hook.lossy.typical, cls: "c-alt", name: "typical acceptance, τ from 1 to 0" },
+    ],
+    marks: [
+      { x: here[0], y: here[1], cls: "m-theory", name: `mentored D = ${s.kl}` },
+      ...(Number.isFinite(medusa[1]) ? [{ x: medusa[0], y: medusa[1], cls: "m-measured", name: `typical ε ${L.defaultTypicalEpsilon}, δ ${L.defaultTypicalDelta}` }] : []),
+    ],
+    yMin: 0, label: "KL from the target vs acceptance, mentored and typical acceptance", xLabel: "P(accept)", yLabel: "KL (nats)",
+  });
+}
+
 /** The formula line: E[tokens] = (1 − α^(γ+1))/(1 − α), with a real superscript. */
 function formula() {
   const p = h("p", "formula");
@@ -155,6 +201,7 @@ async function renderTheory() {
         xLog: true, yMin: 0, yMax: 1, label: "acceptance vs KL budget D", xLabel: "D (nats, log scale; 0 at the left)", yLabel: "P(accept)",
       });
     }
+    if (s.method === "mentored") await lossyCurves(pairs, s);
     if (MULTI_DRAFT.includes(s.method)) {
       const ks = Array.from({ length: Number($("drafts").max) }, (_, i) => i + 1);
       const kseq = [];

@@ -27,7 +27,8 @@ use specula_core::{
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use crate::config::{DecodeConfig, Method};
-use crate::options::OptionError;
+use crate::options::limits::{DEFAULT_LAB_RUNS, MAX_LAB_RUNS, MAX_SEED};
+use crate::options::{DecodeOptions, OptionError, Resolved, show_number, whole};
 
 /// The positions the lab has closed forms for: the first and the second generated token.
 pub const MAX_LAB_POSITION: usize = 2;
@@ -123,10 +124,74 @@ pub fn check_position(position: f64) -> Result<usize, OptionError> {
     } else {
         Err(OptionError::invalid(
             "position",
-            "1 or 2 (the first or second generated character)",
-            crate::options::show_number(position),
+            "1 or 2 (the first or second generated token)",
+            show_number(position),
         ))
     }
+}
+
+/// One call of the lab: the decoding options of every run, the position counted and the
+/// number of runs, run `i` with seed `first_seed + i`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabRequest {
+    /// The options of every run, with [`RUN_TOKENS`] tokens each.
+    pub resolved: Resolved,
+    /// The generated position counted, 1 or 2.
+    pub position: usize,
+    /// How many runs.
+    pub runs: u64,
+    /// The first run's seed (the options' `seed`).
+    pub first_seed: u64,
+}
+
+/// Checks the lab's options: the decoding options as for a generation, less `maxTokens`
+/// and `stop` (every run generates [`RUN_TOKENS`] tokens), the position (default 1) and
+/// the runs (default [`DEFAULT_LAB_RUNS`], at most [`MAX_LAB_RUNS`], their seeds within
+/// [`MAX_SEED`]).
+///
+/// # Errors
+/// [`OptionError`] naming the option at fault.
+pub fn lab_request(
+    mut options: DecodeOptions,
+    position: Option<f64>,
+    runs: Option<f64>,
+) -> Result<LabRequest, OptionError> {
+    for (field, given) in [
+        ("maxTokens", options.max_tokens.is_some()),
+        ("stop", options.stop.is_some()),
+    ] {
+        if given {
+            return Err(refuse(
+                field,
+                format!("left out: every run of the lab generates {RUN_TOKENS} tokens"),
+                "a value",
+            ));
+        }
+    }
+    let position = check_position(position.unwrap_or(1.0))?;
+    let runs = match runs {
+        Some(r) => whole("runs", r, 1, MAX_LAB_RUNS, "")?,
+        None => DEFAULT_LAB_RUNS,
+    };
+    options.max_tokens = Some(RUN_TOKENS as f64);
+    let resolved = options.resolve()?;
+    let first_seed = resolved.config.seed;
+    if first_seed + (runs - 1) > MAX_SEED {
+        return Err(refuse(
+            "runs",
+            format!(
+                "at most {} runs from seed {first_seed}",
+                MAX_SEED - first_seed + 1
+            ),
+            runs.to_string(),
+        ));
+    }
+    Ok(LabRequest {
+        resolved,
+        position,
+        runs,
+        first_seed,
+    })
 }
 
 fn refuse(field: &str, expected: impl Into<String>, got: impl Into<String>) -> OptionError {

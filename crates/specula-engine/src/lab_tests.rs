@@ -144,3 +144,44 @@ fn chi_square_tells_a_fit_from_a_misfit() {
         "counts"
     );
 }
+
+#[test]
+fn a_lab_request_fixes_the_run_length_and_checks_runs_and_seeds() {
+    let options = |json: &str| {
+        crate::options::DecodeOptions::from_raw(serde_json::from_str(json).unwrap()).unwrap()
+    };
+    let r = lab_request(options(r#"{ "prompt": "ab", "seed": 5 }"#), None, None).unwrap();
+    assert_eq!((r.position, r.runs, r.first_seed), (1, 1000, 5));
+    assert_eq!(r.resolved.config.max_new_tokens, RUN_TOKENS);
+    let refused = |json: &str, position: Option<f64>, runs: Option<f64>| {
+        lab_request(options(json), position, runs)
+            .unwrap_err()
+            .field
+    };
+    assert_eq!(
+        refused(r#"{ "prompt": "ab", "maxTokens": 9 }"#, None, None),
+        "maxTokens"
+    );
+    assert_eq!(
+        refused(r#"{ "prompt": "ab", "stop": ["x"] }"#, None, None),
+        "stop"
+    );
+    assert_eq!(
+        refused(r#"{ "prompt": "ab" }"#, Some(0.0), None),
+        "position"
+    );
+    assert_eq!(refused(r#"{ "prompt": "ab" }"#, None, Some(0.0)), "runs");
+    assert_eq!(refused(r#"{ "prompt": "ab" }"#, None, Some(1.5)), "runs");
+    assert_eq!(
+        refused(
+            r#"{ "prompt": "ab", "seed": 9007199254740991 }"#,
+            None,
+            Some(2.0)
+        ),
+        "runs"
+    );
+    assert_eq!(
+        refused(r#"{ "prompt": "ab", "gamma": 0 }"#, None, None),
+        "gamma"
+    );
+}

@@ -142,6 +142,25 @@ impl Engine {
         })
     }
 
+    /// The lab: the exact distribution of generated position `position` (1 or 2, default
+    /// 1) under `options` (as for `start`, less `maxTokens` and `stop`), worked out from
+    /// both models at the prompt, with the checked `runs` (default 1000) and their seeds.
+    /// Resolves to `{ position, kind, expected, target, tvFromTarget, runs, firstSeed,
+    /// runTokens }`; the runs are then ordinary generations with `maxTokens: runTokens`
+    /// and seeds `firstSeed + i`, counted by the caller and tested with `fit`.
+    pub fn exact(&self, options: JsValue, position: Option<f64>, runs: Option<f64>) -> Promise {
+        let parsed = crate::lab::request(&options, position, runs);
+        let state = Rc::clone(&self.state);
+        future_to_promise(async move {
+            let request = parsed?;
+            let exact = hold(&state, "exact", async |models: &mut Models| {
+                crate::lab::exact(models, &request).await
+            })
+            .await?;
+            Ok(to_js(&exact)?)
+        })
+    }
+
     /// The token ids of `text` (one per character, the models' alphabet in order).
     ///
     /// # Errors
@@ -292,8 +311,13 @@ async fn load_into(
     Ok(info)
 }
 
-/// Answers `request` with the loaded models, holding them (busy "forward") meanwhile.
-async fn forward_in(state: &Rc<RefCell<State>>, request: &ForwardRequest) -> Result<Vec<f32>> {
+/// Runs `f` on the loaded models, holding them (busy `what`) meanwhile, so an overlapping
+/// call gets a clear "busy" error.
+async fn hold<T>(
+    state: &Rc<RefCell<State>>,
+    what: &'static str,
+    f: impl AsyncFnOnce(&mut Models) -> Result<T>,
+) -> Result<T> {
     let mut models = {
         let mut s = state
             .try_borrow_mut()
@@ -302,16 +326,24 @@ async fn forward_in(state: &Rc<RefCell<State>>, request: &ForwardRequest) -> Res
             return Err(WasmError::Busy(what));
         }
         let models = s.models.take().ok_or(WasmError::NotLoaded)?;
-        s.busy = Some("forward");
+        s.busy = Some(what);
         models
     };
-    let result = models.forward(request.role, request).await;
+    let result = f(&mut models).await;
     let mut s = state
         .try_borrow_mut()
         .map_err(|_| WasmError::Busy("a call"))?;
     s.busy = None;
     s.models = Some(models);
-    Ok(result?.logits)
+    result
+}
+
+/// Answers `request` with the loaded models.
+async fn forward_in(state: &Rc<RefCell<State>>, request: &ForwardRequest) -> Result<Vec<f32>> {
+    hold(state, "forward", async |models: &mut Models| {
+        Ok(models.forward(request.role, request).await?.logits)
+    })
+    .await
 }
 
 async fn next_round_in(

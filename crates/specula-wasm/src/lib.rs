@@ -31,6 +31,7 @@ mod generation;
 mod gpu_probe;
 mod js_options;
 mod js_value;
+mod lab;
 mod math;
 mod models;
 pub mod plan;
@@ -43,6 +44,7 @@ pub use backend::{BackendChoice, BackendInfo, DraftBackend};
 pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
+pub use lab::LabExact;
 pub use math::TheoryCurves;
 pub use models::{Bundles, Models};
 
@@ -134,6 +136,27 @@ pub fn theory(options: JsValue) -> std::result::Result<JsValue, JsValue> {
 #[wasm_bindgen]
 pub fn retarget(options: JsValue) -> std::result::Result<JsValue, JsValue> {
     Ok(js_value::to_js(&math::retarget(&options)?)?)
+}
+
+/// The lab's test of many runs: `fit(counts, expected, target)` (one count per token, the
+/// exact distribution and the target's, as `Engine.exact` gives them) → `{ samples, tv,
+/// chiSquare, degreesOfFreedom, pValue, targetPValue }`.
+///
+/// # Errors
+/// `invalid_option` naming `counts` (not whole numbers ≥ 0, or not one per token).
+#[wasm_bindgen]
+pub fn fit(
+    counts: Vec<f64>,
+    expected: Vec<f64>,
+    target: Vec<f64>,
+) -> std::result::Result<JsValue, JsValue> {
+    let counts = counts
+        .iter()
+        .map(|&c| specula_engine::options::whole("counts", c, 0, 1 << 53, ""))
+        .collect::<std::result::Result<Vec<u64>, _>>()
+        .map_err(WasmError::from)?;
+    let fit = specula_engine::lab::fit(&counts, &expected, &target).map_err(WasmError::from)?;
+    Ok(js_value::to_js(&fit)?)
 }
 
 /// Every default and limit of the `generate()` options (`specula_engine::options::limits`),

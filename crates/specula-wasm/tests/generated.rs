@@ -86,6 +86,15 @@ fn groups() -> Vec<Group> {
             ],
         ),
         (
+            "lab",
+            "The lab: many runs' first or second character against its exact distribution (Engine.exact, fit, Specula.sample).",
+            vec![
+                decl::<specula_wasm::LabExact>(cfg),
+                decl::<specula_engine::lab::Exact>(cfg),
+                decl::<specula_engine::lab::Fit>(cfg),
+            ],
+        ),
+        (
             "plan",
             "The options and the report of plan(), the token-level analysis (`specula plan --json`).",
             vec![
@@ -144,12 +153,20 @@ fn type_files() -> Vec<(String, String)> {
 
 fn limits_js() -> String {
     let json = serde_json::to_string_pretty(&LIMITS).expect("limits serialise");
+    let bugs: Vec<serde_json::Value> = specula_core::Bug::ALL
+        .iter()
+        .map(|b| serde_json::json!({ "name": b.name(), "description": b.description() }))
+        .collect();
+    let bugs = serde_json::to_string_pretty(&bugs).expect("bugs serialise");
     format!(
         "// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs)\n\
          // by `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated`: do not edit.\n\
          \n\
          /** Every default and limit of the generate() options, as the engine checks them. */\n\
-         export const LIMITS = Object.freeze({json});\n"
+         export const LIMITS = Object.freeze({json});\n\
+         \n\
+         /** The deliberate bugs `bug` plants, with what each gets wrong (specula_core::Bug). */\n\
+         export const BUGS = Object.freeze({bugs});\n"
     )
 }
 

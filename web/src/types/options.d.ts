@@ -154,6 +154,14 @@ defaultTypicalDelta: number,
  */
 maxTypicalDelta: number, 
 /**
+ * [`MAX_LAB_RUNS`].
+ */
+maxLabRuns: number, 
+/**
+ * [`DEFAULT_LAB_RUNS`].
+ */
+defaultLabRuns: number, 
+/**
  * [`MAX_TOKENS`].
  */
 maxTokens: number, 

@@ -28,6 +28,10 @@ pub const DEFAULT_TYPICAL_EPSILON: f64 = 0.09;
 pub const DEFAULT_TYPICAL_DELTA: f64 = 0.3;
 /// The largest δ (past `e^H` the threshold is ε whatever the entropy).
 pub const MAX_TYPICAL_DELTA: f64 = 1e6;
+/// The most runs one call of the lab's `sample` may make (the page offers up to 10,000).
+pub const MAX_LAB_RUNS: u64 = 1_000_000;
+/// The lab's runs when the options leave it out.
+pub const DEFAULT_LAB_RUNS: u64 = 1000;
 /// The most tokens one call may generate (past the models' context the window slides).
 pub const MAX_TOKENS: usize = 65_536;
 /// Tokens to generate when the options leave it out.
@@ -74,6 +78,10 @@ pub struct Limits {
     pub default_typical_delta: f64,
     /// [`MAX_TYPICAL_DELTA`].
     pub max_typical_delta: f64,
+    /// [`MAX_LAB_RUNS`].
+    pub max_lab_runs: u64,
+    /// [`DEFAULT_LAB_RUNS`].
+    pub default_lab_runs: u64,
     /// [`MAX_TOKENS`].
     pub max_tokens: usize,
     /// [`DEFAULT_MAX_TOKENS`].
@@ -107,6 +115,8 @@ pub const LIMITS: Limits = Limits {
     default_typical_epsilon: DEFAULT_TYPICAL_EPSILON,
     default_typical_delta: DEFAULT_TYPICAL_DELTA,
     max_typical_delta: MAX_TYPICAL_DELTA,
+    max_lab_runs: MAX_LAB_RUNS,
+    default_lab_runs: DEFAULT_LAB_RUNS,
     max_tokens: MAX_TOKENS,
     default_max_tokens: DEFAULT_MAX_TOKENS,
     max_temperature: MAX_TEMPERATURE,

@@ -2,6 +2,7 @@
 // packed tarball, bundled by Vite) and records every check in window.__specula.
 import { Specula, SpeculaError, cachedModel, decode, plan, retarget, theory } from "specula";
 import { runHostile } from "./hostile.js";
+import { labChecks } from "./lab.js";
 
 const PROMPT = "ROMEO:\nBut soft";
 const log = [];
@@ -200,6 +201,8 @@ async function main() {
   await spectrAgainstTrace(cpu, race, await cpu.complete(race));
   await mathChecks(cpu);
   await bundledThroughDecode(cpu);
+  const labSeconds = await labChecks(cpu, check);
+  note(`lab: 600 runs in ${labSeconds.toFixed(1)} s`);
   const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });

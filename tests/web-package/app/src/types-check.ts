@@ -27,6 +27,8 @@ import {
   type Method,
   type MethodConfig,
   type PlanReport,
+  type SampleResult,
+  type SampleSettings,
   type Round,
   type RoundReport,
   type RoundTrace,
@@ -266,4 +268,18 @@ export function decodeMistakes(model: DecodeModel): void {
   void decode({ target: model, prompt: [1], stop: ["\n"] });
   // @ts-expect-error a model needs its vocabSize.
   void decode({ target: { logits: () => new Float32Array(1) }, prompt: [1] });
+}
+
+/** The lab: sample()'s settings and result. */
+export async function sampleLoop(specula: Specula, signal: AbortSignal): Promise<string> {
+  const seen: number[] = [];
+  const settings: SampleSettings = { runs: 100, position: 2, signal, onProgress: (r) => seen.push(r.done) };
+  const result: SampleResult = await specula.sample({ prompt: "ROMEO:", method: "speculative", bug: "cache-reset" }, settings);
+  const kind: string = result.kind;
+  const fit = `${result.tv} ${result.chiSquare} ${result.degreesOfFreedom} ${result.pValue} ${result.targetPValue}`;
+  const exact = `${result.expected.length} ${result.target.length} ${result.tvFromTarget} ${result.firstSeed} ${result.runTokens}`;
+  const memory = await specula.memory();
+  // @ts-expect-error: the run length is fixed, so sample() takes no settings it would ignore
+  await specula.sample({ prompt: "ROMEO:" }, { maxTokens: 4 });
+  return `${kind} ${fit} ${exact} ${result.counts.join()} ${result.done} ${seen.length} ${memory.wasmBytes} ${memory.jsHeapBytes ?? "-"}`;
 }

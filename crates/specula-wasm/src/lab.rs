@@ -1,0 +1,119 @@
+//! The lab's calls on the bundled pair: `Engine.exact(options, position, runs)` works out
+//! the exact distribution of a generated position from both models at the prompt
+//! (`specula_engine::lab`), and `fit(counts, expected, target)` tests many runs' counts
+//! against it. The runs themselves are ordinary generations (`start` / `nextRound`, with
+//! the request's seeds), so what is counted is the real sampling path.
+
+use serde::Serialize;
+use specula_engine::lab::{self, Exact, LabLogits, LabRequest, RUN_TOKENS};
+use specula_engine::options::{DecodeOptions, raw_from_js};
+use specula_engine::{ForwardRequest, Query, Role};
+use wasm_bindgen::JsValue;
+
+use crate::error::{Result, WasmError};
+use crate::generation::encode_prompt;
+use crate::models::Models;
+
+/// `exact()`'s answer: the distribution, and the checked request the runs follow.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LabExact {
+    /// The exact distribution and the target's.
+    #[serde(flatten)]
+    pub exact: Exact,
+    /// The runs to make.
+    pub runs: u64,
+    /// The first run's seed; run `i` uses `firstSeed + i`.
+    pub first_seed: u64,
+    /// The tokens each run generates (the `maxTokens` of every run).
+    pub run_tokens: usize,
+}
+
+/// Reads the lab's options: `options` as for `generate()` less `maxTokens` and `stop`.
+///
+/// # Errors
+/// `invalid_option` naming the option at fault.
+pub(crate) fn request(
+    options: &JsValue,
+    position: Option<f64>,
+    runs: Option<f64>,
+) -> Result<LabRequest> {
+    let options = DecodeOptions::from_raw(raw_from_js(options))?;
+    Ok(lab::lab_request(options, position, runs)?)
+}
+
+/// One query at the end of each of `sequences`, all sharing `committed` tokens.
+fn last_rows(role: Role, committed: usize, sequences: Vec<Vec<u32>>) -> ForwardRequest {
+    let queries = sequences
+        .iter()
+        .enumerate()
+        .map(|(sequence, s)| Query {
+            sequence,
+            prefix_len: s.len(),
+        })
+        .collect();
+    ForwardRequest {
+        role,
+        committed_len: committed,
+        sequences,
+        queries,
+    }
+}
+
+fn rows(logits: Vec<f32>, vocab: usize) -> Vec<Vec<f64>> {
+    logits
+        .chunks(vocab)
+        .map(|row| row.iter().map(|&x| f64::from(x)).collect())
+        .collect()
+}
+
+/// The exact distribution of `request`'s position, from the loaded models.
+///
+/// # Errors
+/// `bad_prompt` for a prompt outside the alphabet or too long to generate two tokens
+/// without sliding the context; `invalid_option` for a combination without a closed
+/// form; `model_failed` when a model fails.
+pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<LabExact> {
+    let prompt = encode_prompt(models.tokenizer(), &request.resolved.prompt)?;
+    let window = models.context();
+    if prompt.len() + RUN_TOKENS > window {
+        return Err(WasmError::Prompt(format!(
+            "prompt: the lab generates {RUN_TOKENS} characters after it without sliding the \
+             models' context of {window}, so it may have at most {} characters, got {}",
+            window - RUN_TOKENS,
+            prompt.len()
+        )));
+    }
+    let config = &request.resolved.config;
+    let vocab = models.vocab();
+    // The models cache what they read: start from nothing, as every run does.
+    models.reset();
+    let mut answer = async |role: Role, committed: usize, sequences: Vec<Vec<u32>>| {
+        let response = models
+            .forward(role, &last_rows(role, committed, sequences))
+            .await?;
+        Ok::<_, WasmError>(rows(response.logits, vocab))
+    };
+    let first = |mut rows: Vec<Vec<f64>>| rows.pop().unwrap_or_default();
+    let mut logits = LabLogits {
+        target: first(answer(Role::Target, prompt.len(), vec![prompt.clone()]).await?),
+        draft: first(answer(Role::Draft, prompt.len(), vec![prompt.clone()]).await?),
+        ..LabLogits::default()
+    };
+    let (after, alone) = lab::needs(config, request.position);
+    if after {
+        let contexts = lab::contexts_for_second(&prompt, vocab, false);
+        logits.after_prompt = answer(Role::Target, prompt.len(), contexts).await?;
+    }
+    if alone {
+        let contexts = lab::contexts_for_second(&prompt, vocab, true);
+        logits.alone = answer(Role::Target, 0, contexts).await?;
+    }
+    models.reset();
+    Ok(LabExact {
+        exact: lab::exact(config, request.position, &logits)?,
+        runs: request.runs,
+        first_seed: request.first_seed,
+        run_tokens: RUN_TOKENS,
+    })
+}

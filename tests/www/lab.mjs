@@ -1,0 +1,139 @@
+// The lab panel end to end: many runs of the settings on screen against the exact
+// distribution (a correct method's p-value above the threshold, a bug's below it against
+// the target), the bug switches, cancelling, the lossy rules' curves, and the soak (JS heap
+// and wasm memory flat over many rounds). Run counts are sized for CI on two cores.
+import { join } from "node:path";
+
+// A correct decoder fails the chi-square test at this level about once in 10,000 runs of
+// the test; a bug at TV ≥ 0.05 from the target fails the target's test far below it.
+const EXACT_P = 1e-4;
+const BUG_P = 1e-3;
+
+/** Sets the runs and position, presses Run many and waits until the runs end. */
+async function runMany(page, runs, position = 1) {
+  await page.fill("#lab-runs", String(runs));
+  await page.selectOption("#lab-position", String(position));
+  await page.click("#lab-run");
+  await page.waitForFunction(() => ["done", "aborted", "error"].includes(window.__speculaPage.lab?.state) && !document.getElementById("lab-run").disabled, null, {
+    timeout: 300_000,
+    polling: 200,
+  });
+  return page.evaluate(() => ({ ...window.__speculaPage.lab, stats: Object.fromEntries([...document.querySelectorAll("#lab-stats dd")].map((d) => [d.dataset.stat, d.textContent])), bars: document.querySelectorAll("#lab-chart rect.bar").length, verdict: document.getElementById("lab-verdict").textContent }));
+}
+
+async function setSelect(page, id, value) {
+  await page.selectOption(`#${id}`, value);
+}
+
+export function addLabTests(tests, { browser, open, loaded, check, artifacts }) {
+  tests.lab = async () => {
+    const b = await browser();
+    try {
+      const page = await open(b.context, "backend=cpu&autoplay=0&method=speculative&gamma=3&temperature=1&seed=1&prompt=ROMEO%3A%0AI");
+      await loaded(page);
+      const fair = await runMany(page, 400);
+      const r = fair.result;
+      check(fair.state === "done" && r?.done === 400 && r.counts.reduce((a, c) => a + c, 0) === 400, `lab: 400 speculative runs counted (${fair.state}, ${r?.done})`);
+      check(r?.kind === "target" && r.pValue > EXACT_P, `lab: speculative runs fit the target (p ${r?.pValue})`);
+      check(fair.reports >= 1 && fair.bars > 0 && fair.stats["runs"] === "400 of 400" && /Consistent with the target/.test(fair.verdict), `lab: live histogram, stats and verdict drawn (${fair.reports} reports, ${fair.bars} bars)`, JSON.stringify(fair.stats));
+
+      // A bug switch: its runs fit the bug's closed form, not the target.
+      const bugs = await page.$$eval("#bug option", (os) => os.map((o) => o.value).filter(Boolean));
+      check(bugs.includes("shared-uniform") && bugs.includes("cache-reset") && bugs.length === 6, `lab: the bug switches are the engine's (${bugs.join(", ")})`);
+      await setSelect(page, "bug", "shared-uniform");
+      const bug = await runMany(page, 1500);
+      const br = bug.result;
+      check(br?.kind === "shared-uniform" && br.tvFromTarget > 0.05, `lab: shared-uniform's exact distribution is TV ${br?.tvFromTarget?.toFixed(3)} from the target`);
+      check(br?.pValue > EXACT_P && br?.targetPValue < BUG_P, `lab: shared-uniform's runs fit the bug (p ${br?.pValue}) and not the target (p ${br?.targetPValue})`);
+      check(bug.bars >= 3 * 5 && /told apart from the target/.test(bug.verdict), `lab: the bug drawn beside the target (${bug.bars} bars): ${bug.verdict}`);
+      await page.evaluate(() => window.scrollTo(0, document.querySelector(".lab-panel").offsetTop - 60));
+      await page.screenshot({ path: join(artifacts, "lab.png"), fullPage: false });
+
+      // cache-reset acts from the second character on.
+      await setSelect(page, "bug", "cache-reset");
+      const reset = await runMany(page, 600, 2);
+      check(reset.result?.kind === "cache-reset" && reset.result.position === 2 && reset.result.pValue > EXACT_P, `lab: cache-reset's second character fits its closed form (p ${reset.result?.pValue}, TV from the target ${reset.result?.tvFromTarget?.toFixed(3)})`);
+
+      // Cancel: the counts so far stay on screen.
+      await setSelect(page, "bug", "");
+      await page.fill("#lab-runs", "10000");
+      await page.click("#lab-run");
+      await page.waitForFunction(() => (window.__speculaPage.lab?.reports ?? 0) >= 2, null, { timeout: 120_000, polling: 100 });
+      await page.click("#lab-cancel");
+      await page.waitForFunction(() => window.__speculaPage.lab?.state === "aborted", null, { timeout: 60_000, polling: 100 });
+      const cancelled = await page.evaluate(() => window.__speculaPage.lab);
+      check(cancelled.result.done > 0 && cancelled.result.done < 10000, `lab: Cancel stops the runs, keeping ${cancelled.result.done} counted`);
+
+      // No bug for a lossy method: the switch is disabled and nothing is sent.
+      await setSelect(page, "method", "mentored");
+      check(await page.$eval("#bug", (el) => el.disabled), "lab: the bug switch is disabled for mentored decoding");
+      const mentored = await runMany(page, 300);
+      check(mentored.result?.kind === "mentored" && mentored.result.pValue > EXACT_P, `lab: mentored runs fit its closed form (p ${mentored.result?.pValue}, TV from the target ${mentored.result?.tvFromTarget?.toFixed(3)})`);
+      // A refused setting names its control.
+      const refused = await runMany(page, 300, 2);
+      check(refused.state === "error" && (await page.$eval("#lab-position", (el) => el.getAttribute("aria-invalid"))) === "true", `lab: mentored at the second character is refused on its control (${refused.state})`);
+      check(b.problems.length === 0, "lab: no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+    } finally {
+      await b.close();
+    }
+  };
+
+  // The two lossy rules at equal acceptance, from the cached distributions of a mentored run.
+  tests.lossyCurves = async () => {
+    const b = await browser();
+    try {
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=30&seed=2&method=mentored&gamma=4&D=0.049");
+      await loaded(page);
+      await page.click("#play");
+      await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });
+      await page.waitForTimeout(200);
+      await page.waitForFunction(() => window.__speculaPage.theoryIdle === true && window.__speculaPage.lossy, null, { timeout: 60_000 });
+      const { mentored, typical, here } = await page.evaluate(() => window.__speculaPage.lossy);
+      check(mentored.length === 9 && typical.length >= 5, `lossy: both curves drawn (${mentored.length} and ${typical.length} points)`);
+      const zero = mentored.find(([, kl]) => kl === 0);
+      check(zero !== undefined, "lossy: mentored with D = 0 is exact (KL 0)");
+      check(mentored.every(([a, kl]) => a >= 0 && a <= 1 + 1e-9 && kl >= -1e-12 && kl <= 3 + 1e-9), "lossy: mentored's mean KL stays within its budgets");
+      check(here[0] > 0 && here[1] <= 0.049 + 1e-9, `lossy: the settings' point (acceptance ${here[0].toFixed(3)}, KL ${here[1].toFixed(4)}) within D`);
+      const hidden = await page.$eval("#fig-lossy", (el) => el.hidden);
+      check(!hidden && (await page.$$eval("#chart-lossy path, #chart-lossy polyline", (ps) => ps.length)) >= 2, "lossy: the figure is shown with two curves");
+    } finally {
+      await b.close();
+    }
+  };
+
+  // The soak: many runs (a run is a round or two) with the JS heap and the wasm memory
+  // flat. SPECULA_SOAK_RUNS sets the runs (10,000 on demand; CI runs a short version).
+  tests.soak = async () => {
+    const runs = Number(process.env.SPECULA_SOAK_RUNS ?? 600);
+    const b = await browser();
+    try {
+      const page = await open(b.context, "backend=cpu&autoplay=0&method=speculative&gamma=3&temperature=1&seed=3");
+      await loaded(page);
+      const memory = () =>
+        page.evaluate(async () => ({ ...(await window.__speculaPage.memory()), pageHeap: performance.memory?.usedJSHeapSize ?? null }));
+      // A first short batch warms every allocation up.
+      await runMany(page, 100);
+      const before = await memory();
+      const samples = [];
+      const started = Date.now();
+      await page.fill("#lab-runs", String(runs));
+      await page.click("#lab-run");
+      while ((await page.evaluate(() => window.__speculaPage.lab.state)) === "running") {
+        samples.push(await memory());
+        await page.waitForTimeout(2000);
+      }
+      const after = await memory();
+      const seconds = (Date.now() - started) / 1000;
+      const lab = await page.evaluate(() => window.__speculaPage.lab);
+      const mb = (x) => (x === null || x === undefined ? "–" : (x / 2 ** 20).toFixed(1));
+      console.log(`   soak: ${lab.result.done} runs in ${seconds.toFixed(0)} s; wasm ${mb(before.wasmBytes)} → ${mb(after.wasmBytes)} MiB; worker heap ${mb(before.jsHeapBytes)} → ${mb(after.jsHeapBytes)} MiB; page heap ${mb(before.pageHeap)} → ${mb(after.pageHeap)} MiB; ${samples.length} samples`);
+      check(lab.state === "done" && lab.result.done === runs, `soak: ${runs} runs finished (${lab.state})`);
+      check(after.wasmBytes <= before.wasmBytes + 2 ** 20, `soak: the wasm memory stays flat (${mb(before.wasmBytes)} → ${mb(after.wasmBytes)} MiB)`);
+      const heapFlat = (x, y) => x === null || y === null || y <= x * 1.5 + 4 * 2 ** 20;
+      check(heapFlat(before.jsHeapBytes, after.jsHeapBytes) && heapFlat(before.pageHeap, after.pageHeap), `soak: the JS heaps stay flat (worker ${mb(before.jsHeapBytes)} → ${mb(after.jsHeapBytes)}, page ${mb(before.pageHeap)} → ${mb(after.pageHeap)} MiB)`);
+      check(before.jsHeapBytes !== null || before.pageHeap !== null, "soak: the browser reports a JS heap to measure");
+    } finally {
+      await b.close();
+    }
+  };
+}

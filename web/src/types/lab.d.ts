@@ -1,0 +1,88 @@
+// Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test
+// generated` (ts-rs): do not edit. What each field means is documented on the Rust type.
+// The lab: many runs' first or second character against its exact distribution (Engine.exact, fit, Specula.sample).
+
+export type LabExact = { 
+/**
+ * The runs to make.
+ */
+runs: number, 
+/**
+ * The first run's seed; run `i` uses `firstSeed + i`.
+ */
+firstSeed: number, 
+/**
+ * The tokens each run generates (the `maxTokens` of every run).
+ */
+runTokens: number, 
+/**
+ * The generated position, 1 or 2.
+ */
+position: number, 
+/**
+ * Where the distribution comes from: `target`, `mentored` or a bug's name.
+ */
+kind: string, 
+/**
+ * The exact distribution, one entry per token.
+ */
+expected: Array<number>, 
+/**
+ * The target's own distribution at that position (processed; at the second position
+ * its mixture over the first), which a lossless method reproduces.
+ */
+target: Array<number>, 
+/**
+ * Total variation between `expected` and `target`.
+ */
+tvFromTarget: number, };
+
+export type Exact = { 
+/**
+ * The generated position, 1 or 2.
+ */
+position: number, 
+/**
+ * Where the distribution comes from: `target`, `mentored` or a bug's name.
+ */
+kind: string, 
+/**
+ * The exact distribution, one entry per token.
+ */
+expected: Array<number>, 
+/**
+ * The target's own distribution at that position (processed; at the second position
+ * its mixture over the first), which a lossless method reproduces.
+ */
+target: Array<number>, 
+/**
+ * Total variation between `expected` and `target`.
+ */
+tvFromTarget: number, };
+
+export type Fit = { 
+/**
+ * The runs counted.
+ */
+samples: number, 
+/**
+ * Total variation between the empirical and the exact distribution.
+ */
+tv: number, 
+/**
+ * Pearson's chi-square of the counts against the exact distribution.
+ */
+chiSquare: number, 
+/**
+ * Its degrees of freedom (bins expecting fewer than 5 counts pooled into one).
+ */
+degreesOfFreedom: number, 
+/**
+ * Its p-value: small when the counts do not follow the exact distribution.
+ */
+pValue: number, 
+/**
+ * The same test against the target's distribution: for a lossless method the same
+ * question; for a lossy rule or a bug, small once there are enough runs.
+ */
+targetPValue: number, };

@@ -1,0 +1,147 @@
+// The lab panel: the settings on screen run many times (the package's sample(), in the
+// worker, seeds seed, seed + 1, …), the first or second generated character counted and
+// drawn beside its exact distribution, which the engine works out from the models at the
+// prompt (the target's for a lossless method; mentored decoding's closed form; a planted
+// bug's). TV and the chi-square p-value update live; docs/design.md, "The lab", has the
+// closed forms.
+import { $, S, fmt, h, hook } from "./state.js";
+import { charName, checked, controlOf, generateOptions, settings, showError } from "./settings.js";
+import { groupedBars } from "./charts.js";
+import { stopRun } from "./run.js";
+
+// The most characters the histogram shows: the likeliest under any of its series.
+const SHOWN = 14;
+let controller = null; // the AbortController of the runs in flight
+
+hook.lab = { state: "idle", result: null, reports: 0 };
+// For the soak test: the worker's wasm memory and JS heap.
+hook.memory = () => S.specula?.memory();
+
+/** The options of every run: the settings' generate options, less what sample() fixes. */
+function labOptions(s) {
+  const options = generateOptions(s);
+  delete options.maxTokens;
+  delete options.recordDistributions;
+  return options;
+}
+
+const KIND_NAMES = { target: "exact: the target", mentored: "exact: mentored's closed form" };
+const kindName = (kind) => KIND_NAMES[kind] ?? `exact: bug ${kind}'s closed form`;
+
+/** The histogram: runs, the exact distribution and (when it differs) the target's. */
+function draw(result) {
+  const n = Math.max(1, result.done);
+  const empirical = result.counts.map((c) => c / n);
+  const differs = result.kind !== "target";
+  const weight = (i) => Math.max(empirical[i], result.expected[i], differs ? result.target[i] : 0);
+  const shown = [...result.expected.keys()].sort((a, b) => weight(b) - weight(a)).slice(0, SHOWN);
+  const series = [
+    { name: `runs (${result.done})`, cls: "bar-accent" },
+    { name: kindName(result.kind), cls: "bar-exact" },
+    ...(differs ? [{ name: "the target", cls: "bar-target" }] : []),
+  ];
+  const rows = shown.map((i) => ({
+    label: charName(S.alphabet?.[i] ?? "?"),
+    values: [empirical[i], result.expected[i], ...(differs ? [result.target[i]] : [])],
+  }));
+  groupedBars($("lab-chart"), { rows, series, label: `position ${result.position}: runs against the exact distribution` });
+  const stats = [
+    ["runs", `${result.done} of ${result.runs}`],
+    ["TV(runs, exact)", fmt(result.tv, 3)],
+    ["χ² p-value vs exact", pValue(result.pValue)],
+    ["χ² p-value vs target", pValue(result.targetPValue)],
+    ["TV(exact, target)", fmt(result.tvFromTarget, 3)],
+  ];
+  $("lab-stats").replaceChildren(
+    ...stats.flatMap(([k, v]) => {
+      const dd = h("dd", "", v);
+      dd.dataset.stat = k;
+      return [h("dt", "", k), dd];
+    }),
+  );
+  $("lab-verdict").textContent = verdict(result);
+}
+
+const pValue = (p) => (p >= 1e-3 ? p.toFixed(3) : p.toExponential(1));
+
+/** One sentence reading the two p-values. */
+function verdict(r) {
+  const fits = r.pValue > 1e-3;
+  const own = r.kind === "target" ? "the target" : r.kind === "mentored" ? "mentored decoding's closed form" : `the bug's closed form`;
+  if (r.kind === "target") {
+    return fits
+      ? `Consistent with the target (p = ${pValue(r.pValue)}): the output follows the target exactly, whatever the draft.`
+      : `Not consistent with the target (p = ${pValue(r.pValue)}): with a correct decoder this happens about once in a thousand tries.`;
+  }
+  const away = r.targetPValue < 1e-3 ? `and told apart from the target (p = ${pValue(r.targetPValue)})` : "not yet told apart from the target: more runs";
+  return `${fits ? "Consistent with" : "Not consistent with"} ${own} (p = ${pValue(r.pValue)}), ${away}; the exact distribution is TV ${fmt(r.tvFromTarget, 3)} from the target.`;
+}
+
+function setState(state, text) {
+  hook.lab.state = state;
+  $("lab-state").textContent = text;
+  $("lab-run").disabled = state === "running";
+  $("lab-cancel").disabled = state !== "running";
+}
+
+/** Runs the settings on screen `runs` times (the field) and draws the counts as they come. */
+export async function runLab() {
+  if (!S.specula || settings().source === "ngram") {
+    setState("idle", "The lab runs the trained pair: choose it under Models and wait for it to load.");
+    return;
+  }
+  await stopRun();
+  const s = settings();
+  const { options, refused } = await checked(s, labOptions);
+  if (refused) {
+    showError(refused.message, refused.field, refused.code);
+    setState("error", `not running: fix ${controlOf(refused.field)?.label ?? "the settings"}`);
+    return;
+  }
+  showError("");
+  const runs = Number($("lab-runs").value);
+  const position = Number($("lab-position").value);
+  controller = new AbortController();
+  hook.lab.reports = 0;
+  setState("running", "running…");
+  $("lab-progress").value = 0;
+  $("lab-progress").max = runs;
+  const onProgress = (r) => {
+    hook.lab.reports += 1;
+    hook.lab.result = r;
+    $("lab-progress").value = r.done;
+    draw(r);
+  };
+  try {
+    const result = await S.specula.sample(options, { runs, position, signal: controller.signal, onProgress });
+    onProgress(result);
+    setState("done", `${result.done} runs`);
+  } catch (error) {
+    if (error.code === "aborted" && error.result) {
+      onProgress(error.result);
+      setState("aborted", `cancelled after ${error.result.done} runs`);
+    } else {
+      // The field names a lab setting (runs, position) or an option of the settings.
+      const own = { runs: "lab-runs", position: "lab-position" }[error.field];
+      if (own) $(own).setAttribute("aria-invalid", "true");
+      else showError(error.message, error.field, error.code);
+      setState("error", error.message);
+    }
+  } finally {
+    controller = null;
+  }
+}
+
+export function cancelLab() {
+  controller?.abort();
+}
+
+export function wireLab() {
+  $("lab-run").addEventListener("click", runLab);
+  $("lab-cancel").addEventListener("click", cancelLab);
+  for (const id of ["lab-runs", "lab-position"]) $(id).addEventListener("input", () => $(id).removeAttribute("aria-invalid"));
+  const max = S.pkg?.LIMITS?.maxLabRuns;
+  // The page's own cap keeps a run under a few minutes on a laptop's CPU.
+  if (max) $("lab-runs").max = String(Math.min(10000, max));
+  setState("idle", "");
+}
