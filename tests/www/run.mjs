@@ -27,6 +27,7 @@ import {
 import { addWalkTests } from "./walk.mjs";
 import { addHostileTests } from "./hostile.mjs";
 import { addOptionsTableTests } from "./options-table.mjs";
+import { addLessonTests } from "./lesson.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -521,6 +522,9 @@ addHostileTests(tests, { browser, open, loaded, hook, check });
 
 // The shared options table (tests/options/table.json) through the page's controls: its verdicts, codes and fields.
 addOptionsTableTests(tests, { browser, open, loaded, hook, check });
+
+// The guided lesson: each step's numbers against the round it names, the presets, the keyboard, a phone.
+addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pageFmt });
 
 const started = Date.now();
 try {

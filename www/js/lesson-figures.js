@@ -43,13 +43,17 @@ export function coinFigure(test, where, ch) {
   bar.setAttribute("aria-label", `u = ${fmt(test.uniform, 3)} on a bar from 0 to 1; the part below ${fmt(test.acceptProb, 3)} accepts '${ch(test.token)}'`);
   const mark = h("span", "u-mark");
   mark.style.left = `${100 * test.uniform}%`;
-  mark.append(h("span", "u-label", `u = ${fmt(test.uniform, 3)}`));
+  // The label beside the mark, on the side with room.
+  mark.append(h("span", `u-label ${test.uniform < 0.15 ? "right" : test.uniform > 0.85 ? "left" : ""}`, `u = ${fmt(test.uniform, 3)}`));
   bar.append(mark);
   const scale = h("div", "zonescale");
   const cut = h("span", "cut");
   cut.style.left = `${100 * Math.min(1, test.acceptProb)}%`;
   cut.textContent = fmt(test.acceptProb, 3);
-  scale.append(h("span", "", "0"), cut, h("span", "end", "1"));
+  const at = Math.min(1, test.acceptProb);
+  // The ends' labels give way to the threshold's when it is near them.
+  scale.append(...(at > 0.1 ? [h("span", "", "0")] : []), cut, ...(at < 0.9 ? [h("span", "end", "1")] : []));
+  if (at > 0.9) cut.classList.add("near-end");
   const cap = h("figcaption");
   cap.append(rich(`{u} = ${fmt(test.uniform, 3)} ${test.accepted ? "<" : "≥"} {ratio} = ${fmt(test.acceptProb, 3)}: '${ch(test.token)}' ${test.accepted ? "accepted (green)" : "rejected (red)"}`));
   fig.append(bar, scale, cap);

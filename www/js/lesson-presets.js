@@ -18,7 +18,7 @@ export const PRESETS = [
   {
     id: "gamma16",
     label: "γ = 16",
-    controls: { method: "speculative", gamma: 16, dynamic: false },
+    controls: { method: "speculative", gamma: 16, dynamic: false, temperature: 0.8 },
     spot: "gamma",
     question: "Press Play and look at the per-position acceptance chart under the metrics. Why does the acceptance fall from position to position?",
     answer: "The first rejection ends a round, so position i keeps a guess only if all the guesses before it were kept: with about the same chance α at each position that share is roughly α^i, which falls geometrically. Deeper guesses are also worse, since the draft builds on its own guesses. The expected characters per round level off near 1/(1 − α) while every round still pays for 16 draft calls — see the theory charts.",
@@ -26,7 +26,7 @@ export const PRESETS = [
   {
     id: "budget5",
     label: "D = 5",
-    controls: { method: "mentored", kl: 5 },
+    controls: { method: "mentored", gamma: 4, kl: 5, temperature: 0.8 },
     spot: "kl",
     question: "Press Play: the acceptance is nearly perfect. What breaks?",
     answer: "A {kl} budget of 5 {nats} per character is so large that the draft's own distribution nearly always fits inside it (KL(target ‖ draft) ≤ D), so mentored decoding accepts almost every guess and the text follows the small draft model, not the target. It is fast, but the guarantee is gone: the lossless methods never trade the target's distribution for speed.",

@@ -173,7 +173,7 @@ const area = {
     const [x] = order;
     const piece = (t) => `${fmt(Math.min(report.target[t], report.draft[t]), 3)} + ${fmt((1 - sum) * report.residual[t], 3)} = ${fmt(report.target[t], 3)}`;
     return {
-      spot: $("dist"),
+      spot: $("dist").closest(".panel") ?? $("dist"),
       body: body({ round: String(r.index + 1), position: String(s.depth) },
         para(`Round ${r.index + 1}, position ${s.depth}. A character x is drafted and kept with probability draft(x)·min(1, target(x)/draft(x)) = min(target(x), draft(x)): accepted guesses emit Σ min(target, draft) = ${fmt(sum, 3)} of the probability.`),
         para(`The other 1 − ${fmt(sum, 3)} = ${fmt(1 - sum, 3)} goes to rejections, each replaced from the {residual}, which adds ${fmt(1 - sum, 3)}·residual(x). The two pieces fill the target exactly, for ${quote(ch, x)}: ${piece(x)}.`),
@@ -222,7 +222,9 @@ const mentored = {
       spot: $("stage-focus").querySelector(".scheme") ?? $("stage"),
       body: body({ round: String(r.index + 1), budget: String(p.klBudget) },
         para(`Mentored decoding gives up exactness on purpose: at every position the distribution it samples may differ from the target's by at most {D} = ${fmt(p.klBudget, 3)} {nats} of {kl}(target ‖ output).`),
-        para(`At position 1 of round ${r.index + 1} it keeps a guess whose target/draft ratio is at least {mAlpha|α} = ${fmt(p.alpha, 3)} and replaces from max(0, target/β − draft): KL = ${fmt(p.kl, 3)} ≤ D, and a guess is accepted with probability ${fmt(p.acceptance, 3)}${lossless[0] !== null ? ` instead of ${fmt(lossless[0], 3)} (lossless)` : ""}.`),
+        para(p.acceptsAll
+          ? `At position 1 of round ${r.index + 1} even the draft's own distribution is within the budget (KL(target ‖ draft) = ${fmt(p.kl, 3)} ≤ D), so every guess is kept: acceptance ${fmt(p.acceptance, 3)}${lossless[0] !== null ? ` instead of ${fmt(lossless[0], 3)} (lossless)` : ""}.`
+          : `At position 1 of round ${r.index + 1} it keeps a guess whose target/draft ratio is at least {mAlpha|α} = ${fmt(p.alpha, 3)} and replaces from max(0, target/{mBeta|β} − draft) with β = ${fmt(p.beta, 3)}: KL = ${fmt(p.kl, 3)} ≤ D, and a guess is accepted with probability ${fmt(p.acceptance, 3)}${lossless[0] !== null ? ` instead of ${fmt(lossless[0], 3)} (lossless)` : ""}.`),
         budgetTable(steps, lossless),
         para("The budget buys acceptance, and so speed; the price is that the text no longer follows the target exactly.")),
     };

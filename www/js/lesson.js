@@ -132,7 +132,11 @@ function spot(el) {
   const bottom = panel.getBoundingClientRect().top - 8;
   const r = el.getBoundingClientRect();
   const seen = Math.min(r.height, bottom - top);
-  if (r.top < top || r.top + seen > bottom) window.scrollBy({ top: r.top - top, behavior: "instant" });
+  if (r.top >= top && r.top + seen <= bottom) return;
+  // The element's panel from its heading when that still shows the element, else the element.
+  const p = el.closest(".panel")?.getBoundingClientRect();
+  const from = p && r.top + seen - p.top <= bottom - top ? p.top : r.top;
+  window.scrollBy({ top: from - top, behavior: "instant" });
 }
 
 /** What a step's show() gets: the page, driven as a student would drive it. */
