@@ -219,6 +219,18 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
           `phone, lesson step ${i} "${s.title}": what it marks shows between the transport bar and the sheet (${JSON.stringify(fit.spot)})`);
         await page.keyboard.press("ArrowRight");
       }
+      // A preset marks the control it set (in the settings, unfolded) above the sheet too.
+      await stepShown(page, 9);
+      await page.focus("#lesson-preset-budget5");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => document.querySelector('.lesson-preset[data-preset="budget5"]')?.dataset.state === "set", null, { timeout: 60_000 });
+      const control = await page.evaluate(() => {
+        const spot = document.querySelector(".lesson-spot");
+        const r = spot?.getBoundingClientRect();
+        return spot && { contains: spot.contains(document.getElementById("kl")), top: Math.round(r.top), bottom: Math.round(r.bottom), barTop: Math.round(document.querySelector(".transport").getBoundingClientRect().top), bar: Math.round(document.querySelector(".transport").getBoundingClientRect().bottom), sheet: Math.round(document.getElementById("lesson").getBoundingClientRect().top) };
+      });
+      check(control?.contains && control.top >= 0 && (control.top >= control.bar - 1 || control.bottom <= control.barTop + 1) && control.bottom <= control.sheet,
+        `phone: the D = 5 preset marks the D slider, on screen above the sheet (${JSON.stringify(control)})`);
       await page.screenshot({ path: join(artifacts, "lesson-phone.png") });
       check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
     } finally {

@@ -87,6 +87,7 @@ const coin = {
     const { trace } = r;
     // The rejected test if the round has one (the next step is about it), else the last.
     const tests = trace.steps.flatMap((s) => s.outcome.tests.map((t) => ({ s, t })));
+    if (!tests.length) return noRound("with a tested guess");
     const { s, t } = tests.find((x) => !x.t.accepted) ?? tests[tests.length - 1];
     const where = { round: r.index + 1, position: s.depth, draftIndex: t.draftIndex };
     const ch = ctx.ch;
@@ -117,7 +118,7 @@ const residual = {
     return {
       spot: $("stage-focus").querySelector(".resview") ?? $("stage-focus"),
       body: body({ round: String(r.index + 1), position: String(s.depth), overlap: String(sum), drawn: String(drawn), residualProb: String(s.residualProbs[drawn]) },
-        para(`Round ${r.index + 1}, position ${s.depth}: the guess ${quote(ch, rejected.token)} was rejected ({u} = ${fmt(rejected.uniform, 3)} ≥ ${fmt(rejected.acceptProb, 3)}). The replacement does not come from the target itself, which would favour what the draft already proposes too often, but from the {residual}.`),
+        para(`Round ${r.index + 1}, position ${s.depth}: the guess ${quote(ch, rejected.token)} was rejected ({u} = ${fmt(rejected.uniform, 3)} ≥ ${fmt(rejected.acceptProb, 3)}). The replacement is not drawn from the target itself — that would give the characters accepted guesses already supply a second share — but from the {residual}.`),
         para(`That is the part of the target the draft leaves uncovered, max(0, target − draft), rescaled to sum to 1. Here it has area 1 − Σ min(target, draft) = 1 − ${fmt(sum, 3)} = ${fmt(1 - sum, 3)} before rescaling.`),
         para(`The page drew ${quote(ch, drawn)}, which has residual probability ${fmt(s.residualProbs[drawn], 3)} (target ${fmt(s.targetProbs[drawn], 3)}, draft ${fmt(s.draftProbs[drawn], 3)}); the orange bars on the stage are the residual.`)),
     };
@@ -200,7 +201,7 @@ const spectr = {
       spot: $("stage-focus").querySelector(".scheme") ?? $("stage"),
       body: body({ round: String(r.index + 1), position: String(s.depth), k: String(p.k), rhoStar: String(p.rhoStar), rho: String(p.rho), acceptance: String(p.acceptance), single: String(single) },
         para(`Method SpecTr now drafts {k} = ${p.k} sequences at once. At position ${s.depth} of round ${r.index + 1} there were ${s.candidates.length} guesses, and {kseq} tests them in turn, each with min(1, target/(ρ·draft)).`),
-        para(`With ρ = 1, ${p.k} tries would accept too often and the output would drift from the target; the engine uses the smallest safe value, {rhoStar} = ${fmt(p.rhoStar, 3)}. Then some guess is accepted with probability ${fmt(p.acceptance, 3)}${single !== null ? `, against Σ min(target, draft) = ${fmt(single, 3)} with a single draft` : ""}.`),
+        para(`With ρ = 1, ${p.k} tries would accept some characters more often than the target emits them; the engine uses the smallest ρ that never does, {rhoStar} = ${fmt(p.rhoStar, 3)}. Then some guess is accepted with probability ${fmt(p.acceptance, 3)}${single !== null ? `, against Σ min(target, draft) = ${fmt(single, 3)} with a single draft` : ""}.`),
         para("When all of them are rejected, k-Seq's own residual makes up the difference, so the output is still exactly the target.")),
     };
   },
