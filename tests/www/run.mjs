@@ -28,6 +28,7 @@ import { addWalkTests } from "./walk.mjs";
 import { addHostileTests } from "./hostile.mjs";
 import { addOptionsTableTests } from "./options-table.mjs";
 import { addLabTests } from "./lab.mjs";
+import { addLessonTests } from "./lesson.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -525,6 +526,8 @@ addOptionsTableTests(tests, { browser, open, loaded, hook, check });
 
 // The lab: many runs against the exact distribution, the bug switches, the lossy curves, the soak.
 addLabTests(tests, { browser, open, loaded, check, artifacts });
+// The guided lesson: each step's numbers against the round it names, the presets, the keyboard, a phone.
+addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pageFmt });
 
 const started = Date.now();
 try {

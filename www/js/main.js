@@ -2,8 +2,8 @@
 // from the engine's trace, with distributions, metrics, theory curves and a race.
 // This module loads the models and wires the controls; see settings.js (inputs), run.js
 // (runs and transport), anim.js / tree.js / residual-view.js (the stage), view.js (output,
-// distributions, metrics), theory.js (with math.js: the package's closed forms), race.js
-// and glossary.js.
+// distributions, metrics), theory.js (with math.js: the package's closed forms), race.js,
+// glossary.js and lesson.js (the guided lesson).
 // Test hook: window.__speculaPage (see tests/www/).
 import { $, S, hook, params } from "./state.js";
 import { initGlossary } from "./glossary.js";
@@ -13,6 +13,7 @@ import { renderMetrics, selectToken, follow, onOutputKey } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 import { race, replayRace } from "./race.js";
 import { wireLab } from "./lab.js";
+import { initLesson } from "./lesson.js";
 
 function showBackend(info) {
   const b = $("backend");
@@ -134,6 +135,7 @@ async function main() {
   initGlossary();
   syncOutputs();
   wire();
+  initLesson();
   $("race").disabled = true;
   renderMetrics();
   const context = readContext();
