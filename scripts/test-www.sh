@@ -9,7 +9,9 @@
 #   3. tests/www/run.mjs in headless Chromium (/usr/bin/chromium, playwright-core): first
 #      paint with the recorded run, a speculative run against the engine's trace and
 #      summary, γ / k / D sliders, tree drafts, dynamic γ, bad input, CPU fallback without
-#      WebGPU, race mode, phone width, the guided lesson, one short WebGPU run (SwiftShader; skip with
+#      WebGPU, race mode, phone width, the guided lesson, the lab (many runs against the exact
+#      distribution, bug switches, lossy curves, a short soak: SPECULA_SOAK_RUNS=10000 for the
+#      full one), one short WebGPU run (SwiftShader; skip with
 #      SPECULA_WEB_NO_WEBGPU=1), and a screenshot per method in $CARGO_TARGET_DIR/www-artifacts.
 # SPECULA_WWW_SCREENSHOTS=1 also copies the method screenshots into docs/screenshots/.
 set -euo pipefail
@@ -44,7 +46,7 @@ echo "== page tests in Chromium: $(since "$t") s; screenshots in $artifacts"
 
 if [ -n "${SPECULA_WWW_SCREENSHOTS:-}" ]; then
   mkdir -p docs/screenshots
-  for name in autoregressive speculative spectr-iid spectr-tree spectr-race multiround mentored race phone ngram lesson; do
+  for name in autoregressive speculative spectr-iid spectr-tree spectr-race multiround mentored race phone ngram lesson lab; do
     cp "$artifacts/$name.png" "docs/screenshots/$name.png"
   done
   echo "== copied the screenshots into docs/screenshots/"

@@ -5,15 +5,16 @@
 // bug's). TV and the chi-square p-value update live; docs/design.md, "The lab", has the
 // closed forms.
 import { $, S, fmt, h, hook } from "./state.js";
-import { charName, checked, controlOf, generateOptions, settings, showError } from "./settings.js";
+import { checked, controlOf, generateOptions, settings, showError } from "./settings.js";
 import { groupedBars } from "./charts.js";
-import { stopRun } from "./run.js";
+import { enqueue, setRunState, stopRun } from "./run.js";
 
 // The most characters the histogram shows: the likeliest under any of its series.
 const SHOWN = 14;
 let controller = null; // the AbortController of the runs in flight
 
-hook.lab = { state: "idle", result: null, reports: 0 };
+// `finished` counts the presses of Run many that have ended (the tests wait on it).
+hook.lab = { state: "idle", result: null, reports: 0, finished: 0, message: "" };
 // For the soak test: the worker's wasm memory and JS heap.
 hook.memory = () => S.specula?.memory();
 
@@ -41,7 +42,7 @@ function draw(result) {
     ...(differs ? [{ name: "the target", cls: "bar-target" }] : []),
   ];
   const rows = shown.map((i) => ({
-    label: charName(S.alphabet?.[i] ?? "?"),
+    label: shortName(S.alphabet?.[i] ?? "?"),
     values: [empirical[i], result.expected[i], ...(differs ? [result.target[i]] : [])],
   }));
   groupedBars($("lab-chart"), { rows, series, label: `position ${result.position}: runs against the exact distribution` });
@@ -62,6 +63,9 @@ function draw(result) {
   $("lab-verdict").textContent = verdict(result);
 }
 
+/** A character as a bar's label: visible, one glyph wide. */
+const shortName = (c) => ({ " ": "␣", "\n": "↵" })[c] ?? c;
+
 const pValue = (p) => (p >= 1e-3 ? p.toFixed(3) : p.toExponential(1));
 
 /** One sentence reading the two p-values. */
@@ -79,6 +83,7 @@ function verdict(r) {
 
 function setState(state, text) {
   hook.lab.state = state;
+  hook.lab.message = text;
   $("lab-state").textContent = text;
   $("lab-run").disabled = state === "running";
   $("lab-cancel").disabled = state !== "running";
@@ -86,11 +91,22 @@ function setState(state, text) {
 
 /** Runs the settings on screen `runs` times (the field) and draws the counts as they come. */
 export async function runLab() {
+  try {
+    await labRun();
+  } finally {
+    hook.lab.finished += 1;
+  }
+}
+
+async function labRun() {
   if (!S.specula || settings().source === "ngram") {
     setState("idle", "The lab runs the trained pair: choose it under Models and wait for it to load.");
     return;
   }
-  await stopRun();
+  // Through the transport queue, so a generation it has queued (the first live run after
+  // the models load) has started before it is stopped: the worker runs one thing at a time.
+  await enqueue(stopRun);
+  setRunState("the lab runs the models here; press Play to animate a run again");
   const s = settings();
   const { options, refused } = await checked(s, labOptions);
   if (refused) {
