@@ -2,7 +2,8 @@
 //! bindings, the npm package and the page all read these (the page and the package
 //! through `limits()` of the bindings). docs/limits.md says how the limits were sized.
 
-/// The most draft tokens per round: γ for speculative and mentored decoding, L (and the
+/// The most draft tokens per round: γ for speculative, mentored and typical decoding (and
+/// the most prompt lookup proposes), L (and the
 /// depth of a tree) for the multi-draft methods.
 pub const MAX_GAMMA: usize = 64;
 /// γ (or L) when the options leave it out.
@@ -28,6 +29,12 @@ pub const DEFAULT_TYPICAL_EPSILON: f64 = 0.09;
 pub const DEFAULT_TYPICAL_DELTA: f64 = 0.3;
 /// The largest δ (past `e^H` the threshold is ε whatever the entropy).
 pub const MAX_TYPICAL_DELTA: f64 = 1e6;
+/// The longest context suffix (n-gram) prompt lookup searches for, when the options
+/// leave it out (then shorter ones, down to 1).
+pub const DEFAULT_NGRAM: usize = 3;
+/// The largest n-gram prompt lookup takes: each round searches the context once per
+/// length, so this bounds that work at `MAX_NGRAM` passes.
+pub const MAX_NGRAM: usize = 16;
 /// The most tokens one call may generate (past the models' context the window slides).
 pub const MAX_TOKENS: usize = 65_536;
 /// Tokens to generate when the options leave it out.
@@ -74,6 +81,10 @@ pub struct Limits {
     pub default_typical_delta: f64,
     /// [`MAX_TYPICAL_DELTA`].
     pub max_typical_delta: f64,
+    /// [`DEFAULT_NGRAM`].
+    pub default_ngram: usize,
+    /// [`MAX_NGRAM`].
+    pub max_ngram: usize,
     /// [`MAX_TOKENS`].
     pub max_tokens: usize,
     /// [`DEFAULT_MAX_TOKENS`].
@@ -107,6 +118,8 @@ pub const LIMITS: Limits = Limits {
     default_typical_epsilon: DEFAULT_TYPICAL_EPSILON,
     default_typical_delta: DEFAULT_TYPICAL_DELTA,
     max_typical_delta: MAX_TYPICAL_DELTA,
+    default_ngram: DEFAULT_NGRAM,
+    max_ngram: MAX_NGRAM,
     max_tokens: MAX_TOKENS,
     default_max_tokens: DEFAULT_MAX_TOKENS,
     max_temperature: MAX_TEMPERATURE,

@@ -60,7 +60,8 @@ fn every_method_builds() {
             ""
         };
         let r = json(&format!(r#"{{"prompt":"x","method":"{m}"{kl}}}"#)).unwrap();
-        assert_eq!(r.config.method.needs_draft(), m.drafts());
+        assert_eq!(r.config.method.needs_draft(), m.needs_draft_model());
+        assert_eq!(r.config.method.name(), m.as_str());
     }
 }
 
@@ -338,6 +339,9 @@ fn the_names_are_the_serialised_fields() {
         tree: Some(vec![]),
         dynamic_gamma: Some(false),
         kl: Some(0.0),
+        epsilon: Some(0.0),
+        delta: Some(0.0),
+        ngram: Some(0.0),
         temperature: Some(0.0),
         top_k: Some(0.0),
         top_p: Some(0.0),
@@ -391,6 +395,8 @@ fn leaf() -> impl Strategy<Value = Raw> {
             Just("speculative".to_owned()),
             Just("spectr".to_owned()),
             Just("mentored".to_owned()),
+            Just("typical".to_owned()),
+            Just("lookup".to_owned()),
             Just("race".to_owned()),
             Just("shared-uniform".to_owned()),
             ".{0,6}"
@@ -446,7 +452,10 @@ proptest! {
                     Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => {
                         crate::config::node_count(&drafts.branching())
                     }
-                    Method::Speculative { gamma, .. } | Method::Mentored { gamma, .. } => *gamma as u128,
+                    Method::Speculative { gamma, .. }
+                    | Method::Mentored { gamma, .. }
+                    | Method::Typical { gamma, .. }
+                    | Method::Lookup { gamma, .. } => *gamma as u128,
                     Method::Autoregressive => 0,
                 };
                 prop_assert!(nodes <= MAX_ROUND_NODES as u128);
