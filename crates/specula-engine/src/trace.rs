@@ -55,7 +55,8 @@ pub struct DepthStep {
     /// the accepted prefix, in test order. `outcome.tests[i].draft_index` indexes this list.
     pub candidates: Vec<usize>,
     /// The candidates whose token equals the selected token: the drafts that survive to
-    /// the next depth (empty ends the round).
+    /// the next depth (empty ends the round; typical acceptance leaves it empty after a
+    /// rejection).
     pub survivors: Vec<usize>,
     /// The token-level result: every uniform `u`, ratio and decision, and the residual
     /// draw when every candidate was rejected.
