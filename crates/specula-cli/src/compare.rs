@@ -1,7 +1,8 @@
 //! `specula sample --compare`: the first generated character of many runs against its
 //! exact distribution, worked out from the models at the prompt. For a lossless method it
-//! is the target's (processed by temperature, top-k and top-p); for mentored decoding the
-//! closed-form output of its first tested position; for a token-level bug planted in
+//! is the target's (processed by temperature, top-k and top-p; prompt lookup included, as
+//! it is lossless); for mentored decoding and typical acceptance the closed-form output of
+//! their first tested position; for a token-level bug planted in
 //! standard speculative sampling, the bug's closed form (as `specula plan --bug` reports
 //! it). The counts are compared with it by total variation and a chi-square test, and
 //! with the target's own distribution too, so a bug shows as a fit to its own closed form
@@ -10,7 +11,7 @@
 use serde::Serialize;
 use specula_core::{
     Bug, Distribution, Mentored, PlanBug, PlanInput, PlanMethod, PlanParams, SamplingConfig,
-    total_variation,
+    Typical, total_variation,
 };
 use specula_engine::{DecodeConfig, ForwardRequest, LanguageModel, Method, Query, Role};
 use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -24,7 +25,8 @@ use crate::models::Pair;
 pub struct Comparison {
     /// The runs.
     pub samples: u64,
-    /// Where the exact distribution comes from: `target`, `mentored` or the bug's name.
+    /// Where the exact distribution comes from: `target`, `mentored`, `typical` or the
+    /// bug's name.
     pub exact: String,
     /// The characters, in token order.
     pub alphabet: String,
@@ -124,6 +126,14 @@ pub fn exact_first(
                 .analysis()
                 .output;
             Ok((output, target, "mentored".to_owned()))
+        }
+        (Method::Typical { epsilon, delta, .. }, None) if !greedy => {
+            let draft = distribution(&draft()?, sampling)?;
+            let output = Typical::new(&target, &draft, *epsilon, *delta)
+                .map_err(|e| CliError::failure(format!("typical acceptance's plan: {e}")))?
+                .analysis()
+                .output;
+            Ok((output, target, "typical".to_owned()))
         }
         _ => Ok((target.probs().to_vec(), target, "target".to_owned())),
     }
