@@ -12,6 +12,8 @@ export const LIMITS = Object.freeze({
   "defaultTypicalEpsilon": 0.09,
   "defaultTypicalDelta": 0.3,
   "maxTypicalDelta": 1000000.0,
+  "defaultNgram": 3,
+  "maxNgram": 16,
   "maxTokens": 65536,
   "defaultMaxTokens": 64,
   "maxTemperature": 1000000.0,
