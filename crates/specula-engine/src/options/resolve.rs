@@ -304,7 +304,11 @@ impl DecodeOptions {
         given(
             self.bug.is_some() && !name.takes_bug(),
             "bug",
-            "the lossless methods with a draft model (\"speculative\", \"spectr\" and \"multiround\"; \"lookup\" has no draft to plant one in)",
+            if name == MethodName::Lookup {
+                "the lossless drafting methods with a draft model (\"speculative\", \"spectr\" and \"multiround\"): \"lookup\" draws no draft to plant one in"
+            } else {
+                "the lossless drafting methods (\"speculative\", \"spectr\" and \"multiround\")"
+            },
         )
     }
 }
