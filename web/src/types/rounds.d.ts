@@ -442,3 +442,21 @@ kl: number,
  * accepted and the output is the draft.
  */
 acceptsAll: boolean, };
+
+export type TypicalPlan = { 
+/**
+ * ε, the hard ceiling on the threshold (a probability).
+ */
+epsilon: number, 
+/**
+ * δ, the scale of the entropy-dependent threshold.
+ */
+delta: number, 
+/**
+ * `H(target)` in nats.
+ */
+entropy: number, 
+/**
+ * `τ = min(ε, δ·exp(−H))`: a drafted token is accepted when `target(x) > τ`.
+ */
+threshold: number, };
