@@ -1,8 +1,9 @@
 // npm decode() in Node, against a built package's dist/ (argument 1; scripts/test-web.sh
 // passes the packed package's): exactness of every lossless method at the sequence level
 // (chi-square of the first 3 tokens against the exact joint of a synthetic target, with
-// temperature, top-k and top-p applied to both models), the power to reject a planted
-// bug, greedy decoding against the target's argmax chain, async and forward() models
+// temperature, top-k and top-p applied to both models; prompt lookup with no draft
+// model), typical acceptance's first token against its closed form, the power to reject
+// a planted bug, greedy decoding against the target's argmax chain, async and forward() models
 // against sync ones, rollback, and every bad model and option refused with its code.
 // Exits non-zero on the first failure. About a minute on one core.
 
@@ -84,6 +85,74 @@ for (const sampling of [{}, SAMPLING]) {
   ]) {
     const test = chiSquare(await counts({ ...options, ...SAMPLING, bug }, N), truth);
     check(`power: bug ${bug} rejected`, test.p < 1e-8, `p ${test.p.toExponential(2)}`);
+  }
+}
+
+// Prompt lookup: no draft model is given or called. Over a repetitive prompt and a target
+// that mostly continues its cycle, most rounds draft (copied from the prompt), and the
+// joint is the target's; a verifier that sharpens only the rows after a proposed token
+// (logits / 0.9 there) is rejected by the same test.
+{
+  const cycle = Array.from({ length: V }, (_, c) => Float32Array.from({ length: V }, (_, v) => Math.log(v === (c + 1) % V ? 0.7 : 0.1)));
+  const cyclic = withTable(V, cycle);
+  const skewed = {
+    vocabSize: V,
+    forward(request) {
+      const out = new Float32Array(request.queries.length * V);
+      request.queries.forEach((q, i) => {
+        const row = cycle[request.sequences[q.sequence][q.prefixLen - 1]];
+        out.set(q.prefixLen > request.committedLen ? row.map((x) => x / 0.9) : row, i * V);
+      });
+      return out;
+    },
+  };
+  const prompt = [0, 1, 2, 3, 0, 1, 2, 3, 0, 1];
+  const lookupCounts = async (model, sampling) => {
+    const c = new Array(V ** LENGTH).fill(0);
+    let accepted = 0;
+    let draftCalls = 0;
+    for (let seed = 0; seed < N; seed++) {
+      const { summary } = await run({ target: model, prompt, method: "lookup", gamma: 3, maxTokens: LENGTH, seed, ...sampling });
+      c[summary.tokens.reduce((index, t) => index * V + t, 0)]++;
+      accepted += summary.metrics.acceptedTokens;
+      draftCalls += summary.metrics.draftCalls;
+    }
+    return { c, accepted, draftCalls };
+  };
+  for (const sampling of [{}, SAMPLING]) {
+    const label = Object.keys(sampling).length ? " (T 0.8, top-k 3, top-p 0.9)" : "";
+    const { c, accepted, draftCalls } = await lookupCounts(cyclic, sampling);
+    const test = chiSquare(c, joint(cyclic, prompt.at(-1), LENGTH, sampling));
+    check(`exact: lookup γ=3${label}`, test.p > 1e-4, `chi2 ${test.stat.toFixed(1)}, df ${test.df}, p ${test.p.toExponential(2)}`);
+    check(`lookup drafts without a draft model${label}`, draftCalls === 0 && accepted > N / 2, `${accepted} accepted in ${N} runs, ${draftCalls} draft calls`);
+  }
+  const { c } = await lookupCounts(skewed, {});
+  const test = chiSquare(c, joint(cyclic, prompt.at(-1), LENGTH, {}));
+  check("power: lookup with a skewed verifier rejected", test.p < 1e-8, `p ${test.p.toExponential(2)}`);
+}
+
+// Typical acceptance: the first token follows the closed form
+// π = draft·1[target > τ] + (1 − R)·target with τ = min(ε, δ·exp(−H(target))), and not the
+// target; with τ above every target probability (ε = 1, δ = 1e6) it is the target.
+{
+  const t = processed(target.table[PROMPT.at(-1)]);
+  const d = processed(draft.table[PROMPT.at(-1)]);
+  const entropy = -t.reduce((h, p) => (p > 0 ? h + p * Math.log(p) : h), 0);
+  for (const [epsilon, delta] of [[0.3, 1], [1, 1e6]]) {
+    const tau = Math.min(epsilon, delta * Math.exp(-entropy));
+    const accepted = d.map((p, x) => (t[x] > tau ? p : 0));
+    const rest = 1 - accepted.reduce((a, b) => a + b, 0);
+    const closed = t.map((p, x) => accepted[x] + rest * p);
+    const c = new Array(V).fill(0);
+    for (let seed = 0; seed < N; seed++) {
+      const { summary } = await run({ draft, target, prompt: PROMPT, method: "typical", epsilon, delta, gamma: 2, maxTokens: 2, seed });
+      c[summary.tokens[0]]++;
+    }
+    const fit = chiSquare(c, closed);
+    const vsTarget = chiSquare(c, t);
+    check(`typical ε=${epsilon} δ=${delta}: first token fits its closed form`, fit.p > 1e-4, `τ ${tau.toFixed(3)}, p ${fit.p.toExponential(2)}`);
+    if (rest < 1) check(`power: typical ε=${epsilon} told from the target`, vsTarget.p < 1e-8, `p ${vsTarget.p.toExponential(2)}`);
+    else check(`typical ε=${epsilon}: accepts nothing, so it is the target`, vsTarget.p > 1e-4, `p ${vsTarget.p.toExponential(2)}`);
   }
 }
 
@@ -169,6 +238,9 @@ async function refusal(options) {
     ["stop out of range", { ...good, stop: [9] }, "invalid_option", "stop[0]", "got 9"],
     ["gamma 0", { ...good, gamma: 0 }, "invalid_option", "gamma", "gamma must be a whole number from 1 to 64"],
     ["drafts with speculative", { ...good, drafts: 2 }, "invalid_option", "drafts", "refused rather than ignored"],
+    ["draft missing with typical", { ...good, draft: undefined, method: "typical" }, "invalid_option", "draft", "draft is required"],
+    ["ngram 0", { ...good, draft: undefined, method: "lookup", ngram: 0 }, "invalid_option", "ngram", "ngram must be a whole number from 1 to 16"],
+    ["epsilon with speculative", { ...good, epsilon: 0.1 }, "invalid_option", "epsilon", "refused rather than ignored"],
     ["unknown option", { ...good, temprature: 1 }, "invalid_option", "temprature", "unknown option"],
     ["signal not a signal", { ...good, signal: {} }, "invalid_option", "signal", "signal must be an AbortSignal"],
   ];

@@ -150,7 +150,9 @@ async function* run(options) {
     throw optionError("options", `options must be an object such as { draft, target, prompt }, got ${describe(options)}`);
   }
   const { draft, target, ...engineOptions } = options;
-  const drafting = engineOptions.method !== "autoregressive";
+  // Autoregressive decoding and prompt lookup (drafts copied from the context) never
+  // call a draft model, so they need none.
+  const drafting = engineOptions.method !== "autoregressive" && engineOptions.method !== "lookup";
   const vocab = checkModel(target, "target");
   if (drafting || draft !== undefined) {
     const draftVocab = checkModel(draft, "draft");

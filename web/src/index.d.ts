@@ -160,14 +160,23 @@ export const BUGS: ReadonlyArray<{ readonly name: Bug; readonly description: str
  * names it. `null` means "left out". **An option the method does not use is refused too,
  * rather than ignored** (`field` names it): `gamma` with "autoregressive"; `drafts` and
  * `tree` except with spectr/multiround; `selection` except with spectr; `kl` except with
- * mentored (and required there); `dynamicGamma`, even `false`, except with
- * speculative/mentored; `bug` with autoregressive/mentored.
+ * mentored (and required there); `epsilon` and `delta` except with typical; `ngram`
+ * except with lookup; `dynamicGamma`, even `false`, except with
+ * speculative/mentored/typical; `bug` except with speculative/spectr/multiround.
+ *
+ * Methods: "autoregressive", "speculative" (the default), "spectr", "multiround",
+ * "mentored" (lossy, KL ≤ D per position), "typical" (Medusa's typical acceptance,
+ * lossy: a drafted token is accepted when target(x) > min(ε, δ·exp(−H(target))), else the
+ * position's token is drawn from the target) and "lookup" (prompt lookup: up to `gamma`
+ * tokens copied from the context after the latest earlier occurrence of its last
+ * `ngram` tokens, no draft model, lossless).
  *
  * The ranges, with their ends in {@link LIMITS}: `gamma` 1–64 (default 4; the draft length
  * L for spectr/multiround); `drafts` 1–1024 (default 4) and `drafts × gamma` at most
  * 1024 draft nodes per round; `tree` (children per node at each depth, e.g. [2, 2, 1])
  * 1–64 depths, entries 1–1024, at most 1024 leaves and 1024 nodes, and `gamma`/`drafts`,
- * if given too, equal to its depth and leaf count; `kl` 0–1e6 nats; `temperature` 0–1e6
+ * if given too, equal to its depth and leaf count; `kl` 0–1e6 nats; `epsilon` 0–1
+ * (default 0.09); `delta` 0–1e6 (default 0.3); `ngram` 1–16 (default 3); `temperature` 0–1e6
  * (default 1; 0 is greedy); `topK` 1–2^20; `topP` in (0, 1]; `seed` 0 to 2^53 − 1
  * (default 0); `maxTokens` 1–65536 (default 64; past the models' context the window
  * slides); `stop` at most 64 strings of 1–1024 characters.
@@ -397,15 +406,19 @@ export interface DecodeModel {
 
 /**
  * Options of {@link decode}: every decoding option of {@link GenerateOptions} (method,
- * selection, gamma, drafts, tree, dynamicGamma, kl, temperature, topK, topP, seed,
- * maxTokens, recordDistributions, bug, signal; the same ranges, defaults and refusals,
+ * selection, gamma, drafts, tree, dynamicGamma, kl, epsilon, delta, ngram, temperature,
+ * topK, topP, seed, maxTokens, recordDistributions, bug, signal; the same ranges,
+ * defaults and refusals,
  * from the engine's one options type), with token ids for the prompt and the stop list,
  * and the two models.
  */
 export type DecodeOptions = Omit<GenerateOptions, "prompt" | "stop"> & {
   /** The target model: the output follows its distribution. */
   target: DecodeModel;
-  /** The draft model (same vocabSize); required for every method but "autoregressive". */
+  /**
+   * The draft model (same vocabSize); required for every method but "autoregressive" and
+   * "lookup" (prompt lookup drafts from the context and never calls it).
+   */
   draft?: DecodeModel;
   /** Token ids to continue (at least one, each below vocabSize). */
   prompt: number[] | Int32Array | Uint32Array;

@@ -14,6 +14,8 @@ export const LIMITS = Object.freeze({
   "maxTypicalDelta": 1000000.0,
   "maxLabRuns": 1000000,
   "defaultLabRuns": 1000,
+  "defaultNgram": 3,
+  "maxNgram": 16,
   "maxTokens": 65536,
   "defaultMaxTokens": 64,
   "maxTemperature": 1000000.0,

@@ -186,7 +186,7 @@ const SAMPLE_REPORT_MS = 100;
 /**
  * Many runs of the same options (seeds firstSeed + i), each generating `runTokens`
  * characters through the real decoder, counting character `position`; the exact
- * distribution comes from Engine.exact (docs/design.md, "The lab").
+ * distribution comes from Engine.exact (docs/lab.md).
  */
 async function sample(id, { options, position, runs }) {
   loaded();

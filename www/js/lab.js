@@ -2,7 +2,7 @@
 // worker, seeds seed, seed + 1, …), the first or second generated character counted and
 // drawn beside its exact distribution, which the engine works out from the models at the
 // prompt (the target's for a lossless method; mentored decoding's closed form; a planted
-// bug's). TV and the chi-square p-value update live; docs/design.md, "The lab", has the
+// bug's). TV and the chi-square p-value update live; docs/lab.md has the
 // closed forms.
 import { $, S, fmt, h, hook } from "./state.js";
 import { checked, controlOf, generateOptions, settings, showError } from "./settings.js";

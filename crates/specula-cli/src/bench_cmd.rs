@@ -3,6 +3,7 @@
 
 use clap::Args;
 use serde::Serialize;
+use specula_engine::options::limits::{DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON};
 use specula_engine::{
     DecodeConfig, DraftShape, GammaPolicy, Method, Metrics, SamplingConfig, Selection,
 };
@@ -63,7 +64,8 @@ pub struct BenchArgs {
         allow_hyphen_values = true
     )]
     pub drafts: String,
-    /// Draft length L of SpecTr and multi-round, and γ of mentored decoding.
+    /// Draft length L of SpecTr and multi-round, and γ of mentored and typical decoding
+    /// and of prompt lookup.
     #[arg(
         long,
         value_name = "L",
@@ -79,6 +81,15 @@ pub struct BenchArgs {
         allow_hyphen_values = true
     )]
     pub kls: String,
+    /// n-gram lengths for prompt lookup (lookup: drafts copied from the context, no
+    /// draft model), each at most 16.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "3",
+        allow_hyphen_values = true
+    )]
+    pub ngrams: String,
     /// Load the pair from DIR instead of the bundled one.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub models: Option<std::path::PathBuf>,
@@ -163,6 +174,11 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     let ks = parse::uint_list("--drafts", &args.drafts, 64)?;
     let length = parse::uint("--length", &args.length, 1, 64)?;
     let kls = parse_kls(&args.kls)?;
+    let ngrams = parse::uint_list(
+        "--ngrams",
+        &args.ngrams,
+        specula_engine::options::limits::MAX_NGRAM,
+    )?;
     let threads = parse::uint("--threads", &args.threads, 1, 256)?;
     let mut pair = models::load(args.models.as_deref(), Backend::Cpu, threads)?;
     let prompts: Vec<Vec<u32>> = PROMPTS
@@ -179,7 +195,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     if !args.json {
         crate::emit(&costs_table(&costs))?;
     }
-    let methods = method_table(&gammas, &ks, length, &kls);
+    let methods = method_table(&gammas, &ks, length, &kls, &ngrams);
     let sampling = SamplingConfig {
         temperature,
         top_k: None,
@@ -224,6 +240,7 @@ fn method_table(
     ks: &[usize],
     length: usize,
     kls: &[f64],
+    ngrams: &[usize],
 ) -> Vec<(Method, String)> {
     let spectr = |k, selection: Selection| {
         (
@@ -261,6 +278,24 @@ fn method_table(
                     policy: fixed,
                 },
                 format!("gamma={length} D={kl_budget}"),
+            )
+        }))
+        .chain(std::iter::once((
+            Method::Typical {
+                gamma: length,
+                epsilon: DEFAULT_TYPICAL_EPSILON,
+                delta: DEFAULT_TYPICAL_DELTA,
+                policy: fixed,
+            },
+            format!("gamma={length} eps={DEFAULT_TYPICAL_EPSILON} delta={DEFAULT_TYPICAL_DELTA}"),
+        )))
+        .chain(ngrams.iter().map(|&ngram| {
+            (
+                Method::Lookup {
+                    gamma: length,
+                    ngram,
+                },
+                format!("gamma={length} n={ngram}"),
             )
         }))
         .collect()

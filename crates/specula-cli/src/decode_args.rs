@@ -19,17 +19,19 @@ pub struct DecodeArgs {
     /// The prompt text (characters of the corpus alphabet).
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub prompt: String,
-    /// autoregressive, speculative (the default), spectr, multiround or mentored.
-    /// A flag the method does not use (--selection, --gamma, --drafts, --tree, --kl,
-    /// --dynamic-gamma, --bug) is refused.
+    /// autoregressive, speculative (the default), spectr, multiround, mentored, typical
+    /// (Medusa's typical acceptance, lossy) or lookup (prompt lookup: n-gram drafts from
+    /// the context, no draft model). A flag the method does not use (--selection,
+    /// --gamma, --drafts, --tree, --kl, --epsilon, --delta, --ngram, --dynamic-gamma,
+    /// --bug) is refused.
     #[arg(long, value_name = "METHOD", allow_hyphen_values = true)]
     pub method: Option<MethodName>,
     /// SpecTr's selection at each depth: kseq (k-Seq, the default) or race (the ratio
     /// race, which reaches the optimal selection's acceptance). spectr only.
     #[arg(long, value_name = "RULE", allow_hyphen_values = true)]
     pub selection: Option<String>,
-    /// Draft length: γ for speculative/mentored, L for spectr/multiround (default 4,
-    /// at most 64).
+    /// Draft length: γ for speculative/mentored/typical, the most tokens lookup proposes,
+    /// L for spectr/multiround (default 4, at most 64).
     #[arg(long, value_name = "G", allow_hyphen_values = true)]
     pub gamma: Option<f64>,
     /// Number of draft sequences K for spectr/multiround (default 4; K × L at most
@@ -39,13 +41,25 @@ pub struct DecodeArgs {
     /// Prefix-tree branching for spectr/multiround, e.g. 2,2,1 (K = product).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse::number_list)]
     pub tree: Option<NumberList>,
-    /// Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
-    /// every draft, −1 otherwise.
+    /// Adapt γ between rounds (speculative, mentored and typical): +2 after a round that
+    /// accepted every draft, −1 otherwise.
     #[arg(long)]
     pub dynamic_gamma: bool,
     /// KL budget D (nats per position) for mentored (required there).
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
     pub kl: Option<f64>,
+    /// Typical acceptance's ceiling on its threshold, in [0, 1] (typical only; default
+    /// 0.09).
+    #[arg(long, value_name = "EPS", allow_hyphen_values = true)]
+    pub epsilon: Option<f64>,
+    /// Typical acceptance's scale of exp(-H(target)) in its threshold, 0 to 1e6 (typical
+    /// only; default 0.3).
+    #[arg(long, value_name = "DELTA", allow_hyphen_values = true)]
+    pub delta: Option<f64>,
+    /// The longest context suffix prompt lookup searches for, then shorter ones down to
+    /// 1 (lookup only; default 3, at most 16).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub ngram: Option<f64>,
     /// Sampling temperature (0 = greedy; default 1).
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub temperature: Option<f64>,
@@ -83,7 +97,8 @@ pub struct DecodeArgs {
     /// Plant a deliberate mistake in the decoder, for teaching and for checking that
     /// statistical tests catch it: resample-from-target, argmax-draft, shared-uniform,
     /// unprocessed-target, filtered-draft or cache-reset. The output then no longer
-    /// follows the target. Only speculative, spectr and multiround take one.
+    /// follows the target. Only speculative, spectr and multiround take one (lookup has
+    /// no draft model to plant one in).
     #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub bug: Option<String>,
 }
@@ -120,6 +135,9 @@ impl DecodeArgs {
             tree: self.tree.clone().map(|t| t.0),
             dynamic_gamma: self.dynamic_gamma.then_some(true),
             kl: self.kl,
+            epsilon: self.epsilon,
+            delta: self.delta,
+            ngram: self.ngram,
             temperature: self.temperature,
             top_k: self.top_k,
             top_p: self.top_p,

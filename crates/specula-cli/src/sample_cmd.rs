@@ -43,8 +43,8 @@ pub struct SampleArgs {
     pub samples: String,
     /// Instead of one line per continuation, count the first generated character over
     /// the runs and print one JSON object comparing the counts with its exact
-    /// distribution (the target's for a lossless method; mentored decoding's or a
-    /// speculative bug's closed form): `expected`, `counts`, `tv`, `chiSquare`, `pValue`,
+    /// distribution (the target's for a lossless method, prompt lookup included;
+    /// mentored decoding's, typical acceptance's or a speculative bug's closed form): `expected`, `counts`, `tv`, `chiSquare`, `pValue`,
     /// and `targetPValue` against the target itself. Give `--length` 2 or more: the
     /// engine drafts no more tokens than it may still emit, so with one token a run
     /// samples the target directly.
@@ -117,9 +117,9 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             Err(e) => return Err(CliError::failure(format!("cannot write the output: {e}"))),
         }
     }
-    if let Some((expected, target, what)) = exact {
+    if let Some(exact) = exact {
         let alphabet: String = pair.tokenizer.alphabet().iter().collect();
-        let report = compare::compare(samples, what, alphabet, expected, counts, target.probs());
+        let report = compare::compare(samples, exact, alphabet, counts);
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(format!("cannot serialise the comparison: {e}")))?;
         writeln!(stdout, "{json}")

@@ -442,3 +442,36 @@ fn sample_writes_one_json_line_per_sample() {
     assert!(nine.iter().all(|s| !ten.contains(s)), "{nine:?} {ten:?}");
     assert_eq!(seeds(&mentored_samples("9")), nine);
 }
+
+/// Prompt lookup with the bundled target: proposals copied from a prompt that repeats
+/// itself are verified (some accepted), no draft call is made, and greedy decoding gives
+/// autoregressive decoding's text; typical acceptance at temperature 0 does too.
+#[test]
+fn lookup_drafts_from_the_context_without_a_draft_model() {
+    let prompt = "ROMEO:\nAy.\nROMEO:\nAy.\nRO";
+    let run = |method: &[&str]| -> Value {
+        let mut args = vec![
+            "generate",
+            "--prompt",
+            prompt,
+            "--max-tokens",
+            "40",
+            "--temperature",
+            "0",
+            "--json",
+        ];
+        args.extend_from_slice(method);
+        let out = specula(&args);
+        assert!(out.status.success(), "{method:?}: {}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("one JSON object")
+    };
+    let lookup = run(&["--method", "lookup", "--ngram", "3", "--gamma", "4"]);
+    let m = &lookup["metrics"];
+    assert_eq!(m["num_draft_calls"], 0, "{m}");
+    assert!(m["num_draft_tokens"].as_u64() > Some(0), "{m}");
+    assert!(m["num_accepted_tokens"].as_u64() > Some(0), "{m}");
+    let reference = run(&["--method", "autoregressive"]);
+    assert_eq!(lookup["text"], reference["text"]);
+    let typical = run(&["--method", "typical", "--epsilon", "0.2", "--delta", "0.5"]);
+    assert_eq!(typical["text"], reference["text"]);
+}

@@ -1,6 +1,6 @@
 //! `specula sample --compare` with the bundled pair: the first character of many runs
-//! fits its exact distribution for lossless methods (the target's), for mentored decoding
-//! (its closed form) and for a planted bug (the bug's closed form), and the test has the
+//! fits its exact distribution for lossless methods (the target's, prompt lookup's
+//! included), for mentored decoding and typical acceptance (their closed forms) and for a planted bug (the bug's closed form), and the test has the
 //! power to tell the lossy rule and the bug from the target. Seeds are fixed, so every
 //! p-value is the same on every run.
 
@@ -11,10 +11,15 @@ use serde_json::Value;
 const PROMPT: &str = "ROMEO:\nI";
 
 fn compare(extra: &[&str]) -> Value {
+    compare_after(PROMPT, extra)
+}
+
+/// As [`compare`], after `prompt`.
+fn compare_after(prompt: &str, extra: &[&str]) -> Value {
     let mut args = vec![
         "sample",
         "--prompt",
-        PROMPT,
+        prompt,
         "--length",
         "2",
         "--samples",
@@ -64,6 +69,10 @@ fn a_lossy_rule_and_a_bug_follow_their_closed_forms_not_the_target() {
     for (extra, exact) in [
         (&["--method", "mentored", "--kl", "0.5"][..], "mentored"),
         (
+            &["--method", "typical", "--epsilon", "0.3", "--delta", "1"],
+            "typical",
+        ),
+        (
             &["--method", "speculative", "--bug", "shared-uniform"],
             "shared-uniform",
         ),
@@ -105,4 +114,17 @@ fn a_bug_without_a_closed_form_here_is_refused() {
         stderr.contains("only with --method speculative"),
         "{stderr}"
     );
+}
+
+/// Prompt lookup after a prompt that repeats itself: the first character is drafted
+/// (copied from the earlier "ROMEO:") and still follows the target.
+#[test]
+fn prompt_lookup_follows_the_target() {
+    let v = compare_after(
+        "ROMEO:\nAy.\nROMEO:\nAy.\nRO",
+        &["--method", "lookup", "--gamma", "4"],
+    );
+    assert_eq!(v["exact"], "target");
+    assert!(num(&v, "pValue") > 1e-4, "{v}");
+    assert!(num(&v, "tv") < 0.05, "{v}");
 }

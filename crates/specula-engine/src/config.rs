@@ -59,6 +59,30 @@ pub enum Method {
         #[serde(default)]
         policy: GammaPolicy,
     },
+    /// Typical acceptance (Medusa): the speculative loop with a lossy per-position test
+    /// that accepts a drafted token `x` when `target(x) > τ = min(ε, δ·exp(−H(target)))`,
+    /// else draws the position's token from the target and ends the round.
+    Typical {
+        /// Draft tokens per round (the starting value when the policy is dynamic).
+        gamma: usize,
+        /// ε, the ceiling of the threshold, in `[0, 1]`.
+        epsilon: f64,
+        /// δ ≥ 0, the scale of `exp(−H(target))` in the threshold.
+        delta: f64,
+        /// How γ changes between rounds.
+        #[serde(default)]
+        policy: GammaPolicy,
+    },
+    /// Prompt lookup (n-gram drafting), no draft model: each round proposes the
+    /// continuation of the most recent earlier occurrence of the context's last `n`
+    /// tokens (`n = ngram` down to 1), up to γ tokens, as point masses verified by
+    /// standard speculative sampling; lossless. No match: one token from the target.
+    Lookup {
+        /// The most tokens proposed per round.
+        gamma: usize,
+        /// The longest suffix of the context searched for (then shorter ones, down to 1).
+        ngram: usize,
+    },
 }
 
 impl Method {
@@ -71,13 +95,15 @@ impl Method {
             Self::SpecTr { .. } => "spectr",
             Self::MultiRound { .. } => "multiround",
             Self::Mentored { .. } => "mentored",
+            Self::Typical { .. } => "typical",
+            Self::Lookup { .. } => "lookup",
         }
     }
 
-    /// Whether the method uses a draft model.
+    /// Whether the method uses a draft model (prompt lookup drafts without one).
     #[must_use]
     pub fn needs_draft(&self) -> bool {
-        !matches!(self, Self::Autoregressive)
+        !matches!(self, Self::Autoregressive | Self::Lookup { .. })
     }
 }
 
@@ -337,7 +363,8 @@ impl DecodeConfig {
     ///
     /// # Errors
     /// [`Error::Core`] for an invalid [`SamplingConfig`], [`Error::ZeroGamma`],
-    /// [`Error::BadKlBudget`], the errors of [`DraftShape::validate`] and
+    /// [`Error::BadKlBudget`], [`Error::BadTypicalEpsilon`], [`Error::BadTypicalDelta`],
+    /// [`Error::ZeroNgram`], the errors of [`DraftShape::validate`] and
     /// [`GammaPolicy::validate`], [`Error::BugNotApplicable`], [`Error::EmptyStopString`].
     pub fn validate(&self) -> Result<()> {
         self.sampling.validate()?;
@@ -361,11 +388,41 @@ impl DecodeConfig {
                 }
                 policy.validate(*gamma)?;
             }
+            Method::Typical {
+                gamma,
+                epsilon,
+                delta,
+                policy,
+            } => {
+                check_gamma(*gamma)?;
+                if !(0.0..=1.0).contains(epsilon) {
+                    return Err(Error::BadTypicalEpsilon(*epsilon));
+                }
+                if !(delta.is_finite() && *delta >= 0.0) {
+                    return Err(Error::BadTypicalDelta(*delta));
+                }
+                policy.validate(*gamma)?;
+            }
+            Method::Lookup { gamma, ngram } => {
+                check_gamma(*gamma)?;
+                if *gamma > MAX_DRAFT_NODES {
+                    return Err(Error::TooManyDraftNodes {
+                        nodes: *gamma as u128,
+                        limit: MAX_DRAFT_NODES,
+                    });
+                }
+                if *ngram == 0 {
+                    return Err(Error::ZeroNgram);
+                }
+            }
         }
         if let Some(bug) = self.bug
             && matches!(
                 self.method,
-                Method::Autoregressive | Method::Mentored { .. }
+                Method::Autoregressive
+                    | Method::Mentored { .. }
+                    | Method::Typical { .. }
+                    | Method::Lookup { .. }
             )
         {
             return Err(Error::BugNotApplicable {
@@ -403,6 +460,13 @@ pub(crate) enum Rule {
     Race,
     /// Mentored decoding with this KL budget.
     Mentored(f64),
+    /// Typical acceptance with this ε and δ.
+    Typical {
+        /// ε.
+        epsilon: f64,
+        /// δ.
+        delta: f64,
+    },
 }
 
 impl Rule {
@@ -420,6 +484,12 @@ impl Rule {
             } => Self::Race,
             Method::MultiRound { .. } => Self::MultiRound,
             Method::Mentored { kl_budget, .. } => Self::Mentored(*kl_budget),
+            Method::Typical { epsilon, delta, .. } => Self::Typical {
+                epsilon: *epsilon,
+                delta: *delta,
+            },
+            // The point-mass drafts are verified by standard speculative sampling.
+            Method::Lookup { .. } => Self::Standard,
         }
     }
 }

@@ -16,10 +16,11 @@ use specula_core::Bug;
 mod response;
 
 use crate::clock::{Clock, NoClock};
-use crate::config::{DecodeConfig, Method, Rule};
+use crate::config::{DecodeConfig, GammaPolicy, Method, Rule};
 use crate::draft_tree::DraftTree;
 use crate::error::{Error, Result};
 use crate::gamma::GammaController;
+use crate::lookup;
 use crate::metrics::Metrics;
 use crate::request::{ForwardResponse, Role, Step};
 use crate::round::select_round;
@@ -159,9 +160,10 @@ impl Decoder {
             detokenizer,
         )?;
         let gamma = match &config.method {
-            Method::Speculative { gamma, policy } | Method::Mentored { gamma, policy, .. } => {
-                Some(GammaController::new(*gamma, *policy))
-            }
+            Method::Speculative { gamma, policy }
+            | Method::Mentored { gamma, policy, .. }
+            | Method::Typical { gamma, policy, .. } => Some(GammaController::new(*gamma, *policy)),
+            Method::Lookup { gamma, .. } => Some(GammaController::new(*gamma, GammaPolicy::Fixed)),
             _ => None,
         };
         let phase = match stopper.done_before_start() {
@@ -294,12 +296,25 @@ impl Decoder {
         if remaining == 0 {
             return None;
         }
+        let gamma = self.gamma.as_ref().map_or(1, GammaController::gamma);
         let mut branching = match &self.config.method {
             Method::Autoregressive => Vec::new(),
-            Method::Speculative { .. } | Method::Mentored { .. } => {
-                vec![1; self.gamma.as_ref().map_or(1, GammaController::gamma)]
+            Method::Speculative { .. } | Method::Mentored { .. } | Method::Typical { .. } => {
+                vec![1; gamma]
             }
             Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => drafts.branching(),
+            Method::Lookup { ngram, .. } => {
+                // Never propose positions that could not be emitted. The proposal's
+                // point masses are built when the target's response gives the vocabulary.
+                let proposal = lookup::propose(self.context(), *ngram, gamma.min(remaining - 1));
+                return Some(Box::new(RoundState {
+                    tree: DraftTree::chain(&proposal),
+                    stage: Stage::Target,
+                    draft_calls: 0,
+                    timing: Timing::default(),
+                    pending: None,
+                }));
+            }
         };
         // Never draft positions that could not be emitted.
         branching.truncate(remaining - 1);
@@ -360,6 +375,10 @@ impl Decoder {
         };
         let issued_at = pending.issued_at;
         self.check_response(Role::Target, response, state.tree.paths.len())?;
+        if matches!(self.config.method, Method::Lookup { .. }) {
+            // Every context token is now known to be inside the vocabulary.
+            state.tree.set_point_masses(response.vocab)?;
+        }
         let record = self.config.record_distributions;
         let selection = select_round(
             &state.tree,
@@ -479,7 +498,8 @@ impl Decoder {
         &self.config
     }
 
-    /// The draft length of the next round, for speculative and mentored decoding.
+    /// The draft length of the next round (the most tokens proposed, for prompt lookup),
+    /// for the single-sequence drafting methods.
     #[must_use]
     pub fn gamma(&self) -> Option<usize> {
         self.gamma.as_ref().map(GammaController::gamma)

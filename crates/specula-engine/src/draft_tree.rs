@@ -92,6 +92,50 @@ impl DraftTree {
         }
     }
 
+    /// A chain of draft tokens proposed without a draft model (prompt lookup): one node
+    /// per token, each its parent's only child. Their point-mass conditionals are set by
+    /// [`set_point_masses`](Self::set_point_masses) once the vocabulary is known.
+    pub(crate) fn chain(tokens: &[u32]) -> Self {
+        let mut tree = Self::new(vec![1; tokens.len()]);
+        let mut parent = ROOT;
+        for (i, &token) in tokens.iter().enumerate() {
+            let path = tree.path_id(tree.nodes[parent].path, token);
+            let id = tree.nodes.len();
+            tree.nodes.push(Node {
+                parent,
+                depth: i + 1,
+                token,
+                path,
+                draft_prob: 1.0,
+                uniform: None,
+                children: Vec::new(),
+            });
+            tree.nodes[parent].children.push(id);
+            parent = id;
+        }
+        tree
+    }
+
+    /// Gives every path of a [`chain`](Self::chain) above its leaf the point mass at its
+    /// child's token over `vocab` tokens: the draft conditional of a proposal that is
+    /// certain. Idempotent.
+    ///
+    /// # Errors
+    /// [`Error::TokenOutOfRange`] for a token at or above `vocab` (the decoder checks the
+    /// context against the vocabulary first, so never in practice).
+    pub(crate) fn set_point_masses(&mut self, vocab: usize) -> Result<()> {
+        for i in 1..self.nodes.len() {
+            let (token, parent) = (self.nodes[i].token, self.nodes[i].parent);
+            let parent_path = self.nodes[parent].path;
+            let point = Distribution::one_hot(vocab, token as usize)
+                .map_err(|_| Error::TokenOutOfRange { token, vocab })?;
+            if let Some(path) = self.paths.get_mut(parent_path) {
+                path.draft = Some(point);
+            }
+        }
+        Ok(())
+    }
+
     /// The draft length L of this round.
     pub(crate) fn depth(&self) -> usize {
         self.branching.len()

@@ -24,7 +24,8 @@ pub enum Error {
     /// Decoding needs at least one prompt token to condition on.
     #[error("the prompt is empty: give at least one token")]
     EmptyPrompt,
-    /// Speculative or mentored decoding with γ = 0 drafts per round.
+    /// A drafting method (speculative, mentored, typical, lookup) with γ = 0 drafts per
+    /// round.
     #[error("the draft length gamma must be at least 1, got 0")]
     ZeroGamma,
     /// A dynamic-γ policy whose cap is below the starting γ.
@@ -69,11 +70,20 @@ pub enum Error {
     /// A mentored-decoding KL budget that is negative, NaN or infinite.
     #[error("the KL budget D must be finite and >= 0, got {0}")]
     BadKlBudget(f64),
+    /// A typical-acceptance ceiling ε outside `[0, 1]` (or NaN).
+    #[error("typical acceptance's epsilon must be in [0, 1], got {0}")]
+    BadTypicalEpsilon(f64),
+    /// A typical-acceptance scale δ that is negative, NaN or infinite.
+    #[error("typical acceptance's delta must be finite and >= 0, got {0}")]
+    BadTypicalDelta(f64),
+    /// Prompt lookup with n-grams of length 0.
+    #[error("the n-gram length of prompt lookup must be at least 1, got 0")]
+    ZeroNgram,
     /// Stop strings without a way to turn tokens into text.
     #[error("stop strings need a detokenizer: set `token_text` or use `Decoder::with_detokenizer`")]
     StopStringsNeedDetokenizer,
     /// A deliberate bug asked of a method it cannot be planted in: bugs go into the
-    /// lossless drafting methods (speculative, SpecTr, multi-round).
+    /// lossless drafting methods with a draft model (speculative, SpecTr, multi-round).
     #[error(
         "the bug {bug} applies to the lossless drafting methods (speculative, spectr, \
          multiround), not to {method}"

@@ -2,11 +2,12 @@
 //! a decoding configuration, worked out from the models' logits at the prompt, and the
 //! test of many runs' counts against it (total variation and Pearson's chi-square).
 //!
-//! Which distribution is exact depends on the method (docs/design.md has each closed
+//! Which distribution is exact depends on the method (docs/lab.md has each closed
 //! form):
 //! - a lossless method: the target's, processed by temperature, top-k and top-p; at the
 //!   second position its mixture over the first, `Σ_x target(x)·target(· | prompt, x)`;
-//! - mentored decoding: its closed-form output at the first tested position;
+//! - mentored decoding and typical acceptance: their closed-form output at the first
+//!   tested position;
 //! - a token-level bug planted in standard speculative sampling: the bug's closed form
 //!   (as `plan` reports it);
 //! - the `cache-reset` bug, at the second position: after a rejection at the first
@@ -22,7 +23,7 @@
 use serde::Serialize;
 use specula_core::{
     Bug, Distribution, Mentored, PlanBug, PlanInput, PlanMethod, PlanParams, SamplingConfig,
-    plan_report, total_variation,
+    Typical, plan_report, total_variation,
 };
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -43,7 +44,7 @@ pub const RUN_TOKENS: usize = 2;
 pub struct Exact {
     /// The generated position, 1 or 2.
     pub position: usize,
-    /// Where the distribution comes from: `target`, `mentored` or a bug's name.
+    /// Where the distribution comes from: `target`, `mentored`, `typical` or a bug's name.
     pub kind: String,
     /// The exact distribution, one entry per token.
     pub expected: Vec<f64>,
@@ -286,6 +287,20 @@ fn exact_first(
                 .output;
             Ok(("mentored".to_owned(), output))
         }
+        (Method::Typical { epsilon, delta, .. }, None) if !greedy => {
+            let draft = dist(&logits.draft, sampling, "the draft's logits")?;
+            let output = Typical::new(target, &draft, *epsilon, *delta)
+                .map_err(|e| {
+                    refuse(
+                        "epsilon",
+                        "a threshold typical acceptance accepts",
+                        e.to_string(),
+                    )
+                })?
+                .analysis()
+                .output;
+            Ok(("typical".to_owned(), output))
+        }
         _ => Ok(("target".to_owned(), target.probs().to_vec())),
     }
 }
@@ -298,7 +313,10 @@ fn exact_second(
     logits: &LabLogits,
 ) -> Result<(String, Vec<f64>, Vec<f64>), OptionError> {
     let sampling = &config.sampling;
-    let lossy = matches!(config.method, Method::Mentored { .. });
+    let lossy = matches!(
+        config.method,
+        Method::Mentored { .. } | Method::Typical { .. }
+    );
     match config.bug {
         Some(Bug::CacheReset) if !matches!(config.method, Method::Speculative { .. }) => {
             return Err(refuse(

@@ -16,6 +16,8 @@
 //! | SpecTr | [`Method::SpecTr`]: i.i.d. drafts ([`DraftShape::Iid`]) or a prefix tree ([`DraftShape::Tree`]); [`Selection::KSeq`] or [`Selection::Race`] (the optimal selection's acceptance) | L draft calls (all K sequences each), one target call over every node |
 //! | multi-round | [`Method::MultiRound`] | as SpecTr, multi-round rejection instead of a selection rule |
 //! | mentored | [`Method::Mentored`] | as speculative, lossy test with KL ≤ D per position |
+//! | typical | [`Method::Typical`] | as speculative, lossy test `target(x) > min(ε, δ·exp(−H(target)))` (Medusa) |
+//! | lookup | [`Method::Lookup`] | no draft model: up to γ tokens copied from the context (prompt lookup, [`lookup`]), one target call |
 //!
 //! Temperature 0 makes every method greedy (greedy verification). Models return logits;
 //! the engine turns them into distributions with the same [`SamplingConfig`] for both
@@ -68,6 +70,7 @@ mod error;
 mod gamma;
 #[cfg(feature = "lab")]
 pub mod lab;
+pub mod lookup;
 mod metrics;
 mod model;
 pub mod options;

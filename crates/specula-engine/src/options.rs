@@ -45,7 +45,7 @@ pub use raw::{FromRaw, Raw, object_entries, take_list};
 pub use resolve::{Resolved, ResolvedTokens, sampling};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
-pub const DECODE_OPTION_NAMES: [&str; 16] = [
+pub const DECODE_OPTION_NAMES: [&str; 19] = [
     "prompt",
     "method",
     "selection",
@@ -54,6 +54,9 @@ pub const DECODE_OPTION_NAMES: [&str; 16] = [
     "tree",
     "dynamicGamma",
     "kl",
+    "epsilon",
+    "delta",
+    "ngram",
     "temperature",
     "topK",
     "topP",
@@ -84,8 +87,9 @@ pub struct DecodeOptions {
     /// SpecTr's selection rule at each depth: `"kseq"` (the default) or `"race"` (the
     /// ratio race, which reaches the optimal selection's acceptance).
     pub selection: Option<String>,
-    /// Draft tokens per round: γ for speculative and mentored decoding, the draft length
-    /// L for the multi-draft methods (default [`limits::DEFAULT_GAMMA`]).
+    /// Draft tokens per round: γ for speculative, mentored and typical decoding, the most
+    /// tokens prompt lookup proposes, the draft length L for the multi-draft methods
+    /// (default [`limits::DEFAULT_GAMMA`]).
     pub gamma: Option<f64>,
     /// K, the draft sequences of the multi-draft methods (default
     /// [`limits::DEFAULT_DRAFTS`]).
@@ -93,11 +97,21 @@ pub struct DecodeOptions {
     /// Children per node at each depth of a prefix tree of drafts (multi-draft methods),
     /// instead of `drafts` i.i.d. sequences of length `gamma`.
     pub tree: Option<Vec<f64>>,
-    /// Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
-    /// every draft, −1 otherwise.
+    /// Adapt γ between rounds (speculative, mentored and typical): +2 after a round that
+    /// accepted every draft, −1 otherwise.
     pub dynamic_gamma: Option<bool>,
     /// The KL budget D of mentored decoding, in nats per position (required there).
     pub kl: Option<f64>,
+    /// Typical acceptance's ceiling ε on its threshold, in `[0, 1]` (typical only;
+    /// default [`limits::DEFAULT_TYPICAL_EPSILON`]).
+    pub epsilon: Option<f64>,
+    /// Typical acceptance's scale δ of `exp(−H(target))` in its threshold, from 0 to
+    /// [`limits::MAX_TYPICAL_DELTA`] (typical only; default
+    /// [`limits::DEFAULT_TYPICAL_DELTA`]).
+    pub delta: Option<f64>,
+    /// The longest context suffix prompt lookup searches for, 1 to
+    /// [`limits::MAX_NGRAM`] (lookup only; default [`limits::DEFAULT_NGRAM`]).
+    pub ngram: Option<f64>,
     /// Sampling temperature; 0 is greedy (default [`limits::DEFAULT_TEMPERATURE`]).
     pub temperature: Option<f64>,
     /// Keep the k most likely tokens.
@@ -115,7 +129,8 @@ pub struct DecodeOptions {
     /// Put full distributions in the traces (for teaching pages).
     pub record_distributions: Option<bool>,
     /// A deliberate bug to plant in the decoder (one of `specula_core::Bug::ALL`, by
-    /// name), for the lossless drafting methods.
+    /// name), for the lossless methods with a draft model (speculative, spectr,
+    /// multiround).
     pub bug: Option<String>,
 }
 
@@ -153,6 +168,9 @@ impl DecodeOptions {
                 }
                 "dynamicGamma" => o.dynamic_gamma = bool::take(&key, value)?,
                 "kl" => o.kl = f64::take(&key, value)?,
+                "epsilon" => o.epsilon = f64::take(&key, value)?,
+                "delta" => o.delta = f64::take(&key, value)?,
+                "ngram" => o.ngram = f64::take(&key, value)?,
                 "temperature" => o.temperature = f64::take(&key, value)?,
                 "topK" => o.top_k = f64::take(&key, value)?,
                 "topP" => o.top_p = f64::take(&key, value)?,

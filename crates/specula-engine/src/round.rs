@@ -85,10 +85,13 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             .collect();
         let selection = select(rule, greedy, bug, &target_dist, draft, &drawn, record, rng)?;
         let token = to_u32(selection.outcome.token, target_dist.len())?;
+        // Typical acceptance ends the round at a rejection even when the target's draw
+        // equals a drafted token (its residual is the target itself, so it can).
+        let ends_round = matches!(rule, Rule::Typical { .. }) && !selection.outcome.accepted();
         let survivors: Vec<usize> = candidates
             .iter()
             .copied()
-            .filter(|&n| tree.nodes[n].token == token)
+            .filter(|&n| !ends_round && tree.nodes[n].token == token)
             .collect();
         let source = if selection.outcome.accepted() {
             TokenSource::Accepted

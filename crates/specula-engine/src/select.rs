@@ -5,7 +5,7 @@
 use rand::Rng;
 use specula_core::{
     Bug, Distribution, DraftDraw, Greedy, KSeq, Mentored, MultiRound, Race, Residual, Speculative,
-    TokenOutcome,
+    TokenOutcome, Typical,
 };
 
 use crate::config::Rule;
@@ -28,6 +28,7 @@ enum Scheme<'a> {
     MultiRound(MultiRound<'a>),
     Race(Race<'a>),
     Mentored(Mentored<'a>),
+    Typical(Typical<'a>),
 }
 
 impl<'a> Scheme<'a> {
@@ -49,6 +50,9 @@ impl<'a> Scheme<'a> {
             }
             Rule::Mentored(kl_budget) if k == 1 && !buggy => {
                 Self::Mentored(Mentored::new(target, draft, kl_budget)?)
+            }
+            Rule::Typical { epsilon, delta } if k == 1 && !buggy => {
+                Self::Typical(Typical::new(target, draft, epsilon, delta)?)
             }
             Rule::MultiRound => Self::MultiRound(MultiRound::new(target, draft, k)?),
             Rule::Race => Self::Race(Race::new(target, draft, k)?),
@@ -75,6 +79,7 @@ impl<'a> Scheme<'a> {
             (Self::Speculative(s), None) => s.sample(first.token, rng),
             (Self::Speculative(s), Some(bug)) => s.sample_with_bug(bug, first, rng),
             (Self::Mentored(s), _) => s.sample(first.token, rng),
+            (Self::Typical(s), _) => s.sample(first.token, rng),
             (Self::KSeq(s), None) => s.sample(&tokens, rng),
             (Self::KSeq(s), Some(bug)) => s.sample_with_bug(bug, drawn, rng),
             (Self::MultiRound(s), None) => s.sample(&tokens, rng),
@@ -92,6 +97,7 @@ impl<'a> Scheme<'a> {
             Self::MultiRound(s) => s.residual_distribution(),
             Self::Race(s) => s.residual_distribution(),
             Self::Mentored(s) => s.residual_distribution(),
+            Self::Typical(s) => s.residual_distribution(),
         }
     }
 
@@ -101,6 +107,7 @@ impl<'a> Scheme<'a> {
             Self::KSeq(s) => Some(StepPlan::Kseq(*s.plan())),
             Self::Race(s) => Some(StepPlan::Race(s.into_plan())),
             Self::Mentored(s) => Some(StepPlan::Mentored(*s.plan())),
+            Self::Typical(s) => Some(StepPlan::Typical(*s.plan())),
             Self::Speculative(_) | Self::MultiRound(_) => None,
         }
     }

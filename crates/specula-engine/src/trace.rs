@@ -4,7 +4,7 @@
 //! they are `usize` indices into the distributions.
 
 use serde::Serialize;
-use specula_core::{KSeqPlan, MentoredPlan, RacePlan, ResidualParts, TokenOutcome};
+use specula_core::{KSeqPlan, MentoredPlan, RacePlan, ResidualParts, TokenOutcome, TypicalPlan};
 
 use crate::stopping::FinishReason;
 
@@ -55,7 +55,8 @@ pub struct DepthStep {
     /// the accepted prefix, in test order. `outcome.tests[i].draft_index` indexes this list.
     pub candidates: Vec<usize>,
     /// The candidates whose token equals the selected token: the drafts that survive to
-    /// the next depth (empty ends the round).
+    /// the next depth (empty ends the round; typical acceptance leaves it empty after a
+    /// rejection).
     pub survivors: Vec<usize>,
     /// The token-level result: every uniform `u`, ratio and decision, and the residual
     /// draw when every candidate was rejected.
@@ -65,7 +66,8 @@ pub struct DepthStep {
     /// Whether it was accepted or resampled.
     pub source: TokenSource,
     /// The selection rule's parameters at this depth: k-Seq's ρ and acceptance, the
-    /// fitted ratio race, or mentored decoding's thresholds; none for the other rules.
+    /// fitted ratio race, mentored decoding's thresholds or typical acceptance's threshold;
+    /// none for the other rules.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub plan: Option<StepPlan>,
@@ -103,6 +105,8 @@ pub enum StepPlan {
     Race(RacePlan),
     /// Mentored decoding: α, β and the KL achieved.
     Mentored(MentoredPlan),
+    /// Typical acceptance: ε, δ, the target's entropy and the threshold τ.
+    Typical(TypicalPlan),
 }
 
 impl StepPlan {
@@ -129,6 +133,15 @@ impl StepPlan {
     pub fn mentored(&self) -> Option<&MentoredPlan> {
         match self {
             Self::Mentored(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// Typical acceptance's plan, if this is one.
+    #[must_use]
+    pub fn typical(&self) -> Option<&TypicalPlan> {
+        match self {
+            Self::Typical(plan) => Some(plan),
             _ => None,
         }
     }
@@ -235,7 +248,8 @@ pub struct RoundTrace {
     pub target_calls: usize,
     /// Time spent this round.
     pub timing: Timing,
-    /// γ for the next round, for speculative and mentored decoding.
+    /// γ for the next round, for the single-sequence drafting methods (speculative,
+    /// mentored, typical; for prompt lookup the most tokens it may propose).
     pub next_gamma: Option<usize>,
     /// Why generation stopped, when it stopped in this round.
     pub finish: Option<FinishReason>,

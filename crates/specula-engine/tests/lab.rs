@@ -142,6 +142,23 @@ fn lossless_methods_follow_the_target_at_both_positions() {
 }
 
 #[test]
+fn typical_acceptance_follows_its_closed_form() {
+    let method = Method::Typical {
+        gamma: 3,
+        epsilon: 0.3,
+        delta: 1.0,
+        policy: GammaPolicy::Fixed,
+    };
+    check(method, None, 1);
+}
+
+#[test]
+fn prompt_lookup_follows_the_target() {
+    check(Method::Lookup { gamma: 3, ngram: 2 }, None, 1);
+    check(Method::Lookup { gamma: 3, ngram: 2 }, None, 2);
+}
+
+#[test]
 fn mentored_follows_its_closed_form() {
     let method = Method::Mentored {
         gamma: 3,

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{mentored, spectr_iid, speculative};
+use common::{lookup, mentored, spectr_iid, speculative, typical};
 use proptest::prelude::*;
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
@@ -50,6 +50,17 @@ fn arb_method() -> impl Strategy<Value = Method> {
             prop_oneof![-1.0_f64..1.0, Just(f64::NAN), Just(f64::INFINITY)]
         )
             .prop_map(|(g, d)| mentored(g, d)),
+        (
+            0_usize..4,
+            prop_oneof![-0.5_f64..1.5, Just(f64::NAN)],
+            prop_oneof![-1.0_f64..2.0, Just(f64::INFINITY)]
+        )
+            .prop_map(|(g, e, d)| typical(g, e, d)),
+        (
+            prop_oneof![0_usize..5, huge.clone()],
+            prop_oneof![0_usize..4, Just(usize::MAX)]
+        )
+            .prop_map(|(g, n)| lookup(g, n)),
     ]
 }
 

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use common::{Recording, all_methods, mentored, pair, spectr_iid, spectr_tree, speculative};
 use specula_core::{
     Distribution, DraftTest, KSeq, Mentored, MultiRound, Race, Residual, ResidualDraw, Speculative,
+    Typical,
 };
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{
@@ -104,7 +105,8 @@ fn check_plan<P: serde::Serialize>(recorded: Option<&P>, fresh: &P, at: &str) {
 /// speculative `min(1, t/d)`; k-Seq `min(1, t/(ρ·d))` with ρ from a fresh `KSeq`;
 /// multi-round `min(1, rᵢ/d)` over the residuals `r₀ = t`, `rᵢ = norm(max(0, rᵢ₋₁ − d))`;
 /// the race `min(1, t/r)` with `r` from a fresh `Race`; mentored `min(1, t/(α·d))`
-/// with α from a fresh `Mentored`. The plans the trace carries must equal the fresh
+/// with α from a fresh `Mentored`; typical 1 when `t > τ` with τ from a fresh `Typical`,
+/// else 0; prompt lookup `min(1, t/1)` (its draft is a point mass). The plans the trace carries must equal the fresh
 /// ones.
 fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f64]) -> Vec<f64> {
     let target = Distribution::from_probs(t.to_vec()).unwrap();
@@ -169,6 +171,21 @@ fn recomputed_accept_probs(method: &Method, step: &DepthStep, t: &[f64], d: &[f6
                 })
                 .collect()
         }
+        Method::Typical { epsilon, delta, .. } => {
+            let plan = *Typical::new(target, draft, *epsilon, *delta)
+                .unwrap()
+                .plan();
+            check_plan(step.plan.as_ref().and_then(StepPlan::typical), &plan, at);
+            tests
+                .iter()
+                .map(|x| f64::from(u8::from(d[x.token] > 0.0 && t[x.token] > plan.threshold)))
+                .collect()
+        }
+        // The proposal is a point mass: min(1, t/1).
+        Method::Lookup { .. } => {
+            assert!(tests.iter().all(|x| d[x.token] == 1.0), "{at}");
+            tests.iter().map(|x| min1(t[x.token], d[x.token])).collect()
+        }
         Method::Autoregressive => {
             assert!(tests.is_empty());
             Vec::new()
@@ -217,10 +234,19 @@ fn traces_replay_from_their_uniforms_and_distributions() {
                             "{name}: recorded accept_prob {} but the rule gives {p}",
                             test.accept_prob
                         );
-                        let u = test.uniform.expect("a sampled test records its uniform");
-                        if (u - p).abs() > 1e-12 {
-                            assert_eq!(test.accepted, u < p, "{name}: u = {u}, p = {p}");
-                            decided += 1;
+                        match test.uniform {
+                            Some(u) => {
+                                if (u - p).abs() > 1e-12 {
+                                    assert_eq!(test.accepted, u < p, "{name}: u = {u}, p = {p}");
+                                    decided += 1;
+                                }
+                            }
+                            // Typical acceptance's test is deterministic: p is 0 or 1.
+                            None => {
+                                assert!(matches!(method, Method::Typical { .. }), "{name}");
+                                assert_eq!(test.accepted, p == 1.0, "{name}");
+                                decided += 1;
+                            }
                         }
                         checked += 1;
                     }

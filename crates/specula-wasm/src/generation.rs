@@ -360,6 +360,8 @@ mod tests {
             "spectr:race",
             "multiround",
             "mentored",
+            "typical",
+            "lookup",
         ] {
             assert_eq!(greedy(method, prompt, 300).0, reference, "{method}");
         }

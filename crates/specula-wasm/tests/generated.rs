@@ -71,6 +71,7 @@ fn groups() -> Vec<Group> {
                 decl::<specula_core::KSeqPlan>(cfg),
                 decl::<specula_core::RacePlan>(cfg),
                 decl::<specula_core::MentoredPlan>(cfg),
+                decl::<specula_core::TypicalPlan>(cfg),
             ],
         ),
         (

@@ -57,7 +57,14 @@ fn every_method_reproduces_the_recorded_greedy_text() {
             "the native greedy text changed (new model init?); rerun with SPECULA_BLESS=1 if intended"
         );
     }
-    for method in ["speculative", "spectr", "multiround", "mentored"] {
+    for method in [
+        "speculative",
+        "spectr",
+        "multiround",
+        "mentored",
+        "typical",
+        "lookup",
+    ] {
         assert_eq!(
             native_greedy(method),
             reference,

@@ -20,7 +20,7 @@ runTokens: number,
  */
 position: number, 
 /**
- * Where the distribution comes from: `target`, `mentored` or a bug's name.
+ * Where the distribution comes from: `target`, `mentored`, `typical` or a bug's name.
  */
 kind: string, 
 /**
@@ -43,7 +43,7 @@ export type Exact = {
  */
 position: number, 
 /**
- * Where the distribution comes from: `target`, `mentored` or a bug's name.
+ * Where the distribution comes from: `target`, `mentored`, `typical` or a bug's name.
  */
 kind: string, 
 /**

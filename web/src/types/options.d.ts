@@ -18,8 +18,9 @@ method?: string,
  */
 selection?: string, 
 /**
- * Draft tokens per round: γ for speculative and mentored decoding, the draft length
- * L for the multi-draft methods (default [`limits::DEFAULT_GAMMA`]).
+ * Draft tokens per round: γ for speculative, mentored and typical decoding, the most
+ * tokens prompt lookup proposes, the draft length L for the multi-draft methods
+ * (default [`limits::DEFAULT_GAMMA`]).
  */
 gamma?: number, 
 /**
@@ -33,14 +34,30 @@ drafts?: number,
  */
 tree?: Array<number>, 
 /**
- * Adapt γ between rounds (speculative and mentored): +2 after a round that accepted
- * every draft, −1 otherwise.
+ * Adapt γ between rounds (speculative, mentored and typical): +2 after a round that
+ * accepted every draft, −1 otherwise.
  */
 dynamicGamma?: boolean, 
 /**
  * The KL budget D of mentored decoding, in nats per position (required there).
  */
 kl?: number, 
+/**
+ * Typical acceptance's ceiling ε on its threshold, in `[0, 1]` (typical only;
+ * default [`limits::DEFAULT_TYPICAL_EPSILON`]).
+ */
+epsilon?: number, 
+/**
+ * Typical acceptance's scale δ of `exp(−H(target))` in its threshold, from 0 to
+ * [`limits::MAX_TYPICAL_DELTA`] (typical only; default
+ * [`limits::DEFAULT_TYPICAL_DELTA`]).
+ */
+delta?: number, 
+/**
+ * The longest context suffix prompt lookup searches for, 1 to
+ * [`limits::MAX_NGRAM`] (lookup only; default [`limits::DEFAULT_NGRAM`]).
+ */
+ngram?: number, 
 /**
  * Sampling temperature; 0 is greedy (default [`limits::DEFAULT_TEMPERATURE`]).
  */
@@ -72,11 +89,12 @@ stop?: Array<string> | Array<number>,
 recordDistributions?: boolean, 
 /**
  * A deliberate bug to plant in the decoder (one of `specula_core::Bug::ALL`, by
- * name), for the lossless drafting methods.
+ * name), for the lossless methods with a draft model (speculative, spectr,
+ * multiround).
  */
 bug?: string, };
 
-export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored";
+export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored" | "typical" | "lookup";
 
 export type OptionError = { 
 /**
@@ -161,6 +179,14 @@ maxLabRuns: number,
  * [`DEFAULT_LAB_RUNS`].
  */
 defaultLabRuns: number, 
+/**
+ * [`DEFAULT_NGRAM`].
+ */
+defaultNgram: number, 
+/**
+ * [`MAX_NGRAM`].
+ */
+maxNgram: number, 
 /**
  * [`MAX_TOKENS`].
  */
@@ -277,7 +303,31 @@ klBudget: number,
 /**
  * How γ changes between rounds.
  */
-policy: GammaPolicy, };
+policy: GammaPolicy, } | { "kind": "typical", 
+/**
+ * Draft tokens per round (the starting value when the policy is dynamic).
+ */
+gamma: number, 
+/**
+ * ε, the ceiling of the threshold, in `[0, 1]`.
+ */
+epsilon: number, 
+/**
+ * δ ≥ 0, the scale of `exp(−H(target))` in the threshold.
+ */
+delta: number, 
+/**
+ * How γ changes between rounds.
+ */
+policy: GammaPolicy, } | { "kind": "lookup", 
+/**
+ * The most tokens proposed per round.
+ */
+gamma: number, 
+/**
+ * The longest suffix of the context searched for (then shorter ones, down to 1).
+ */
+ngram: number, };
 
 export type DraftShape = { "kind": "iid", 
 /**

@@ -107,7 +107,8 @@ targetCalls: number,
  */
 timing: Timing, 
 /**
- * γ for the next round, for speculative and mentored decoding.
+ * γ for the next round, for the single-sequence drafting methods (speculative,
+ * mentored, typical; for prompt lookup the most tokens it may propose).
  */
 nextGamma: number | null, 
 /**
@@ -153,7 +154,8 @@ depth: number,
 candidates: Array<number>, 
 /**
  * The candidates whose token equals the selected token: the drafts that survive to
- * the next depth (empty ends the round).
+ * the next depth (empty ends the round; typical acceptance leaves it empty after a
+ * rejection).
  */
 survivors: Array<number>, 
 /**
@@ -171,7 +173,8 @@ token: number,
 source: TokenSource, 
 /**
  * The selection rule's parameters at this depth: k-Seq's ρ and acceptance, the
- * fitted ratio race, or mentored decoding's thresholds; none for the other rules.
+ * fitted ratio race, mentored decoding's thresholds or typical acceptance's threshold;
+ * none for the other rules.
  */
 plan?: StepPlan, 
 /**
@@ -195,7 +198,7 @@ residualProbs?: Array<number>,
  */
 residualParts?: ResidualParts, };
 
-export type StepPlan = { "kind": "kseq" } & KSeqPlan | { "kind": "race" } & RacePlan | { "kind": "mentored" } & MentoredPlan;
+export type StepPlan = { "kind": "kseq" } & KSeqPlan | { "kind": "race" } & RacePlan | { "kind": "mentored" } & MentoredPlan | { "kind": "typical" } & TypicalPlan;
 
 export type BonusStep = { 
 /**
@@ -439,3 +442,21 @@ kl: number,
  * accepted and the output is the draft.
  */
 acceptsAll: boolean, };
+
+export type TypicalPlan = { 
+/**
+ * ε, the hard ceiling on the threshold (a probability).
+ */
+epsilon: number, 
+/**
+ * δ, the scale of the entropy-dependent threshold.
+ */
+delta: number, 
+/**
+ * `H(target)` in nats.
+ */
+entropy: number, 
+/**
+ * `τ = min(ε, δ·exp(−H))`: a drafted token is accepted when `target(x) > τ`.
+ */
+threshold: number, };

@@ -2,7 +2,8 @@
 //! bindings, the npm package and the page all read these (the page and the package
 //! through `limits()` of the bindings). docs/limits.md says how the limits were sized.
 
-/// The most draft tokens per round: γ for speculative and mentored decoding, L (and the
+/// The most draft tokens per round: γ for speculative, mentored and typical decoding (and
+/// the most prompt lookup proposes), L (and the
 /// depth of a tree) for the multi-draft methods.
 pub const MAX_GAMMA: usize = 64;
 /// γ (or L) when the options leave it out.
@@ -32,6 +33,12 @@ pub const MAX_TYPICAL_DELTA: f64 = 1e6;
 pub const MAX_LAB_RUNS: u64 = 1_000_000;
 /// The lab's runs when the options leave it out.
 pub const DEFAULT_LAB_RUNS: u64 = 1000;
+/// The longest context suffix (n-gram) prompt lookup searches for, when the options
+/// leave it out (then shorter ones, down to 1).
+pub const DEFAULT_NGRAM: usize = 3;
+/// The largest n-gram prompt lookup takes: each round searches the context once per
+/// length, so this bounds that work at `MAX_NGRAM` passes.
+pub const MAX_NGRAM: usize = 16;
 /// The most tokens one call may generate (past the models' context the window slides).
 pub const MAX_TOKENS: usize = 65_536;
 /// Tokens to generate when the options leave it out.
@@ -82,6 +89,10 @@ pub struct Limits {
     pub max_lab_runs: u64,
     /// [`DEFAULT_LAB_RUNS`].
     pub default_lab_runs: u64,
+    /// [`DEFAULT_NGRAM`].
+    pub default_ngram: usize,
+    /// [`MAX_NGRAM`].
+    pub max_ngram: usize,
     /// [`MAX_TOKENS`].
     pub max_tokens: usize,
     /// [`DEFAULT_MAX_TOKENS`].
@@ -117,6 +128,8 @@ pub const LIMITS: Limits = Limits {
     max_typical_delta: MAX_TYPICAL_DELTA,
     max_lab_runs: MAX_LAB_RUNS,
     default_lab_runs: DEFAULT_LAB_RUNS,
+    default_ngram: DEFAULT_NGRAM,
+    max_ngram: MAX_NGRAM,
     max_tokens: MAX_TOKENS,
     default_max_tokens: DEFAULT_MAX_TOKENS,
     max_temperature: MAX_TEMPERATURE,

@@ -22,16 +22,22 @@ pub enum MethodName {
     Multiround,
     /// Mentored decoding (lossy, KL-bounded).
     Mentored,
+    /// Typical acceptance (Medusa; lossy).
+    Typical,
+    /// Prompt lookup: n-gram drafts copied from the context, no draft model (lossless).
+    Lookup,
 }
 
 impl MethodName {
     /// Every method, in documentation order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 7] = [
         Self::Autoregressive,
         Self::Speculative,
         Self::Spectr,
         Self::Multiround,
         Self::Mentored,
+        Self::Typical,
+        Self::Lookup,
     ];
 
     /// The method's name.
@@ -43,6 +49,8 @@ impl MethodName {
             Self::Spectr => "spectr",
             Self::Multiround => "multiround",
             Self::Mentored => "mentored",
+            Self::Typical => "typical",
+            Self::Lookup => "lookup",
         }
     }
 
@@ -53,22 +61,30 @@ impl MethodName {
         matches!(self, Self::Spectr | Self::Multiround)
     }
 
-    /// Whether the method uses a draft model (and so takes `gamma`).
+    /// Whether the method drafts tokens (and so takes `gamma`): every method but
+    /// autoregressive decoding.
     #[must_use]
     pub fn drafts(self) -> bool {
         self != Self::Autoregressive
     }
 
+    /// Whether the method uses a draft model: every drafting method but prompt lookup,
+    /// which copies its drafts from the context.
+    #[must_use]
+    pub fn needs_draft_model(self) -> bool {
+        self.drafts() && self != Self::Lookup
+    }
+
     /// Whether γ is one sequence's length that can adapt (`dynamicGamma`).
     #[must_use]
     pub fn single_draft(self) -> bool {
-        matches!(self, Self::Speculative | Self::Mentored)
+        matches!(self, Self::Speculative | Self::Mentored | Self::Typical)
     }
 
-    /// Whether a deliberate bug can be planted (the lossless drafting methods).
+    /// Whether a deliberate bug can be planted (the lossless methods with a draft model).
     #[must_use]
     pub fn takes_bug(self) -> bool {
-        !matches!(self, Self::Autoregressive | Self::Mentored)
+        matches!(self, Self::Speculative | Self::Spectr | Self::Multiround)
     }
 
     /// Every name, comma-separated (for messages and help).

@@ -6,9 +6,10 @@ use specula_core::{Bug, SamplingConfig};
 use super::DecodeOptions;
 use super::error::OptionError;
 use super::limits::{
-    DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_SEED, DEFAULT_TEMPERATURE,
-    MAX_DRAFTS, MAX_GAMMA, MAX_KL, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS,
-    MAX_TOP_K,
+    DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_NGRAM, DEFAULT_SEED,
+    DEFAULT_TEMPERATURE, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_DRAFTS, MAX_GAMMA,
+    MAX_KL, MAX_NGRAM, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS, MAX_TOP_K,
+    MAX_TYPICAL_DELTA,
 };
 use super::method_name::MethodName;
 use super::number::{finite, show_number, whole, whole_usize};
@@ -85,7 +86,9 @@ impl DecodeOptions {
     ///
     /// # Errors
     /// [`OptionError`] naming the first bad option: a value out of range, an option the
-    /// method does not use, a missing prompt or KL budget, a tree that disagrees with
+    /// method does not use, a missing prompt or KL budget, a typical `epsilon` outside
+    /// `[0, 1]` or `delta` outside `[0, MAX_TYPICAL_DELTA]`, an `ngram` outside
+    /// `1..=MAX_NGRAM`, a tree that disagrees with
     /// `gamma` or `drafts`, or a round of more than [`MAX_ROUND_NODES`] draft nodes.
     pub fn resolve(&self) -> Result<Resolved, OptionError> {
         let prompt = text_prompt(self.prompt.as_ref())?;
@@ -131,6 +134,34 @@ impl DecodeOptions {
                 )
             })
             .transpose()?;
+        let epsilon = self
+            .epsilon
+            .map(|e| {
+                finite(
+                    "epsilon",
+                    e,
+                    0.0,
+                    1.0,
+                    "a probability from 0 to 1 (the ceiling of typical acceptance's threshold)",
+                )
+            })
+            .transpose()?;
+        let delta = self
+            .delta
+            .map(|d| {
+                finite(
+                    "delta",
+                    d,
+                    0.0,
+                    MAX_TYPICAL_DELTA,
+                    &format!("a number from 0 to {MAX_TYPICAL_DELTA:e} (the scale of exp(-H))"),
+                )
+            })
+            .transpose()?;
+        let ngram = self
+            .ngram
+            .map(|n| whole_usize("ngram", n, 1, MAX_NGRAM, " (the longest suffix looked up)"))
+            .transpose()?;
         let policy = if self.dynamic_gamma == Some(true) {
             GammaPolicy::Heuristic {
                 max_gamma: MAX_GAMMA,
@@ -154,6 +185,16 @@ impl DecodeOptions {
                     )
                 })?,
                 policy,
+            },
+            MethodName::Typical => Method::Typical {
+                gamma: gamma_or_default,
+                epsilon: epsilon.unwrap_or(DEFAULT_TYPICAL_EPSILON),
+                delta: delta.unwrap_or(DEFAULT_TYPICAL_DELTA),
+                policy,
+            },
+            MethodName::Lookup => Method::Lookup {
+                gamma: gamma_or_default,
+                ngram: ngram.unwrap_or(DEFAULT_NGRAM),
             },
             MethodName::Spectr | MethodName::Multiround => {
                 let drafts = match &self.tree {
@@ -238,7 +279,7 @@ impl DecodeOptions {
         given(
             self.dynamic_gamma.is_some() && !name.single_draft(),
             "dynamicGamma",
-            "methods \"speculative\" and \"mentored\"",
+            "methods \"speculative\", \"mentored\" and \"typical\"",
         )?;
         given(
             self.kl.is_some() && name != MethodName::Mentored,
@@ -246,9 +287,28 @@ impl DecodeOptions {
             "method \"mentored\"",
         )?;
         given(
+            self.epsilon.is_some() && name != MethodName::Typical,
+            "epsilon",
+            "method \"typical\"",
+        )?;
+        given(
+            self.delta.is_some() && name != MethodName::Typical,
+            "delta",
+            "method \"typical\"",
+        )?;
+        given(
+            self.ngram.is_some() && name != MethodName::Lookup,
+            "ngram",
+            "method \"lookup\"",
+        )?;
+        given(
             self.bug.is_some() && !name.takes_bug(),
             "bug",
-            "the lossless drafting methods (\"speculative\", \"spectr\" and \"multiround\")",
+            if name == MethodName::Lookup {
+                "the lossless drafting methods with a draft model (\"speculative\", \"spectr\" and \"multiround\"): \"lookup\" draws no draft to plant one in"
+            } else {
+                "the lossless drafting methods (\"speculative\", \"spectr\" and \"multiround\")"
+            },
         )
     }
 }

@@ -52,6 +52,88 @@ fn defaults_come_from_the_limits() {
 }
 
 #[test]
+fn typical_and_lookup_take_their_options_and_defaults() {
+    let r = json(r#"{"prompt":"x","method":"typical"}"#).unwrap();
+    assert_eq!(
+        r.config.method,
+        Method::Typical {
+            gamma: DEFAULT_GAMMA,
+            epsilon: DEFAULT_TYPICAL_EPSILON,
+            delta: DEFAULT_TYPICAL_DELTA,
+            policy: GammaPolicy::Fixed
+        }
+    );
+    let r =
+        json(r#"{"prompt":"x","method":"typical","epsilon":0.2,"delta":2,"dynamicGamma":true}"#)
+            .unwrap();
+    assert!(matches!(
+        r.config.method,
+        Method::Typical { epsilon, delta, policy: GammaPolicy::Heuristic { .. }, .. }
+            if epsilon == 0.2 && delta == 2.0
+    ));
+    let r = json(r#"{"prompt":"x","method":"lookup","gamma":6}"#).unwrap();
+    assert_eq!(
+        r.config.method,
+        Method::Lookup {
+            gamma: 6,
+            ngram: DEFAULT_NGRAM
+        }
+    );
+    assert!(!r.config.method.needs_draft());
+    for (text, want, needle) in [
+        (
+            r#"{"prompt":"x","method":"typical","epsilon":1.01}"#,
+            "epsilon",
+            "from 0 to 1",
+        ),
+        (
+            r#"{"prompt":"x","method":"typical","delta":-0.5}"#,
+            "delta",
+            "got -0.5",
+        ),
+        (
+            r#"{"prompt":"x","method":"lookup","ngram":0}"#,
+            "ngram",
+            "from 1 to 16",
+        ),
+        (
+            r#"{"prompt":"x","method":"lookup","ngram":17}"#,
+            "ngram",
+            "got 17",
+        ),
+        (
+            r#"{"prompt":"x","method":"speculative","ngram":2}"#,
+            "ngram",
+            "for method \"lookup\"",
+        ),
+        (
+            r#"{"prompt":"x","method":"typical","kl":0.1}"#,
+            "kl",
+            "refused rather than ignored",
+        ),
+        (
+            r#"{"prompt":"x","method":"lookup","dynamicGamma":false}"#,
+            "dynamicGamma",
+            "typical",
+        ),
+        (
+            r#"{"prompt":"x","method":"lookup","bug":"shared-uniform"}"#,
+            "bug",
+            "\"lookup\" draws no draft",
+        ),
+        (
+            r#"{"prompt":"x","method":"typical","bug":"shared-uniform"}"#,
+            "bug",
+            "lossless drafting methods",
+        ),
+    ] {
+        let (f, message) = field(text);
+        assert_eq!(f, want, "{text}");
+        assert!(message.contains(needle), "{text}: {message}");
+    }
+}
+
+#[test]
 fn every_method_builds() {
     for m in MethodName::ALL {
         let kl = if m == MethodName::Mentored {
@@ -60,7 +142,8 @@ fn every_method_builds() {
             ""
         };
         let r = json(&format!(r#"{{"prompt":"x","method":"{m}"{kl}}}"#)).unwrap();
-        assert_eq!(r.config.method.needs_draft(), m.drafts());
+        assert_eq!(r.config.method.needs_draft(), m.needs_draft_model());
+        assert_eq!(r.config.method.name(), m.as_str());
     }
 }
 
@@ -338,6 +421,9 @@ fn the_names_are_the_serialised_fields() {
         tree: Some(vec![]),
         dynamic_gamma: Some(false),
         kl: Some(0.0),
+        epsilon: Some(0.0),
+        delta: Some(0.0),
+        ngram: Some(0.0),
         temperature: Some(0.0),
         top_k: Some(0.0),
         top_p: Some(0.0),
@@ -391,6 +477,8 @@ fn leaf() -> impl Strategy<Value = Raw> {
             Just("speculative".to_owned()),
             Just("spectr".to_owned()),
             Just("mentored".to_owned()),
+            Just("typical".to_owned()),
+            Just("lookup".to_owned()),
             Just("race".to_owned()),
             Just("shared-uniform".to_owned()),
             ".{0,6}"
@@ -446,7 +534,10 @@ proptest! {
                     Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => {
                         crate::config::node_count(&drafts.branching())
                     }
-                    Method::Speculative { gamma, .. } | Method::Mentored { gamma, .. } => *gamma as u128,
+                    Method::Speculative { gamma, .. }
+                    | Method::Mentored { gamma, .. }
+                    | Method::Typical { gamma, .. }
+                    | Method::Lookup { gamma, .. } => *gamma as u128,
                     Method::Autoregressive => 0,
                 };
                 prop_assert!(nodes <= MAX_ROUND_NODES as u128);

@@ -80,6 +80,19 @@ pub fn mentored(gamma: usize, kl_budget: f64) -> Method {
     }
 }
 
+pub fn typical(gamma: usize, epsilon: f64, delta: f64) -> Method {
+    Method::Typical {
+        gamma,
+        epsilon,
+        delta,
+        policy: GammaPolicy::Fixed,
+    }
+}
+
+pub fn lookup(gamma: usize, ngram: usize) -> Method {
+    Method::Lookup { gamma, ngram }
+}
+
 /// Every method, with small shapes.
 pub fn all_methods() -> Vec<Method> {
     vec![
@@ -94,6 +107,8 @@ pub fn all_methods() -> Vec<Method> {
         race_iid(3, 2),
         race_tree(&[2, 2]),
         mentored(3, 0.05),
+        typical(3, 0.09, 0.3),
+        lookup(4, 3),
     ]
 }
 

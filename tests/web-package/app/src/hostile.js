@@ -116,12 +116,12 @@ const GENERATE_ROWS = [
       `${r.tokens} tokens ${JSON.stringify(r.text)}; from the last 128 characters: ${JSON.stringify(tail.text)}`;
   }),
   // method
-  gen("unknown method", { method: "beam" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, mentored, got "beam"'),
+  gen("unknown method", { method: "beam" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, mentored, typical, lookup, got "beam"'),
   // The former name of SpecTr with the ratio race: refused, with the way to ask for it now.
   gen("method otm (the former name)", { method: "otm" }, "method",
-    ['method must be one of autoregressive, speculative, spectr, multiround, mentored', 'the optimal selection is method "spectr" with selection "race"', 'got "otm"']),
+    ['method must be one of autoregressive, speculative, spectr, multiround, mentored, typical, lookup', 'the optimal selection is method "spectr" with selection "race"', 'got "otm"']),
   gen("method in capitals", { method: "Speculative" }, "method", 'got "Speculative"'),
-  gen("method empty", { method: "" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, mentored, got ""'),
+  gen("method empty", { method: "" }, "method", 'method must be one of autoregressive, speculative, spectr, multiround, mentored, typical, lookup, got ""'),
   gen("method a number", { method: 1 }, "method", "method must be a string, got the number 1"),
   gen("mentored without kl", { method: "mentored" }, "kl", 'kl is required: method "mentored" needs a KL budget D >= 0 in nats (0 is lossless)'),
   ...["autoregressive", "speculative", "spectr", "multiround"].map((method) => genOk(`method ${method}`, { method })),
@@ -223,7 +223,8 @@ const GENERATE_ROWS = [
 ];
 
 const LIMIT_KEYS = [
-  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "defaultTypicalEpsilon", "defaultTypicalDelta", "maxTypicalDelta", "maxTokens", "defaultMaxTokens",
+  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "defaultTypicalEpsilon", "defaultTypicalDelta", "maxTypicalDelta",
+  "maxLabRuns", "defaultLabRuns", "defaultNgram", "maxNgram", "maxTokens", "defaultMaxTokens",
   "maxTemperature", "defaultTemperature", "maxTopK", "maxKl", "maxSeed", "defaultSeed", "maxStopStrings", "maxStopChars",
 ];
 const LIMITS_ROWS = [

@@ -44,9 +44,9 @@ import {
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const same = <T extends true>(): T => true as T;
 same<Equal<Round, RoundReport>>();
-same<Equal<Method, "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored">>();
+same<Equal<Method, "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored" | "typical" | "lookup">>();
 same<Equal<Selection, "kseq" | "race">>();
-same<Equal<StepPlan["kind"], "kseq" | "race" | "mentored">>();
+same<Equal<StepPlan["kind"], "kseq" | "race" | "mentored" | "typical">>();
 same<Equal<CheckedOptions["config"], DecodeConfig>>();
 
 function describeFinish(finish: FinishReason | null): string {
@@ -71,6 +71,8 @@ function describePlan(plan: StepPlan | undefined): string {
       return ` race ${plan.acceptance}/${plan.optimum} over ${plan.selection.length} tokens, k ${plan.k}`;
     case "mentored":
       return ` alpha ${plan.alpha} beta ${plan.beta} kl ${plan.kl} <= ${plan.klBudget}`;
+    case "typical":
+      return ` threshold ${plan.threshold} = min(${plan.epsilon}, ${plan.delta}·exp(-${plan.entropy}))`;
   }
 }
 
@@ -126,6 +128,8 @@ export async function generateLoop(signal: AbortSignal): Promise<Summary> {
 
 export async function completeAndAbort(specula: Specula): Promise<string> {
   const summary = await specula.complete({ prompt: "ROMEO", method: "mentored", kl: 0.1, dynamicGamma: true });
+  void specula.complete({ prompt: "ROMEO", method: "typical", epsilon: 0.2, delta: 0.5, gamma: 3 });
+  void specula.complete({ prompt: "ROMEO", method: "lookup", ngram: 3, gamma: 4 });
   specula.abort();
   specula.terminate();
   return summary.text;
@@ -262,6 +266,8 @@ export function cachedUse(): DecodeModel {
 }
 
 export function decodeMistakes(model: DecodeModel): void {
+  // Prompt lookup needs no draft model.
+  void decode({ target: model, prompt: [1, 2, 1], method: "lookup", ngram: 2 });
   // @ts-expect-error decode() takes token ids, not text.
   void decode({ target: model, prompt: "To be" });
   // @ts-expect-error stop tokens are token ids.

@@ -1,0 +1,284 @@
+//! The two methods beside the draft-model ones: prompt lookup (n-gram drafts copied from
+//! the context, no draft model) samples the target's joint exactly; typical acceptance
+//! (Medusa) samples its own closed form at each position, which is not the target's
+//! unless its threshold is above every target probability.
+//!
+//! Every check is a chi-square over seeded runs against exact enumeration (the
+//! synthetic models' joints, or the core's closed form), with a power check beside it:
+//! the same test at the same number of runs rejects a planted deviation.
+
+mod common;
+
+use common::{chi_square_p, lookup, pair, run, typical};
+use specula_core::{Distribution, SamplingConfig, Typical, total_variation};
+use specula_engine::synthetic::{MarkovModel, exact_joint, sequence_index};
+use specula_engine::{
+    DecodeConfig, Decoder, ForwardRequest, ForwardResponse, LanguageModel, Method, ModelError,
+    generate_autoregressive,
+};
+
+const RUNS: u64 = 100_000;
+/// A correct decoder must pass the chi-square test at this level.
+const EXACT_P: f64 = 1e-4;
+/// A deviation must fail it below this level.
+const BUG_P: f64 = 1e-6;
+/// Tokens per lookup run: 3⁴ = 81 cells.
+const LENGTH: usize = 4;
+
+/// A 3-token target that mostly continues the cycle 0 → 1 → 2 → 0 (0.7), so that
+/// prompt lookup over a repetitive prompt proposes, and often has accepted, the cycle.
+fn cyclic_target() -> MarkovModel {
+    let mut probs = Vec::new();
+    for c in 0..3 {
+        for next in 0..3 {
+            probs.push(if next == (c + 1) % 3 { 0.7 } else { 0.15 });
+        }
+    }
+    MarkovModel::from_probs(3, 1, &probs).unwrap()
+}
+
+/// The target, but rows after a draft token (prefix beyond the committed context)
+/// are sharpened by `1 / temperature`: a verifier that tests prompt lookup's proposals
+/// against another distribution than the one it samples elsewhere.
+struct SkewedTarget {
+    inner: MarkovModel,
+    temperature: f32,
+}
+
+impl LanguageModel for SkewedTarget {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab()
+    }
+
+    fn forward(&mut self, request: &ForwardRequest) -> Result<ForwardResponse, ModelError> {
+        let mut response = self.inner.forward(request)?;
+        let vocab = response.vocab;
+        for (row, query) in request.queries.iter().enumerate() {
+            if query.prefix_len > request.committed_len {
+                for logit in &mut response.logits[row * vocab..(row + 1) * vocab] {
+                    *logit /= self.temperature;
+                }
+            }
+        }
+        Ok(response)
+    }
+}
+
+struct LookupRuns {
+    counts: Vec<u64>,
+    accepted: u64,
+    proposed: u64,
+    draft_calls: u64,
+}
+
+/// Counts of the first `LENGTH` tokens of prompt lookup over `RUNS` seeds.
+fn lookup_counts(method: &Method, prompt: &[u32], target: &mut impl LanguageModel) -> LookupRuns {
+    let vocab = target.vocab_size();
+    let mut runs = LookupRuns {
+        counts: vec![0; vocab.pow(LENGTH as u32)],
+        accepted: 0,
+        proposed: 0,
+        draft_calls: 0,
+    };
+    for seed in 0..RUNS {
+        let config = DecodeConfig {
+            max_new_tokens: LENGTH,
+            seed,
+            ..DecodeConfig::new(method.clone())
+        };
+        let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
+        // The driver without a draft model: a draft request would be an error.
+        let out = generate_autoregressive(&mut decoder, target).unwrap();
+        assert_eq!(out.tokens.len(), LENGTH);
+        runs.counts[sequence_index(&out.tokens, vocab)] += 1;
+        runs.accepted += out.metrics.accepted_tokens;
+        runs.proposed += out.metrics.drafted_tokens;
+        runs.draft_calls += out.metrics.draft_calls;
+    }
+    runs
+}
+
+/// Prompt lookup samples the target's joint: a cyclic target over a repetitive prompt
+/// (most rounds propose and accept), and a random order-2 target (more rejections, whose
+/// residual is the target without the proposal). No draft request is ever made.
+#[test]
+fn lookup_joint_matches_target() {
+    let sampling = SamplingConfig::default();
+    let cases: [(MarkovModel, Method); 2] = [
+        (cyclic_target(), lookup(3, 3)),
+        (MarkovModel::random(3, 2, 31, 2.0).unwrap(), lookup(4, 2)),
+    ];
+    for (mut target, method) in cases {
+        let prompt = [0, 1, 2, 0, 1, 2, 0, 1];
+        let truth = exact_joint(&target, &prompt, LENGTH, &sampling).unwrap();
+        let runs = lookup_counts(&method, &prompt, &mut target);
+        let p_value = chi_square_p(&runs.counts, &truth);
+        let acceptance = runs.accepted as f64 / runs.proposed as f64;
+        eprintln!(
+            "lookup {method:?}: p = {p_value:.4}, {} proposed, acceptance {acceptance:.3}",
+            runs.proposed
+        );
+        assert!(p_value > EXACT_P, "lookup: chi-square p-value {p_value}");
+        assert_eq!(runs.draft_calls, 0, "lookup never asks a draft model");
+        assert!(
+            runs.accepted > RUNS / 2,
+            "lookup drafts: {} accepted",
+            runs.accepted
+        );
+    }
+}
+
+/// Power: a verifier that sharpens only the rows after a proposed token (temperature
+/// 0.95 there) is rejected at the same number of runs, so the test sees deviations
+/// confined to prompt lookup's drafted positions.
+#[test]
+fn lookup_with_a_skewed_verifier_is_rejected() {
+    let sampling = SamplingConfig::default();
+    let inner = cyclic_target();
+    let prompt = [0, 1, 2, 0, 1, 2, 0, 1];
+    let truth = exact_joint(&inner, &prompt, LENGTH, &sampling).unwrap();
+    let mut skewed = SkewedTarget {
+        inner,
+        temperature: 0.95,
+    };
+    let runs = lookup_counts(&lookup(3, 3), &prompt, &mut skewed);
+    let p_value = chi_square_p(&runs.counts, &truth);
+    eprintln!("lookup with a skewed verifier: p = {p_value:e}");
+    assert!(
+        p_value < BUG_P,
+        "a skewed verifier passed with p = {p_value}"
+    );
+}
+
+/// Counts of the first generated token over `RUNS` seeds.
+fn first_token_counts(
+    method: &Method,
+    prompt: &[u32],
+    draft: &mut MarkovModel,
+    target: &mut MarkovModel,
+) -> (Vec<u64>, u64) {
+    let mut counts = vec![0_u64; target.vocab()];
+    let mut accepted = 0;
+    for seed in 0..RUNS {
+        let config = DecodeConfig {
+            // Two tokens, so that the first round drafts (one token would not).
+            max_new_tokens: 2,
+            seed,
+            ..DecodeConfig::new(method.clone())
+        };
+        let out = run(config, prompt, draft, target);
+        counts[out.tokens[0] as usize] += 1;
+        let first = &out.rounds[0];
+        accepted += u64::from(first.steps.first().is_some_and(|s| s.outcome.accepted()));
+    }
+    (counts, accepted)
+}
+
+/// Typical acceptance's first token follows the core's closed form
+/// `π = draft·1[target > τ] + (1 − R)·target`, which differs from the target (the same
+/// counts reject it); with ε = 0 every drafted token is accepted (π = draft), and a
+/// threshold above every target probability (ε = 1, δ = 10⁶) accepts nothing (π = target).
+#[test]
+fn typical_first_token_follows_its_closed_form() {
+    let sampling = SamplingConfig::default();
+    let (mut target, mut draft) = pair(6, 1, 41, 2.5);
+    let prompt = [1, 2];
+    let t = target.distribution(&prompt, &sampling).unwrap();
+    let d = draft.distribution(&prompt, &sampling).unwrap();
+    for (epsilon, delta, far_from_target) in [(0.3, 1.0, true), (0.0, 0.3, true), (1.0, 1e6, false)]
+    {
+        let rule = Typical::new(&t, &d, epsilon, delta).unwrap();
+        let analysis = rule.analysis();
+        let (counts, accepted) = first_token_counts(
+            &typical(2, epsilon, delta),
+            &prompt,
+            &mut draft,
+            &mut target,
+        );
+        let p_value = chi_square_p(&counts, &analysis.output);
+        let p_target = chi_square_p(&counts, t.probs());
+        let rate = accepted as f64 / RUNS as f64;
+        eprintln!(
+            "typical ε = {epsilon}, δ = {delta}: τ = {:.4}, acceptance {rate:.4} (closed form {:.4}), \
+             p = {p_value:.4}, p against the target = {p_target:e}, TV = {:.4}",
+            rule.plan().threshold,
+            analysis.acceptance,
+            total_variation(t.probs(), &analysis.output)
+        );
+        assert!(
+            p_value > EXACT_P,
+            "typical ε = {epsilon}: p-value {p_value}"
+        );
+        assert!(
+            (rate - analysis.acceptance).abs() < 0.01,
+            "acceptance {rate}"
+        );
+        if far_from_target {
+            assert!(
+                p_target < BUG_P,
+                "typical ε = {epsilon} fits the target: {p_target}"
+            );
+        } else {
+            assert_eq!(analysis.acceptance, 0.0);
+            assert!(p_target > EXACT_P);
+        }
+    }
+    // ε = 0: τ = 0, so the output is the draft wherever the target has mass.
+    let zero = Typical::new(&t, &d, 0.0, 0.3).unwrap().analysis();
+    assert!(total_variation(d.probs(), &zero.output) < 1e-12);
+}
+
+/// A threshold above every target probability makes typical acceptance exact over whole
+/// sequences (every drafted token is rejected and replaced by a target draw).
+#[test]
+fn typical_with_an_unreachable_threshold_is_exact() {
+    let sampling = SamplingConfig::default();
+    let (mut target, mut draft) = pair(4, 1, 42, 1.5);
+    let prompt = [1, 2];
+    let truth = exact_joint(&target, &prompt, 3, &sampling).unwrap();
+    let mut counts = vec![0_u64; 4_usize.pow(3)];
+    for seed in 0..RUNS {
+        let config = DecodeConfig {
+            max_new_tokens: 3,
+            seed,
+            ..DecodeConfig::new(typical(2, 1.0, 1e6))
+        };
+        let out = run(config, &prompt, &mut draft, &mut target);
+        assert_eq!(out.metrics.accepted_tokens, 0);
+        counts[sequence_index(&out.tokens, 4)] += 1;
+    }
+    let p_value = chi_square_p(&counts, &truth);
+    assert!(p_value > EXACT_P, "typical at τ = 1: p-value {p_value}");
+}
+
+/// The recorded plan is the core's; a rejection records the target as the residual and
+/// ends the round.
+#[test]
+fn typical_records_its_plan_and_residual() {
+    let (mut target, mut draft) = pair(5, 1, 43, 2.0);
+    let config = DecodeConfig {
+        max_new_tokens: 40,
+        record_distributions: true,
+        ..DecodeConfig::new(typical(3, 0.2, 0.5))
+    };
+    let out = run(config, &[0], &mut draft, &mut target);
+    let mut rejections = 0;
+    for round in &out.rounds {
+        for step in &round.steps {
+            let t = Distribution::from_probs(step.target_probs.clone().unwrap()).unwrap();
+            let d = Distribution::from_probs(step.draft_probs.clone().unwrap()).unwrap();
+            let fresh = *Typical::new(&t, &d, 0.2, 0.5).unwrap().plan();
+            let plan = step.plan.as_ref().and_then(|p| p.typical()).unwrap();
+            assert!((plan.threshold - fresh.threshold).abs() < 1e-12);
+            if !step.outcome.accepted() {
+                rejections += 1;
+                // A rejection ends the round, even when the target drew the drafted token.
+                assert!(step.survivors.is_empty());
+                assert_eq!(step.depth, round.steps.len());
+                assert!(round.bonus.is_none());
+                assert_eq!(step.residual_probs.as_ref(), step.target_probs.as_ref());
+            }
+        }
+    }
+    assert!(rejections > 0);
+}
