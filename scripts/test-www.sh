@@ -46,7 +46,7 @@ echo "== page tests in Chromium: $(since "$t") s; screenshots in $artifacts"
 
 if [ -n "${SPECULA_WWW_SCREENSHOTS:-}" ]; then
   mkdir -p docs/screenshots
-  for name in autoregressive speculative spectr-iid spectr-tree spectr-race multiround mentored race phone ngram lesson lab; do
+  for name in autoregressive speculative spectr-iid spectr-tree spectr-race multiround mentored typical lookup race phone ngram lesson lab; do
     cp "$artifacts/$name.png" "docs/screenshots/$name.png"
   done
   echo "== copied the screenshots into docs/screenshots/"

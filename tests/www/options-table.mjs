@@ -21,17 +21,17 @@ import { readFileSync } from "node:fs";
 const TABLE = JSON.parse(readFileSync(new URL("../options/table.json", import.meta.url), "utf8"));
 
 /** The page's settings for the options a row leaves out (controls set without events). */
-const BASE = { prompt: "ROMEO:", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 4, tree: "2,2,1", kl: 34, temperature: 1, topk: 0, topp: 1, seed: "0", maxtokens: "4", dynamic: false, speed: 6 };
+const BASE = { prompt: "ROMEO:", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 4, tree: "2,2,1", kl: 34, temperature: 1, topk: 0, topp: 1, seed: "0", maxtokens: "4", dynamic: false, epsilon: 0.09, delta: 0.3, ngram: 3, bug: "", speed: 6 };
 
 /** The sliders (no typed field: the browser clamps a slider and snaps it to its steps), the menus, the typed number fields. */
-const SLIDER = { gamma: "gamma", drafts: "drafts", temperature: "temperature", topK: "topk", topP: "topp" };
-const MENU = { method: "method", selection: "selection" };
+const SLIDER = { gamma: "gamma", drafts: "drafts", temperature: "temperature", topK: "topk", topP: "topp", epsilon: "epsilon", delta: "delta", ngram: "ngram" };
+const MENU = { method: "method", selection: "selection", bug: "bug" };
 const TYPED = { seed: "seed", maxTokens: "maxtokens" };
 /** The control that sets each option the package names in an error's field (this test's own table). */
-const CONTROL = { prompt: "prompt", method: "method", selection: "selection", gamma: "gamma", drafts: "drafts", tree: "tree", kl: "kl", dynamicGamma: "dynamic", temperature: "temperature", topK: "topk", topP: "topp", seed: "seed", maxTokens: "maxtokens" };
+const CONTROL = { prompt: "prompt", method: "method", selection: "selection", gamma: "gamma", drafts: "drafts", tree: "tree", kl: "kl", dynamicGamma: "dynamic", temperature: "temperature", topK: "topk", topP: "topp", seed: "seed", maxTokens: "maxtokens", epsilon: "epsilon", delta: "delta", ngram: "ngram", bug: "bug" };
 const controlOf = (field) => CONTROL[String(field).replace(/\[\d+\]$/, "")];
 /** The order a student sets the controls in: the method (and shape) first, since they enable the others. */
-const ORDER = ["method", "shape", "selection", "gamma", "drafts", "tree", "kl", "temperature", "topk", "topp", "dynamic"];
+const ORDER = ["method", "shape", "selection", "bug", "gamma", "drafts", "tree", "kl", "epsilon", "delta", "ngram", "temperature", "topk", "topp", "dynamic"];
 
 const NOT_RUN = /^not running: fix /;
 const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -68,7 +68,11 @@ export function pageCannot(options, page) {
     tree: multi,
     selection: method === "spectr",
     kl: method === "mentored",
-    dynamicGamma: method === "speculative" || method === "mentored",
+    dynamicGamma: ["speculative", "mentored", "typical"].includes(method),
+    epsilon: method === "typical",
+    delta: method === "typical",
+    ngram: method === "lookup",
+    bug: ["speculative", "spectr", "multiround"].includes(method),
   };
   for (const key of Object.keys(options)) if (!Object.hasOwn(sends, key)) return ["no control", `no control of the page sets "${key}"`];
   for (const [key, v] of Object.entries(options)) {
@@ -92,6 +96,10 @@ export function pageCannot(options, page) {
     if (key === "dynamicGamma" && v === false) return ["not sent", "dynamic γ unticked sends no dynamicGamma (the page sends it only when ticked)"];
   }
   if (method === "mentored" && options.kl === undefined) return ["not sent", "the D slider always sends a kl with mentored: the page cannot leave it out"];
+  for (const [key, m] of [["epsilon", "typical"], ["delta", "typical"], ["ngram", "lookup"]]) {
+    if (method === m && options[key] === undefined) return ["not sent", `the ${key} slider always sends ${key} with ${m}: the page cannot leave it out`];
+  }
+  if (options.bug === "") return ["not sent", "the bug menu's \"none\" sends no bug"];
   return null;
 }
 
@@ -135,7 +143,7 @@ export function addOptionsTableTests(tests, { browser, open, loaded, hook, check
         kl.value = was;
         return {
           sliders: Object.fromEntries(sliders.map((id) => { const el = document.getElementById(id); return [id, { min: Number(el.min), max: Number(el.max), step: Number(el.step) }]; })),
-          menus: { method: [...document.getElementById("method").options].map((o) => o.value), selection: [...document.getElementById("selection").options].map((o) => o.value) },
+          menus: Object.fromEntries(["method", "selection", "bug"].map((id) => [id, [...document.getElementById(id).options].map((o) => o.value)])),
           kls,
         };
       }, Object.values(SLIDER));

@@ -427,6 +427,8 @@ tests.screenshots = async () => {
       ["multiround", "method=multiround&gamma=4&k=3"],
       ["spectr-race", "method=spectr&selection=race&gamma=4&k=3"],
       ["mentored", "method=mentored&gamma=4&D=0.049"], // a D on the slider's log grid
+      ["typical", "method=typical&gamma=4&epsilon=0.09&delta=0.3"],
+      ["lookup", "method=lookup&gamma=4&ngram=3&prompt=ROMEO%3A%0AO%20Romeo%2C%20Romeo%2C%20wherefore%20art%20thou%20Romeo%3F%0A"],
     ]) {
       const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
       await loaded(page);

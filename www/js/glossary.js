@@ -6,6 +6,9 @@ import { $, h } from "./state.js";
 export const GLOSSARY = {
   gamma: ["γ", "γ (gamma): how many characters the draft model proposes per round."],
   k: ["k", "k: how many draft sequences are proposed in parallel for each position."],
+  epsilon: ["ε", "ε (typical acceptance): the ceiling of the threshold — a guess the target gives more than min(ε, δ·e^(−H)) is kept (Medusa uses 0.09)."],
+  delta: ["δ", "δ (typical acceptance): the scale of the entropy term — where the target is unsure (large entropy H), δ·e^(−H) is small and more guesses pass (Medusa uses 0.3)."],
+  ngram: ["n", "n (prompt lookup): the longest final stretch of the context searched for earlier in it; what followed its last occurrence becomes the guesses."],
   D: ["D", "D: the KL budget of mentored decoding — how far (in nats) the output distribution may move away from the target's at each position."],
   alpha: ["α", "α: the probability that one drafted position is accepted; the theory curves assume every position accepts with this same α."],
   c: ["c", "c: the cost of one draft-model call divided by the cost of one target-model call (measured from the engine's timing)."],
@@ -126,6 +129,8 @@ export const METHODS = {
   spectr: { lossless: true, text: (s) => DRAFTS[s.shape] + SELECTION[s.selection] },
   multiround: { lossless: true, text: (s) => `${DRAFTS[s.shape]}; at each position they are tested one after another, each against the {residual} the previous rejections left (SpecInfer).` },
   mentored: { lossless: false, text: () => "Adds a KL budget {D}: more drafts are accepted because the output may drift from the target by at most D {nats} per character." },
+  typical: { lossless: false, text: () => "Medusa's rule: a guess is kept whenever the target gives it more than min({epsilon}, {delta}·e^(−H)), H the target's entropy, and replaced by a draw from the target otherwise. Plausible guesses pass even where the target would rarely pick them." },
+  lookup: { lossless: true, text: () => "No draft model: the guesses copy what followed the last earlier occurrence of the context's final {ngram} characters (then shorter ones). A copied guess x is a sure bet of the draft, so it is kept with probability target(x), and a rejection draws from the target without x." },
 };
 
 /** The sentence of settings `s` (method, shape, selection) and its exactness, for the settings panel. */
@@ -139,7 +144,7 @@ export function describeMethod(s) {
   if (!m) return;
   const badge = h("span", m.lossless ? "lossless yes" : "lossless no", m.lossless ? "lossless" : "not lossless");
   box.append(badge, " ", rich(m.text(s)), " ",
-    m.lossless ? "The text follows the target's distribution exactly." : "The text does not follow the target exactly: it is within D of it.");
+    m.lossless ? "The text follows the target's distribution exactly." : s.method === "mentored" ? "The text does not follow the target exactly: it is within D of it." : "The text does not follow the target exactly, and nothing bounds how far it moves: the lab and the KL chart measure it.");
   box.dataset.lossless = String(m.lossless);
   box.dataset.method = s.method;
 }

@@ -79,14 +79,14 @@ async function loadModels() {
 }
 
 function wire() {
-  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree", "bug"]) {
+  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree", "bug", "epsilon", "delta", "ngram"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);
   }
   // While a slider moves, the theory charts are recomputed from the cached distributions
   // (no model runs); the models run again once it is released ("change").
-  for (const id of ["kl", "drafts", "gamma", "temperature", "topk", "topp"]) $(id).addEventListener("input", scheduleTheory);
+  for (const id of ["kl", "epsilon", "delta", "drafts", "gamma", "temperature", "topk", "topp"]) $(id).addEventListener("input", scheduleTheory);
   $("prompt").addEventListener("input", syncOutputs);
   $("prompt").addEventListener("change", settingChanged);
   $("speed").addEventListener("input", () => {

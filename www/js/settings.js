@@ -57,6 +57,9 @@ const CONTROLS = {
   tree: ["tree", "the tree"],
   dynamicGamma: ["dynamic", "dynamic γ"],
   kl: ["kl", "D"],
+  epsilon: ["epsilon", "ε"],
+  delta: ["delta", "δ"],
+  ngram: ["ngram", "n"],
   bug: ["bug", "the bug"],
   temperature: ["temperature", "temperature"],
   topK: ["topk", "top-k"],
@@ -93,6 +96,11 @@ export function applyLimits(L, bugs) {
   cap("drafts", L.maxDrafts);
   cap("temperature", L.maxTemperature);
   cap("topk", L.maxTopK);
+  cap("ngram", L.maxNgram);
+  cap("delta", L.maxTypicalDelta);
+  $("epsilon").value = String(L.defaultTypicalEpsilon);
+  $("delta").value = String(L.defaultTypicalDelta);
+  $("ngram").value = String(L.defaultNgram);
   $("gamma").value = String(L.defaultGamma);
   $("drafts").value = String(L.defaultDrafts);
   $("maxtokens").max = String(L.maxTokens);
@@ -123,6 +131,9 @@ export function settings() {
     maxTokens: readNumber("maxtokens").value ?? NaN,
     dynamicGamma: $("dynamic").checked,
     bug: $("bug").value,
+    epsilon: Number($("epsilon").value),
+    delta: Number($("delta").value),
+    ngram: Number($("ngram").value),
     source: $("source").value,
   };
 }
@@ -269,6 +280,9 @@ export function generateOptions(s) {
   if (uses("kl")) o.kl = s.kl;
   if (uses("dynamic") && s.dynamicGamma) o.dynamicGamma = true;
   if (uses("bug") && s.bug) o.bug = s.bug;
+  if (uses("epsilon")) o.epsilon = s.epsilon;
+  if (uses("delta")) o.delta = s.delta;
+  if (uses("ngram")) o.ngram = s.ngram;
   return o;
 }
 
@@ -311,7 +325,10 @@ const APPLIES = {
   tree: (s) => multi(s) && s.shape === "tree",
   selection: (s) => s.method === "spectr",
   kl: (s) => s.method === "mentored",
-  dynamic: (s) => s.method === "speculative" || s.method === "mentored",
+  dynamic: (s) => ["speculative", "mentored", "typical"].includes(s.method),
+  epsilon: (s) => s.method === "typical",
+  delta: (s) => s.method === "typical",
+  ngram: (s) => s.method === "lookup",
   // The lossless drafting methods (the package refuses a bug elsewhere).
   bug: (s) => ["speculative", "spectr", "multiround"].includes(s.method),
 };
@@ -335,7 +352,10 @@ export function syncOutputs() {
     box.classList.toggle("inactive", [...box.querySelectorAll("input, select")].every((el) => el.disabled));
   }
   $("fig-kl").hidden = s.method !== "mentored";
-  $("fig-lossy").hidden = s.method !== "mentored";
+  $("fig-lossy").hidden = s.method !== "mentored" && s.method !== "typical";
+  $("epsilon-out").textContent = s.epsilon.toFixed(2);
+  $("delta-out").textContent = s.delta.toFixed(2);
+  $("ngram-out").textContent = String(s.ngram);
   $("fig-k").hidden = !multi(s);
   describeMethod(s);
   const bits = [$("method").selectedOptions[0]?.textContent ?? s.method];
@@ -345,6 +365,8 @@ export function syncOutputs() {
   if (applies("tree", s)) bits.push(`tree ${s.tree}`);
   if (applies("kl", s)) bits.push(`D ${s.kl}`);
   if (applies("bug", s) && s.bug) bits.push(`bug ${s.bug}`);
+  if (applies("epsilon", s)) bits.push(`ε ${s.epsilon}`, `δ ${s.delta}`);
+  if (applies("ngram", s)) bits.push(`n ${s.ngram}`);
   bits.push(`T ${s.temperature}`, `seed ${$("seed").value}`, `${$("maxtokens").value} tokens`);
   $("settings-summary").textContent = bits.join(" · ");
 }
@@ -375,7 +397,7 @@ function formerMethod(given) {
  */
 export function applyParams() {
   const changed = [];
-  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models", bug: "bug" };
+  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models", bug: "bug", epsilon: "ε", delta: "δ", ngram: "n" };
   const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
   const set = (id, key) => {
     if (!params.has(key)) return;
@@ -419,6 +441,9 @@ export function applyParams() {
   set("maxtokens", "tokens");
   set("prompt", "prompt");
   set("bug", "bug");
+  set("epsilon", "epsilon");
+  set("delta", "delta");
+  set("ngram", "ngram");
   if (params.has("speed")) {
     const sp = params.get("speed");
     const i = sp === "instant" ? SPEEDS.length - 1 : SPEEDS.indexOf(Number(sp));

@@ -62,7 +62,9 @@ async function lossyCurves(pairs, s) {
     if (Number.isFinite(point[1])) typical.push(point);
   }
   const medusa = await lossyPoint(pairs, { method: "typical", epsilon: L.defaultTypicalEpsilon, delta: L.defaultTypicalDelta });
-  const here = await lossyPoint(pairs, { method: "mentored", kl: s.kl });
+  // The settings on screen, as a point on their rule's curve.
+  const own = s.method === "typical" ? { method: "typical", epsilon: s.epsilon, delta: s.delta } : { method: "mentored", kl: s.kl };
+  const here = await lossyPoint(pairs, own);
   const byAcceptance = (points) => points.sort((a, b) => a[0] - b[0]);
   hook.lossy = { mentored: byAcceptance(mentored), typical: byAcceptance(typical), medusa, here };
   lines($("chart-lossy"), {
@@ -71,7 +73,7 @@ async function lossyCurves(pairs, s) {
       { points: hook.lossy.typical, cls: "c-alt", name: "typical acceptance, τ from 1 to 0" },
     ],
     marks: [
-      { x: here[0], y: here[1], cls: "m-theory", name: `mentored D = ${s.kl}` },
+      ...(Number.isFinite(here[1]) ? [{ x: here[0], y: here[1], cls: "m-theory", name: s.method === "typical" ? `typical ε ${s.epsilon}, δ ${s.delta}` : `mentored D = ${s.kl}` }] : []),
       ...(Number.isFinite(medusa[1]) ? [{ x: medusa[0], y: medusa[1], cls: "m-measured", name: `typical ε ${L.defaultTypicalEpsilon}, δ ${L.defaultTypicalDelta}` }] : []),
     ],
     yMin: 0, label: "KL from the target vs acceptance, mentored and typical acceptance", xLabel: "P(accept)", yLabel: "KL (nats)",
@@ -201,7 +203,7 @@ async function renderTheory() {
         xLog: true, yMin: 0, yMax: 1, label: "acceptance vs KL budget D", xLabel: "D (nats, log scale; 0 at the left)", yLabel: "P(accept)",
       });
     }
-    if (s.method === "mentored") await lossyCurves(pairs, s);
+    if (s.method === "mentored" || s.method === "typical") await lossyCurves(pairs, s);
     if (MULTI_DRAFT.includes(s.method)) {
       const ks = Array.from({ length: Number($("drafts").max) }, (_, i) => i + 1);
       const kseq = [];
