@@ -1,4 +1,4 @@
-//! `specula sample --compare`: the first generated character of many runs against its
+//! `specula sample --compare`: the first (or second) generated character of many runs against its
 //! exact distribution, worked out from the models at the prompt. For a lossless method it
 //! is the target's (processed by temperature, top-k and top-p; prompt lookup included, as
 //! it is lossless); for mentored decoding and typical acceptance the closed-form output of
@@ -46,45 +46,87 @@ pub struct Comparison {
     pub tv_exact_target: f64,
 }
 
-/// One model's next-token logits after `prompt`.
-fn logits(
+/// One model's next-token logits at the end of each of `sequences` (sharing their first
+/// `committed` tokens), one row each.
+fn last_rows(
     model: &mut impl LanguageModel,
     role: Role,
-    prompt: &[u32],
-) -> Result<Vec<f64>, CliError> {
+    committed: usize,
+    sequences: Vec<Vec<u32>>,
+) -> Result<Vec<Vec<f64>>, CliError> {
+    let queries = sequences
+        .iter()
+        .enumerate()
+        .map(|(sequence, s)| Query {
+            sequence,
+            prefix_len: s.len(),
+        })
+        .collect();
     let request = ForwardRequest {
         role,
-        committed_len: prompt.len(),
-        sequences: vec![prompt.to_vec()],
-        queries: vec![Query {
-            sequence: 0,
-            prefix_len: prompt.len(),
-        }],
+        committed_len: committed,
+        sequences,
+        queries,
     };
     let response = model
         .forward(&request)
         .map_err(|e| CliError::failure(format!("the {role} model failed: {e}")))?;
-    Ok(response.logits.iter().map(|&x| f64::from(x)).collect())
+    let vocab = model.vocab_size().max(1);
+    Ok(response
+        .logits
+        .chunks(vocab)
+        .map(|row| row.iter().map(|&x| f64::from(x)).collect())
+        .collect())
 }
 
-/// The exact distribution of the first character under `config` (the engine's
-/// [`lab::exact`]), from both models' logits after `prompt`.
+/// The exact distribution of generated character `position` (1 or 2) under `config`
+/// (the engine's [`lab::exact`]), from the models' logits after `prompt` and, for the
+/// second position, after each continuation of it.
 ///
 /// # Errors
-/// A usage error naming the flag at fault for a method and bug without a closed form at
-/// one position (a bug in SpecTr or multi-round decoding, a bug at temperature 0);
-/// failures when a model fails.
-pub fn exact_first(
+/// A usage error naming the flag at fault for a method and bug without a closed form
+/// there (a bug in SpecTr or multi-round decoding, a bug at temperature 0, a lossy method
+/// or a token-level bug at the second position); failures when a model fails.
+pub fn exact(
     pair: &mut Pair,
     config: &DecodeConfig,
     prompt: &[u32],
+    position: usize,
 ) -> Result<Exact, CliError> {
-    let logits = LabLogits {
-        target: logits(&mut pair.target, Role::Target, prompt)?,
-        draft: logits(&mut pair.draft, Role::Draft, prompt)?,
+    let last = |rows: Vec<Vec<f64>>| rows.into_iter().next().unwrap_or_default();
+    let n = prompt.len();
+    let mut logits = LabLogits {
+        target: last(last_rows(
+            &mut pair.target,
+            Role::Target,
+            n,
+            vec![prompt.to_vec()],
+        )?),
+        draft: last(last_rows(
+            &mut pair.draft,
+            Role::Draft,
+            n,
+            vec![prompt.to_vec()],
+        )?),
         ..LabLogits::default()
     };
-    lab::exact(config, 1, &logits).map_err(|e| option_error(&e, "--length"))
+    let (after, alone) = lab::needs(config, position);
+    let vocab = pair.tokenizer.alphabet().len();
+    if after {
+        let contexts = lab::contexts_for_second(prompt, vocab, false);
+        logits.after_prompt = last_rows(&mut pair.target, Role::Target, n, contexts)?;
+    }
+    if alone {
+        let contexts = lab::contexts_for_second(prompt, vocab, true);
+        logits.alone = last_rows(&mut pair.target, Role::Target, 0, contexts)?;
+    }
+    lab::exact(config, position, &logits).map_err(|e| {
+        if e.field == "position" {
+            CliError::option(&e, "--position")
+        } else {
+            option_error(&e, "--length")
+        }
+    })
 }
 
 /// The comparison of `counts` with the exact distribution `exact`.

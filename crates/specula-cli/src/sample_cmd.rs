@@ -50,6 +50,11 @@ pub struct SampleArgs {
     /// samples the target directly.
     #[arg(long)]
     pub compare: bool,
+    /// With --compare: count the first (1) or the second (2) generated character. The
+    /// second has a closed form for the lossless methods and for the cache-reset bug
+    /// (docs/lab.md).
+    #[arg(long, value_name = "P", allow_hyphen_values = true)]
+    pub position: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -78,10 +83,25 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
     // nearby --seed values do not share samples.
     let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
+    let position = match (args.compare, args.position) {
+        (_, None) => 1,
+        (true, Some(p)) => specula_engine::lab::check_position(p)
+            .map_err(|e| CliError::option(&e, "--position"))?,
+        (false, Some(_)) => {
+            return Err(CliError::usage(
+                "--position counts a character for --compare; give --compare too",
+            ));
+        }
+    };
     let exact = if args.compare {
         // What the models read of the prompt, as decode::run crops it.
         let context = specula_engine::window_start(&prompt, pair.window()).to_vec();
-        Some(compare::exact_first(&mut pair, &settings.config, &context)?)
+        Some(compare::exact(
+            &mut pair,
+            &settings.config,
+            &context,
+            position,
+        )?)
     } else {
         None
     };
@@ -97,8 +117,8 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         };
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         if exact.is_some() {
-            if let Some(&first) = run.tokens.first() {
-                counts[first as usize] += 1;
+            if let Some(&token) = run.tokens.get(position - 1) {
+                counts[token as usize] += 1;
             }
             continue;
         }

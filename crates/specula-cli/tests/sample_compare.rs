@@ -128,3 +128,68 @@ fn prompt_lookup_follows_the_target() {
     assert!(num(&v, "pValue") > 1e-4, "{v}");
     assert!(num(&v, "tv") < 0.05, "{v}");
 }
+
+#[test]
+fn the_second_character_under_cache_reset_fits_its_closed_form() {
+    let v = compare(&[
+        "--method",
+        "speculative",
+        "--gamma",
+        "2",
+        "--bug",
+        "cache-reset",
+        "--position",
+        "2",
+    ]);
+    assert_eq!(v["exact"], "cache-reset", "{v}");
+    assert!(num(&v, "pValue") > 1e-4, "{v}");
+    assert!(num(&v, "tvExactTarget") > 0.03, "{v}");
+    assert!(num(&v, "targetPValue") < 1e-4, "{v}");
+    // The same runs without the bug follow the target's second character.
+    let v = compare(&["--method", "speculative", "--gamma", "2", "--position", "2"]);
+    assert_eq!(v["exact"], "target", "{v}");
+    assert!(num(&v, "pValue") > 1e-4, "{v}");
+}
+
+#[test]
+fn the_second_character_of_a_lossy_rule_is_refused_naming_the_flag() {
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args([
+            "sample",
+            "--prompt",
+            PROMPT,
+            "--length",
+            "2",
+            "--samples",
+            "10",
+            "--compare",
+            "--method",
+            "mentored",
+            "--kl",
+            "0.5",
+            "--position",
+            "2",
+        ])
+        .output()
+        .expect("specula runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--position"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args([
+            "sample",
+            "--prompt",
+            PROMPT,
+            "--samples",
+            "1",
+            "--position",
+            "2",
+        ])
+        .output()
+        .expect("specula runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--position without --compare is refused"
+    );
+}
