@@ -111,7 +111,7 @@ fn a_bug_without_a_closed_form_here_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("only with --method speculative"),
+        stderr.contains("--method must be \"speculative\" for the closed form of bug"),
         "{stderr}"
     );
 }
