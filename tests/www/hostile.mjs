@@ -183,7 +183,7 @@ export const LINKS = [
   { name: "D abc", query: "D=abc", notice: /D=abc is not a finite number; D is 0\b/ },
   { name: "D 0.05 (off the log grid)", query: "D=0.05", notice: /D=0\.05 is not on the slider .*; D is 0\.049/ },
   { name: "tokens abc", query: "tokens=abc", notice: /tokens=abc is not a finite number; tokens is empty/, values: { maxtokens: "" } },
-  { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, spectr, multiround, mentored; method is speculative/, values: { method: "speculative" } },
+  { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, spectr, multiround, mentored, typical, lookup; method is speculative/, values: { method: "speculative" } },
   // Former method names (of the page and of the package): SpecTr with that shape or selection, said in a notice.
   { name: "former method spectr-tree", query: "method=spectr-tree&tree=2,2,1", notice: /method=spectr-tree, the former name of SpecTr drafting a tree: it is now method=spectr&shape=tree/, values: { method: "spectr", shape: "tree", selection: "kseq", tree: "2,2,1" } },
   { name: "former method spectr-otm", query: "method=spectr-otm&k=3", notice: /method=spectr-otm, the former name of SpecTr with the ratio race \(the optimal selection\): it is now method=spectr&selection=race/, values: { method: "spectr", shape: "iid", selection: "race", drafts: "3" } },

@@ -118,6 +118,35 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
     }
   };
 
+  // The two methods of the lab beside the draft model: typical acceptance's threshold test
+  // (no coin) on the stage, and prompt lookup drafting with no draft model.
+  tests.typicalLookup = async () => {
+    const b = await browser();
+    try {
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=30&seed=2&method=typical&gamma=4");
+      await loaded(page);
+      await page.click("#play");
+      await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });
+      const notes = await page.$$eval("#round-notes li", (ls) => ls.map((l) => l.textContent));
+      const h = await page.evaluate(() => window.__speculaPage);
+      const tested = h.shownRounds.flatMap((r) => r.steps).filter((st) => st.plan?.kind === "typical");
+      check(tested.length > 0 && tested.every((st) => st.outcome.tests.every((t) => t.accepted === t.targetProb > st.plan.threshold)), `typical: every test keeps a draft exactly when target > τ (${tested.length} positions)`);
+      check(notes.some((n) => /threshold τ = min\(ε, δ·e\^\(−H\)\)/.test(n)) && !notes.some((n) => /greedy decoding/.test(n)), "typical: the stage explains the threshold and never calls it greedy", notes.slice(0, 6).join(" | "));
+      check(h.summary?.tokens === 30 && h.summary.metrics.draftCalls > 0, `typical: 30 characters with the draft model (${h.summary?.metrics.draftCalls} draft calls)`);
+
+      const prompt = encodeURIComponent("ROMEO:\nO Romeo, Romeo, wherefore art thou Romeo?\nROMEO:\nO Romeo, Romeo, wherefore art thou Romeo?\nRO");
+      await page.goto(page.url().replace(/\?.*$/, `?backend=cpu&speed=instant&autoplay=0&tokens=30&seed=2&method=lookup&gamma=4&ngram=3&prompt=${prompt}`));
+      await loaded(page);
+      await page.click("#play");
+      await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });
+      const m = (await page.evaluate(() => window.__speculaPage.summary))?.metrics;
+      check(m?.draftCalls === 0 && m.draftedTokens > 0 && m.acceptedTokens > 0, `lookup: drafts copied from the context with no draft call (${m?.draftedTokens} drafted, ${m?.acceptedTokens} accepted, ${m?.draftCalls} draft calls)`);
+      check(b.problems.length === 0, "typical and lookup: no CSP violations, page errors or off-origin requests", b.problems.join("; "));
+    } finally {
+      await b.close();
+    }
+  };
+
   // The two lossy rules at equal acceptance, from the cached distributions of a mentored run.
   tests.lossyCurves = async () => {
     const b = await browser();

@@ -142,7 +142,9 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
     // 3. Position by position: tests, survivors, residual.
     for (const step of trace.steps) {
       const out = step.outcome;
-      const stepGreedy = greedy || (out.tests.length > 0 && out.tests.every((x) => x.uniform === null || x.uniform === undefined));
+      // Typical acceptance tests without a coin too (target(x) > τ), but is not greedy.
+      const typical = !greedy && step.plan?.kind === "typical";
+      const stepGreedy = greedy || (!typical && out.tests.length > 0 && out.tests.every((x) => x.uniform === null || x.uniform === undefined));
       const targetArgmax = argmaxOf(step.targetProbs) ?? (out.residual ? step.token : null);
       // The selection rule's parameters at this depth, tagged by kind.
       const plan = stepGreedy ? null : step.plan;
@@ -156,13 +158,20 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         const base = step.targetProbs && step.draftProbs ? await overlap(step.targetProbs, step.draftProbs).catch(() => null) : null;
         say(`pos ${step.depth}: mentored {mAlpha|α} = ${fmt(plan.alpha, 3)}, {mBeta|β} = ${fmt(plan.beta, 3)}, {kl} = ${fmt(plan.kl, 3)} ≤ {D} = ${fmt(plan.klBudget, 3)}; acceptance ${fmt(plan.acceptance, 3)}` +
           (base !== null ? ` vs ${fmt(base, 3)} lossless (the budget bought +${fmt(plan.acceptance - base, 3)})` : "") + " (KL and D in {nats})", "mentored");
+      } else if (plan?.kind === "typical") {
+        say(`pos ${step.depth}: typical acceptance: threshold τ = min({epsilon}, {delta}·e^(−H)) = min(${fmt(plan.epsilon, 3)}, ${fmt(plan.delta, 3)}·e^(−${fmt(plan.entropy, 3)})) = ${fmt(plan.threshold, 4)}`, "mentored");
       }
       for (const test of out.tests) {
         const id = step.candidates[test.draftIndex];
         const cell = byNode.get(id);
         const limit = test.acceptProb;
-        const greedyTest = test.uniform === null || test.uniform === undefined;
-        if (cell) {
+        const greedyTest = !typical && (test.uniform === null || test.uniform === undefined);
+        if (cell && typical) {
+          const c = cell.querySelector(".coin");
+          c.replaceChildren(h("span", "", `t ${fmt(test.targetProb, 3)}`), h("span", "", `${test.accepted ? ">" : "≤"} τ`));
+          c.title = `typical acceptance: kept when the target's probability ${fmt(test.targetProb, 4)} is above the threshold τ = ${fmt(plan?.threshold, 4)} (no coin)`;
+          cell.dataset.acceptProb = String(limit);
+        } else if (cell) {
           const c = cell.querySelector(".coin");
           if (greedyTest) c.replaceChildren(h("span", "", test.accepted ? "argmax" : "≠ argmax"), h("span", "", test.accepted ? "✓" : "✗"));
           else c.replaceChildren(h("span", "", `u ${fmt(test.uniform)}`), h("span", "", `${test.accepted ? "<" : "≥"} ${fmt(limit)}`));
@@ -173,7 +182,10 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
           cell.dataset.acceptProb = String(limit);
         }
         mark(id, test.accepted ? "accepted" : "rejected");
-        if (greedyTest) {
+        if (typical) {
+          say(`pos ${step.depth}: draft '${ch(test.token)}' — target ${fmt(test.targetProb, 4)} ${test.accepted ? ">" : "≤"} τ = ${fmt(plan?.threshold, 4)} → ${test.accepted ? "accepted" : "rejected"} (no coin: the rule is deterministic)`,
+            test.accepted ? "ok" : "no");
+        } else if (greedyTest) {
           say(test.accepted
             ? `pos ${step.depth}: draft '${ch(test.token)}' is the target's {argmax} → accepted`
             : `pos ${step.depth}: draft '${ch(test.token)}' is not the target's {argmax}${targetArgmax !== null ? ` ('${ch(targetArgmax)}')` : ""} → rejected`,
@@ -209,7 +221,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
           say(`pos ${step.depth}: greedy decoding takes the target's {argmax} '${ch(step.token)}' instead`, "res");
         } else {
           emit(step.depth, step.token, "resampled", `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
-          say(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the {residual} ${residualName(out.residual.residual)} ({u} = ${fmt(out.residual.uniform, 3)})`, "res");
+          say(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the {residual} ${typical ? "(typical acceptance draws from the target itself)" : residualName(out.residual.residual)} ({u} = ${fmt(out.residual.uniform, 3)})`, "res");
           const chart = residualChart(step, step.token, ch);
           if (chart) focus.append(chart);
         }

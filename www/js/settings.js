@@ -348,6 +348,9 @@ export function syncOutputs() {
   $("speed-out").textContent = Number.isFinite(speed) ? `${speed}×` : "instant";
   // Controls that do not apply are disabled: not focusable, and they cannot start runs.
   for (const [id, on] of Object.entries(APPLIES)) $(id).disabled = !on(s);
+  // The settings of one method only are left out for the others, so the panel keeps its
+  // height and the stage stays in view.
+  for (const id of ["epsilon", "delta", "ngram"]) document.querySelector(`[data-for="${id}"]`).hidden = !APPLIES[id](s);
   for (const box of document.querySelectorAll("[data-for]")) {
     box.classList.toggle("inactive", [...box.querySelectorAll("input, select")].every((el) => el.disabled));
   }

@@ -47,8 +47,9 @@ async function lossyPoint(pairs, options) {
 /**
  * The two lossy rules side by side at equal acceptance, from the cached positions:
  * mentored decoding over its budget D, typical acceptance over its threshold τ (ε = τ
- * with δ at its largest, so the threshold is ε whatever the entropy). Mentored decoding
- * is the least KL for its acceptance, so its curve lies below typical acceptance's.
+ * with δ at its largest, so the threshold is ε whatever the entropy). At each position
+ * mentored decoding accepts the most any rule can within its KL (docs/design.md), so its
+ * curve runs above typical acceptance's.
  */
 async function lossyCurves(pairs, s) {
   const L = S.pkg.LIMITS;
@@ -67,16 +68,20 @@ async function lossyCurves(pairs, s) {
   const here = await lossyPoint(pairs, own);
   const byAcceptance = (points) => points.sort((a, b) => a[0] - b[0]);
   hook.lossy = { mentored: byAcceptance(mentored), typical: byAcceptance(typical), medusa, here };
+  // Drawn as acceptance against KL on a log axis (0 at its left, past the break), like the
+  // acceptance-vs-D chart beside it; KL below 1e-4 nats would only stretch the axis.
+  const drawn = (points) => points.filter(([, kl]) => kl === 0 || kl >= 1e-4).map(([a, kl]) => [kl, a]);
+  const mark = (point, cls, name) => (Number.isFinite(point[1]) && (point[1] === 0 || point[1] >= 1e-4) ? [{ x: point[1], y: point[0], cls, name }] : []);
   lines($("chart-lossy"), {
     curves: [
-      { points: hook.lossy.mentored, cls: "c-theory", name: "mentored, D from 0 to 3" },
-      { points: hook.lossy.typical, cls: "c-alt", name: "typical acceptance, τ from 1 to 0" },
+      { points: drawn(hook.lossy.mentored), cls: "c-theory", name: "mentored, D from 0 to 3" },
+      { points: drawn(hook.lossy.typical), cls: "c-alt", name: "typical, τ from 1 to 0" },
     ],
     marks: [
-      ...(Number.isFinite(here[1]) ? [{ x: here[0], y: here[1], cls: "m-theory", name: s.method === "typical" ? `typical ε ${s.epsilon}, δ ${s.delta}` : `mentored D = ${s.kl}` }] : []),
-      ...(Number.isFinite(medusa[1]) ? [{ x: medusa[0], y: medusa[1], cls: "m-measured", name: `typical ε ${L.defaultTypicalEpsilon}, δ ${L.defaultTypicalDelta}` }] : []),
+      ...mark(here, "m-theory", s.method === "typical" ? `ε ${s.epsilon}, δ ${s.delta}` : `D = ${s.kl}`),
+      ...mark(medusa, "m-measured", `Medusa's ε ${L.defaultTypicalEpsilon}, δ ${L.defaultTypicalDelta}`),
     ],
-    yMin: 0, label: "KL from the target vs acceptance, mentored and typical acceptance", xLabel: "P(accept)", yLabel: "KL (nats)",
+    xLog: true, yMin: 0, yMax: 1, label: "acceptance vs KL from the target, mentored decoding and typical acceptance", xLabel: "KL(target ‖ output), nats (log scale; 0 at the left)", yLabel: "P(accept)",
   });
 }
 
