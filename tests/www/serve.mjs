@@ -1,6 +1,7 @@
 // A minimal static file server for the built page (no dependencies): 127.0.0.1 only.
 // Usage as a module: `const { url, close } = await serve(dir, { mounts, port })`;
 // as a command: `node tests/www/serve.mjs DIR [PORT]`.
+// `cache: true` lets the browser cache every file for an hour (the first-load benchmark).
 // `mounts` maps a URL prefix to another directory (used in development to serve the
 // npm package's dist/ at /specula/ without a Trunk build).
 import { createServer } from "node:http";
@@ -22,7 +23,7 @@ const TYPES = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-export function serve(root, { mounts = {}, port = 0 } = {}) {
+export function serve(root, { mounts = {}, port = 0, cache = false } = {}) {
   const roots = Object.entries(mounts)
     .map(([prefix, dir]) => [prefix, resolve(dir)])
     .sort((a, b) => b[0].length - a[0].length);
@@ -51,7 +52,9 @@ export function serve(root, { mounts = {}, port = 0 } = {}) {
       res.writeHead(200, {
         "content-type": TYPES[extname(file)] ?? "application/octet-stream",
         "content-length": size,
-        "cache-control": "no-store",
+        // The tests want every load fresh; the first-load benchmark measures a warm HTTP
+        // cache too, as a deployment with caching headers would give.
+        "cache-control": cache ? "max-age=3600" : "no-store",
       });
       createReadStream(file).pipe(res);
     } catch {

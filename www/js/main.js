@@ -68,6 +68,8 @@ async function loadModels() {
     progress.textContent = "models ready";
     showBackend(S.backend);
     hook.loaded = true;
+    // For the first-load benchmark (scripts/bench-first-load.mjs): navigation → models ready.
+    performance.mark("specula:ready");
     $("race").disabled = false;
     if (S.run?.source === "recorded" && hook.finished) setRunState("recorded run finished — press Play or Reset to run the models live");
     scheduleTheory();

@@ -47,6 +47,10 @@ export function clearOutput(prompt) {
 
 export function appendOutput(trace, roundIndex) {
   const out = $("output");
+  // For the first-load benchmark: the first character the models generated on this page.
+  if (S.run?.source === "live" && trace.emitted.length && !performance.getEntriesByName("specula:first-char").length) {
+    performance.mark("specula:first-char");
+  }
   trace.emitted.forEach((token, i) => {
     const ch = S.alphabet[token] ?? "?";
     const source = trace.sources[i];
