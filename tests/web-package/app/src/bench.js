@@ -55,9 +55,29 @@ export async function bench(state, note) {
         meanAcceptanceLength: mean(all.map((x) => x.summary.summary.meanAcceptanceLength)),
         targetCalls: sum((x) => x.summary.metrics.targetCalls),
         draftCalls: sum((x) => x.summary.metrics.draftCalls),
+        // The engine's own clock inside wasm (performance.now() around each model call and
+        // around its own work), summed over the runs: no worker messages in these.
+        targetMsPerCall: sum((x) => x.summary.metrics.timing.targetNanos) / 1e6 / sum((x) => x.summary.metrics.targetCalls),
+        draftMsPerCall: sum((x) => x.summary.metrics.draftCalls) ? sum((x) => x.summary.metrics.timing.draftNanos) / 1e6 / sum((x) => x.summary.metrics.draftCalls) : null,
+        engineMsPerRound: sum((x) => x.summary.metrics.timing.selectionNanos) / 1e6 / sum((x) => x.summary.metrics.rounds),
+        rounds: sum((x) => x.summary.metrics.rounds),
       };
       state.results.push(row);
       note(JSON.stringify(row));
+    }
+    // The theoretical factor from the measured α and c beside the measured speedup: c is
+    // a draft call over a one-position target call (autoregressive's).
+    const rows = state.results.filter((r) => r.backend === s.backend.backend && r.draftBackend === s.backend.draftBackend);
+    const base = rows.find((r) => r.method === "autoregressive");
+    for (const r of rows) {
+      const gamma = METHODS.find((m) => m.name === r.method)?.gamma;
+      if (!gamma || !base || r.acceptanceRate === null) continue;
+      const a = r.acceptanceRate;
+      r.costRatio = r.draftMsPerCall / base.targetMsPerCall;
+      r.verifyCostRatio = r.targetMsPerCall / base.targetMsPerCall;
+      r.theoryFactor = (1 - a ** (gamma + 1)) / ((1 - a) * (gamma * r.costRatio + 1));
+      r.measuredSpeedup = r.medianTokensPerSecond / base.medianTokensPerSecond;
+      note(`${r.method}: α ${a.toFixed(3)}, c ${r.costRatio.toFixed(3)}, target γ+1 / 1 position ${r.verifyCostRatio.toFixed(2)}, engine ${r.engineMsPerRound.toFixed(3)} ms/round; theory ${r.theoryFactor.toFixed(2)}×, measured ${r.measuredSpeedup.toFixed(2)}×`);
     }
     s.terminate();
   }
