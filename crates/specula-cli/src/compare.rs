@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 use specula_engine::lab::{self, Exact, Fit, LabLogits};
-use specula_engine::{DecodeConfig, ForwardRequest, LanguageModel, Query, Role};
+use specula_engine::{DecodeConfig, ForwardRequest, LanguageModel, Role};
 
 use crate::decode_args::option_error;
 use crate::error::CliError;
@@ -54,20 +54,7 @@ fn last_rows(
     committed: usize,
     sequences: Vec<Vec<u32>>,
 ) -> Result<Vec<Vec<f64>>, CliError> {
-    let queries = sequences
-        .iter()
-        .enumerate()
-        .map(|(sequence, s)| Query {
-            sequence,
-            prefix_len: s.len(),
-        })
-        .collect();
-    let request = ForwardRequest {
-        role,
-        committed_len: committed,
-        sequences,
-        queries,
-    };
+    let request = ForwardRequest::last_positions(role, committed, sequences);
     let response = model
         .forward(&request)
         .map_err(|e| CliError::failure(format!("the {role} model failed: {e}")))?;

@@ -61,6 +61,27 @@ pub struct ForwardRequest {
 }
 
 impl ForwardRequest {
+    /// A request for the next-token logits at the end of each of `sequences`, which
+    /// share their first `committed_len` tokens: one query per sequence, in order (the
+    /// lab's closed forms ask for these).
+    #[must_use]
+    pub fn last_positions(role: Role, committed_len: usize, sequences: Vec<Vec<u32>>) -> Self {
+        let queries = sequences
+            .iter()
+            .enumerate()
+            .map(|(sequence, s)| Query {
+                sequence,
+                prefix_len: s.len(),
+            })
+            .collect();
+        Self {
+            role,
+            committed_len,
+            sequences,
+            queries,
+        }
+    }
+
     /// The tokens a query conditions on, or `None` if the query points outside its
     /// sequence (never for requests made by the engine).
     #[must_use]

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use specula_engine::lab::{self, Exact, LabLogits, LabRequest, RUN_TOKENS};
 use specula_engine::options::{DecodeOptions, raw_from_js};
-use specula_engine::{ForwardRequest, Query, Role};
+use specula_engine::{ForwardRequest, Role};
 use wasm_bindgen::JsValue;
 
 use crate::error::{Result, WasmError};
@@ -42,24 +42,6 @@ pub(crate) fn request(
     Ok(lab::lab_request(options, position, runs)?)
 }
 
-/// One query at the end of each of `sequences`, all sharing `committed` tokens.
-fn last_rows(role: Role, committed: usize, sequences: Vec<Vec<u32>>) -> ForwardRequest {
-    let queries = sequences
-        .iter()
-        .enumerate()
-        .map(|(sequence, s)| Query {
-            sequence,
-            prefix_len: s.len(),
-        })
-        .collect();
-    ForwardRequest {
-        role,
-        committed_len: committed,
-        sequences,
-        queries,
-    }
-}
-
 fn rows(logits: Vec<f32>, vocab: usize) -> Vec<Vec<f64>> {
     logits
         .chunks(vocab)
@@ -90,7 +72,10 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
     models.reset();
     let mut answer = async |role: Role, committed: usize, sequences: Vec<Vec<u32>>| {
         let response = models
-            .forward(role, &last_rows(role, committed, sequences))
+            .forward(
+                role,
+                &ForwardRequest::last_positions(role, committed, sequences),
+            )
             .await?;
         Ok::<_, WasmError>(rows(response.logits, vocab))
     };
