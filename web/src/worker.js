@@ -8,6 +8,8 @@
 //                   round {round} | done {summary | value} | abort {summary | value}
 //                   | runs {value} (sample's running counts)
 //                   error {error: {name, message, code, field}}
+import * as fullGlue from "./wasm/specula_wasm.js";
+import * as cpuGlue from "./wasm-cpu/specula_wasm.js";
 import { fetchWithProgress } from "./weights.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
@@ -23,12 +25,11 @@ const DEFAULT_URLS = {
   targetWeights: new URL("./weights/target.bpk", import.meta.url).href,
 };
 
-// Each module's JS glue (wasm-bindgen's output differs between the two builds), imported
-// only when that module is first needed; literal specifiers so that bundlers emit both.
-const GLUE = {
-  full: () => import("./wasm/specula_wasm.js"),
-  cpu: () => import("./wasm-cpu/specula_wasm.js"),
-};
+// Each module's JS glue (wasm-bindgen's output differs between the two builds). Imported
+// statically, not with import(): a bundler's default worker format (Vite's "iife") cannot
+// split a worker into chunks. The glue is small (14 and 8 KB gzip); only the chosen
+// module's .wasm is downloaded, on first use.
+const GLUE = { full: fullGlue, cpu: cpuGlue };
 
 // The requests answered by one call into the wasm module, no models needed: their exports.
 const MATH = { plan: "plan", check: "validateGenerateOptions", theory: "theory", retarget: "retarget" };
@@ -77,10 +78,10 @@ function ensureWasm(id, urls, kind) {
   if (!modules[kind]) {
     const url = kind === "cpu" ? urls.wasmCpu : urls.wasm;
     const ready = (async () => {
-      const [bytes, exports] = await Promise.all([
-        fetchWithProgress(url, "specula_wasm_bg.wasm", undefined, (p) => post({ type: "progress", id, ...p })),
-        GLUE[kind](),
-      ]);
+      const bytes = await fetchWithProgress(url, "specula_wasm_bg.wasm", undefined, (p) =>
+        post({ type: "progress", id, ...p }),
+      );
+      const exports = GLUE[kind];
       try {
         wasmMemory[kind] = (await exports.default({ module_or_path: bytes })).memory;
       } catch (error) {
