@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Builds the npm package `specula` and packs it with `npm pack`:
-#   1. the wasm crate for wasm32 (release profile, or $SPECULA_WEB_PROFILE),
-#   2. JS bindings with the wasm-bindgen CLI pinned to Cargo.lock (target "web": no
+#   1. the wasm crate for wasm32 twice (release profile, or $SPECULA_WEB_PROFILE): the full
+#      module (WebGPU and CPU) into dist/wasm/ and, with --no-default-features, the CPU-only
+#      module into dist/wasm-cpu/ (the worker loads it for backend "cpu", for "auto" without
+#      a WebGPU adapter, and for the math calls),
+#   2. JS bindings of each with the wasm-bindgen CLI pinned to Cargo.lock (target "web": no
 #      bundler plugin needed),
 #   3. wasm-opt from npm binaryen 132 with explicit feature flags, never Debian's binaryen:
-#      SPECULA_WASM_OPT = O1 (default) | O2 | Os | Oz | off. -O1 takes ~1.5 min on the 26 MB
-#      module and gives the smallest gzip; -Oz takes ~5 min and only shrinks the raw size,
+#      SPECULA_WASM_OPT = O1 (default) | O2 | Os | Oz | off. -O1 takes ~1.5 min on the 24 MB
+#      full module (~20 s on the CPU-only one) and gives the smallest gzip; -Oz takes ~5 min
+#      and only shrinks the raw size,
 #   4. the weights: crates/specula-model/weights/ (or $SPECULA_WEIGHTS_DIR); when no trained
 #      pair exists yet, a seeded untrained pair of the bundled shapes, made by the module
 #      itself in Node,
@@ -25,31 +29,42 @@ stage="$out/package"
 ensure_wasm_target
 ensure_wasm_bindgen
 
-t=$(date +%s)
-cargo build --locked --target wasm32-unknown-unknown --profile "$profile" -p specula-wasm
-echo "== wasm build: $(since "$t") s" >&2
 dir="$profile"
 [ "$profile" = dev ] && dir=debug
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/$dir/specula_wasm.wasm"
+level="${SPECULA_WASM_OPT:-O1}"
+if [ "$level" != off ]; then ensure_binaryen; fi
 
 rm -rf "$stage"
-mkdir -p "$stage/dist/wasm" "$stage/dist/weights"
-t=$(date +%s)
-wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section \
-  --out-dir "$stage/dist/wasm" "$wasm"
-bg="$stage/dist/wasm/specula_wasm_bg.wasm"
-level="${SPECULA_WASM_OPT:-O1}"
-if [ "$level" != off ]; then
-  ensure_binaryen
-  # The features rustc enables for wasm32-unknown-unknown, plus the SIMD that some
-  # dependencies use; --all-features would let binaryen emit encodings (compact imports)
-  # that browsers reject.
-  wasm-opt "-$level" --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
-    --enable-sign-ext --enable-reference-types --enable-multivalue --enable-simd \
-    -o "$bg.opt" "$bg"
-  mv "$bg.opt" "$bg"
-fi
-echo "== bindings and wasm-opt: $(since "$t") s" >&2
+mkdir -p "$stage/dist/weights"
+
+# One module: `cargo build` with the given flags, then bindings and wasm-opt into
+# $stage/dist/<name>. The two builds share $wasm's path, so each is bound before the next.
+module() {
+  local name="$1" t bg
+  shift
+  t=$(date +%s)
+  cargo build --locked --target wasm32-unknown-unknown --profile "$profile" -p specula-wasm "$@"
+  echo "== wasm build ($name): $(since "$t") s" >&2
+  t=$(date +%s)
+  mkdir -p "$stage/dist/$name"
+  wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section \
+    --out-dir "$stage/dist/$name" "$wasm"
+  bg="$stage/dist/$name/specula_wasm_bg.wasm"
+  if [ "$level" != off ]; then
+    # The features rustc enables for wasm32-unknown-unknown, plus the SIMD that some
+    # dependencies use; --all-features would let binaryen emit encodings (compact imports)
+    # that browsers reject.
+    wasm-opt "-$level" --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
+      --enable-sign-ext --enable-reference-types --enable-multivalue --enable-simd \
+      -o "$bg.opt" "$bg"
+    mv "$bg.opt" "$bg"
+  fi
+  echo "== bindings and wasm-opt ($name): $(since "$t") s" >&2
+}
+
+module wasm
+module wasm-cpu --no-default-features
 
 cp web/package.json web/README.md "$stage/"
 cp web/src/index.js web/src/errors.js web/src/decode.js web/src/cached-model.js web/src/limits.js web/src/worker.js web/src/weights.js \
@@ -78,5 +93,9 @@ bash scripts/build-decode.sh "$stage/dist/decode-wasm"
 
 (cd "$stage" && npm pack --silent --pack-destination "$out" >/dev/null)
 tarball="$out/specula-$(node -p 'require("./web/package.json").version').tgz"
-echo "== sizes: wasm $(stat -c %s "$bg") bytes, gzip $(gzip -9 -c "$bg" | wc -c) bytes; weights $(cat "$stage"/dist/weights/*.bpk | wc -c) bytes" >&2
+for name in wasm wasm-cpu; do
+  bg="$stage/dist/$name/specula_wasm_bg.wasm"
+  echo "== sizes: $name/ $(stat -c %s "$bg") bytes, gzip -9 $(gzip -9 -c "$bg" | wc -c) bytes" >&2
+done
+echo "== sizes: weights $(cat "$stage"/dist/weights/*.bpk | wc -c) bytes" >&2
 echo "$tarball"

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Every test of the browser side, with its own set-up; exits non-zero on the first failure.
 #   1. set-up: wasm32 target, wasm-bindgen-cli pinned to Cargo.lock, Chromium + chromedriver
-#   2. wasm-bindgen tests in Node: plan(), option validation, the CPU model in wasm
+#   2. wasm-bindgen tests in Node: plan(), option validation, the CPU model in wasm, in the
+#      full module and in the CPU-only one (--no-default-features: no WebGPU stack, backend
+#      "webgpu" refused with backend_unavailable, "auto" on the CPU)
 #   3. wasm-bindgen tests in headless Chromium with WebGPU: WebGPU greedy == native greedy
 #      == CPU-in-wasm greedy, speculative == autoregressive, lost device -> CPU, abort, busy;
 #      the few-row WebGPU kernels (crates/specula-kernels) == burn's matmul
-#   4. the npm package (scripts/build-web.sh), plan() == `specula plan --json`, the
+#   4. the npm package (scripts/build-web.sh: both modules), plan() == `specula plan --json`
+#      in the CPU-only module (where the package's math calls run), the
 #      options table (tests/options/table.json) with the CLI's verdicts, codes and fields,
 #      and decode() in Node over synthetic models (tests/web-package/decode.mjs:
 #      sequence-level exactness of every method, power, greedy, bad models and options)
@@ -48,6 +51,11 @@ wasm_test() {
     $(printf -- '--test %s ' "$@")
 }
 
+# The Node tests again on the CPU-only module (the package's dist/wasm-cpu/).
+wasm_test_cpu_only() {
+  wasm_test node --no-default-features
+}
+
 browser_test() {
   CHROMEDRIVER=/usr/bin/chromedriver \
     WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/crates/specula-wasm/webdriver.json" \
@@ -65,7 +73,7 @@ plan_vs_cli() {
   local cli="$CARGO_TARGET_DIR/release/specula"
   # scripts/test.sh has built it by now; building it here only when run alone.
   [ -x "$cli" ] || cargo build --locked --release -p specula-cli
-  node tests/web-package/plan-vs-cli.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm" "$cli"
+  node tests/web-package/plan-vs-cli.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm-cpu" "$cli"
 }
 
 app="$CARGO_TARGET_DIR/specula-web/app"
@@ -98,6 +106,8 @@ app_run() {
 
 wasm_clippy() {
   cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm -p specula-kernels -p specula-decode --all-targets -- -D warnings
+  # The CPU-only module's code (no `webgpu` feature).
+  cargo clippy --locked --target wasm32-unknown-unknown -p specula-wasm -p specula-kernels --all-targets --no-default-features -- -D warnings
 }
 
 step "set-up (installs)" setup
@@ -105,9 +115,10 @@ if [ "${SPECULA_WEB_CLIPPY:-1}" != 0 ]; then
   step "clippy for wasm32" wasm_clippy
 fi
 step "wasm-bindgen tests in Node" wasm_test node
+step "wasm-bindgen tests in Node, CPU-only module (--no-default-features)" wasm_test_cpu_only
 step "wasm-bindgen tests in Chromium + WebGPU" browser_test
 step "package build (wasm, bindings, wasm-opt, npm pack)" package
-step "plan() vs specula plan --json" plan_vs_cli
+step "plan() vs specula plan --json (CPU-only module)" plan_vs_cli
 step "the options table in the wasm module (Node)" node tests/web-package/options-table.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm"
 step "decode() in Node: exactness, power, refusals" node tests/web-package/decode.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"
 step "decode() through cachedModel(), the transformers.js adapter's pattern (Node)" node tests/web-package/decode-adapter.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"

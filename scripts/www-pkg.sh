@@ -4,8 +4,8 @@
 #   - SPECULA_WWW_PKG=DIR: copy an already built package dist/ (no wasm build at all);
 #   - otherwise builds the package with scripts/build-web.sh into $SPECULA_WEB_OUT
 #     (default $CARGO_TARGET_DIR/specula-web), but only when its inputs changed: the
-#     wasm artifact from `cargo build` (a no-op when up to date), web/src, the weights and
-#     SPECULA_WASM_OPT. wasm-opt alone takes ~1.5 min, so this keeps `trunk serve` quick.
+#     wasm artifacts from `cargo build` (full and CPU-only; a no-op when up to date),
+#     web/src, the weights and SPECULA_WASM_OPT. wasm-opt alone takes ~1.5 min, so this keeps `trunk serve` quick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/web-tools.sh
@@ -18,9 +18,13 @@ else
   weights="${SPECULA_WEIGHTS_DIR:-crates/specula-model/weights}"
   ensure_wasm_target
   ensure_wasm_bindgen
-  cargo build --locked --target wasm32-unknown-unknown --release -p specula-wasm >&2
   wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/specula_wasm.wasm"
+  # Both modules share that path: each is hashed right after its build.
+  cargo build --locked --target wasm32-unknown-unknown --release -p specula-wasm >&2
+  full="$(sha256sum "$wasm")"
+  cargo build --locked --target wasm32-unknown-unknown --release -p specula-wasm --no-default-features >&2
   stamp="$( {
+    echo "$full"
     sha256sum "$wasm" web/package.json web/src/*
     sha256sum "$weights"/* 2>/dev/null || true
     echo "wasm-opt ${SPECULA_WASM_OPT:-O1}"
@@ -33,7 +37,7 @@ else
   fi
   src="$out/package/dist"
 fi
-[ -f "$src/index.js" ] && [ -f "$src/wasm/specula_wasm_bg.wasm" ] || {
+[ -f "$src/index.js" ] && [ -f "$src/wasm/specula_wasm_bg.wasm" ] && [ -f "$src/wasm-cpu/specula_wasm_bg.wasm" ] || {
   echo "error: no built package dist/ at $src" >&2
   exit 1
 }

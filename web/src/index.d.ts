@@ -51,6 +51,7 @@ export type {
   MethodName,
   Metrics,
   MetricsSummary,
+  ModuleKind,
   OptionError,
   PlanMethod,
   PlanReport,
@@ -133,8 +134,18 @@ export interface LoadOptions {
   onProgress?: (progress: Progress) => void;
   /** Where draft.json, draft.bpk, target.json, target.bpk and manifest.json live (default: bundled with the package). */
   weightsUrl?: string | URL;
-  /** Where specula_wasm_bg.wasm lives (default: bundled with the package). */
+  /**
+   * Where the full module's specula_wasm_bg.wasm (WebGPU and CPU) lives (default: bundled
+   * with the package, dist/wasm/). Given without `wasmCpuUrl`, this module serves every
+   * backend and the math calls.
+   */
   wasmUrl?: string | URL;
+  /**
+   * Where the CPU-only module's specula_wasm_bg.wasm lives (default: bundled with the
+   * package, dist/wasm-cpu/): loaded for backend "cpu", for "auto" when the browser gives no
+   * WebGPU adapter, and for plan(), theory(), retarget() and checkOptions().
+   */
+  wasmCpuUrl?: string | URL;
 }
 
 /**

@@ -129,12 +129,12 @@ function checkLoadOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw optionError("options", `load options must be an object, got ${describe(options)}`);
   }
-  const { backend = "auto", draftBackend = "same", onProgress, weightsUrl, wasmUrl, ...unknown } = options;
+  const { backend = "auto", draftBackend = "same", onProgress, weightsUrl, wasmUrl, wasmCpuUrl, ...unknown } = options;
   const extra = Object.keys(unknown);
   if (extra.length > 0) {
     throw optionError(
       extra[0],
-      `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, draftBackend, onProgress, weightsUrl, wasmUrl`,
+      `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, draftBackend, onProgress, weightsUrl, wasmUrl, wasmCpuUrl`,
     );
   }
   if (!BACKENDS.includes(backend)) {
@@ -152,12 +152,16 @@ function checkLoadOptions(options) {
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);
   }
-  for (const [name, value] of [["weightsUrl", weightsUrl], ["wasmUrl", wasmUrl]]) {
+  for (const [name, value] of [
+    ["weightsUrl", weightsUrl],
+    ["wasmUrl", wasmUrl],
+    ["wasmCpuUrl", wasmCpuUrl],
+  ]) {
     if (value !== undefined && typeof value !== "string" && !(value instanceof URL)) {
       throw optionError(name, `${name} must be a string or URL, got ${describe(value)}`);
     }
   }
-  return { backend, draftBackend, onProgress, weightsUrl, wasmUrl };
+  return { backend, draftBackend, onProgress, weightsUrl, wasmUrl, wasmCpuUrl };
 }
 
 /** `f()`, or an "invalid_option" SpeculaError naming the option when `new URL` refuses it. */
@@ -169,7 +173,7 @@ function resolving(name, value, f) {
   }
 }
 
-function urlsFor({ weightsUrl, wasmUrl }) {
+function urlsFor({ weightsUrl, wasmUrl, wasmCpuUrl }) {
   const urls = {};
   if (weightsUrl !== undefined) {
     // A URL with an opaque path (data:, blob:) parses but cannot have files under it.
@@ -189,6 +193,12 @@ function urlsFor({ weightsUrl, wasmUrl }) {
   }
   if (wasmUrl !== undefined) {
     urls.wasm = resolving("wasmUrl", wasmUrl, () => new URL(String(wasmUrl), globalThis.location?.href).href);
+    // A caller who serves only the full module gets it for everything (the worker's
+    // moduleFor): the package's CPU-only module may not be served next to it.
+    if (wasmCpuUrl === undefined) urls.wasmCpu = null;
+  }
+  if (wasmCpuUrl !== undefined) {
+    urls.wasmCpu = resolving("wasmCpuUrl", wasmCpuUrl, () => new URL(String(wasmCpuUrl), globalThis.location?.href).href);
   }
   return urls;
 }
@@ -259,7 +269,7 @@ export class Specula {
     return (await this.channel.request({ type: "detokenize", tokens: Array.from(tokens ?? []) })).value;
   }
 
-  /** Where the models run: `{ backend: "webgpu" | "cpu", draftBackend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason }`. */
+  /** Where the models run: `{ backend: "webgpu" | "cpu", draftBackend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason, module: "full" | "cpu" }`. */
   get backend() {
     return this.backendInfo;
   }

@@ -1,4 +1,5 @@
-// The Web Worker that owns the wasm module and the models, so the page never freezes.
+// The Web Worker that owns the wasm module (the full one or the CPU-only one) and the models,
+// so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
 //   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort
 //                   | sample {options, position, runs} | memory
@@ -7,12 +8,16 @@
 //                   round {round} | done {summary | value} | abort {summary | value}
 //                   | runs {value} (sample's running counts)
 //                   error {error: {name, message, code, field}}
-import init, { Engine, fit, plan, retarget, theory, validateGenerateOptions } from "./wasm/specula_wasm.js";
+import * as fullGlue from "./wasm/specula_wasm.js";
+import * as cpuGlue from "./wasm-cpu/specula_wasm.js";
 import { fetchWithProgress } from "./weights.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
 const DEFAULT_URLS = {
+  // The full module: WebGPU (wgpu, CubeCL, the few-row kernels) and the CPU.
   wasm: new URL("./wasm/specula_wasm_bg.wasm", import.meta.url).href,
+  // The CPU-only module (built without the `webgpu` feature): a quarter of the download.
+  wasmCpu: new URL("./wasm-cpu/specula_wasm_bg.wasm", import.meta.url).href,
   manifest: new URL("./weights/manifest.json", import.meta.url).href,
   draftMeta: new URL("./weights/draft.json", import.meta.url).href,
   draftWeights: new URL("./weights/draft.bpk", import.meta.url).href,
@@ -20,15 +25,23 @@ const DEFAULT_URLS = {
   targetWeights: new URL("./weights/target.bpk", import.meta.url).href,
 };
 
-// The requests answered by one call into the wasm module, no models needed.
-const MATH = { plan, check: validateGenerateOptions, theory, retarget };
+// Each module's JS glue (wasm-bindgen's output differs between the two builds). Imported
+// statically, not with import(): a bundler's default worker format (Vite's "iife") cannot
+// split a worker into chunks. The glue is small (14 and 8 KB gzip); only the chosen
+// module's .wasm is downloaded, on first use.
+const GLUE = { full: fullGlue, cpu: cpuGlue };
 
-let wasmReady = null; // Promise<void> once the module is being initialised
+// The requests answered by one call into the wasm module, no models needed: their exports.
+const MATH = { plan: "plan", check: "validateGenerateOptions", theory: "theory", retarget: "retarget" };
+
+const modules = {}; // "full" | "cpu" -> Promise<the initialised glue's exports>
+let glue = null; // the glue of the module that holds `engine`
+let engineModule = null; // "full" | "cpu": which module holds `engine`
 let engine = null; // Engine once load() succeeded
 let loading = false;
 let running = null; // id of the running generation or sample
 let sampleAborted = false; // set by "abort" while sample() runs (start() clears the engine's flag)
-let wasmMemory = null; // the module's memory, for the soak test's "memory" request
+const wasmMemory = {}; // each module's memory, for the soak test's "memory" request
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
 
@@ -52,29 +65,66 @@ function fail(id, error) {
   post({ type: "error", id, error: errorPayload(error) });
 }
 
-function ensureWasm(id, urls) {
-  if (!wasmReady) {
-    wasmReady = (async () => {
-      const bytes = await fetchWithProgress(urls.wasm, "specula_wasm_bg.wasm", undefined, (p) =>
+/**
+ * The module to use: `wanted` ("full" | "cpu"), except that a caller who gave only
+ * `wasmUrl` (urls.wasmCpu null) has one module, the full one, for everything.
+ */
+function moduleFor(urls, wanted) {
+  return wanted === "cpu" && urls.wasmCpu ? "cpu" : "full";
+}
+
+/** The initialised glue of module `kind` ("full" | "cpu"), downloading it on first use. */
+function ensureWasm(id, urls, kind) {
+  if (!modules[kind]) {
+    const url = kind === "cpu" ? urls.wasmCpu : urls.wasm;
+    const ready = (async () => {
+      const bytes = await fetchWithProgress(url, "specula_wasm_bg.wasm", undefined, (p) =>
         post({ type: "progress", id, ...p }),
       );
+      const exports = GLUE[kind];
       try {
-        wasmMemory = (await init({ module_or_path: bytes })).memory;
+        wasmMemory[kind] = (await exports.default({ module_or_path: bytes })).memory;
       } catch (error) {
         // Bytes that do not compile or link (another file, another build): a bad download,
         // not a bug in Specula.
         throw Object.assign(
-          new Error(`specula_wasm_bg.wasm from ${urls.wasm} is not the specula WebAssembly module: ${error.message}`),
+          new Error(`specula_wasm_bg.wasm from ${url} is not the specula WebAssembly module: ${error.message}`),
           { code: "download_failed" },
         );
       }
+      return exports;
     })();
+    modules[kind] = ready;
     // A failed download may be retried by the next request.
-    wasmReady.catch(() => {
-      wasmReady = null;
+    ready.catch(() => {
+      if (modules[kind] === ready) delete modules[kind];
     });
   }
-  return wasmReady;
+  return modules[kind];
+}
+
+/**
+ * Why `backend: "auto"` cannot use WebGPU here (so the CPU-only module will do), or null
+ * when the browser gives an adapter. The full module probes again and may still fall back.
+ */
+async function noAdapter() {
+  const gpu = self.navigator?.gpu;
+  if (!gpu || typeof gpu.requestAdapter !== "function") {
+    return "navigator.gpu is missing (this browser or context has no WebGPU)";
+  }
+  try {
+    return (await gpu.requestAdapter()) ? null : "navigator.gpu.requestAdapter() returned no adapter";
+  } catch (error) {
+    return `navigator.gpu.requestAdapter() failed: ${error?.message ?? error}`;
+  }
+}
+
+/** The module a math request uses: the one already there (the engine's first), else the CPU one. */
+function mathModule(urls) {
+  if (engineModule) return engineModule;
+  if (modules.cpu) return "cpu";
+  if (modules.full) return "full";
+  return moduleFor(urls, "cpu");
 }
 
 // Lets queued messages (an abort) in between rounds; a MessageChannel hop is not
@@ -96,7 +146,10 @@ async function load(id, { backend, draftBackend, urls: given }) {
   loading = true;
   try {
     const urls = { ...DEFAULT_URLS, ...(given ?? {}) };
-    await ensureWasm(id, urls);
+    // The CPU-only module when the CPU is asked for, or when "auto" finds no adapter.
+    const cpuReason = backend === "cpu" ? "" : backend === "auto" ? await noAdapter() : null;
+    const kind = moduleFor(urls, cpuReason === null ? "full" : "cpu");
+    const exports = await ensureWasm(id, urls, kind);
     let sizes = {};
     try {
       const manifest = await (await fetch(urls.manifest)).json();
@@ -117,7 +170,7 @@ async function load(id, { backend, draftBackend, urls: given }) {
       get("targetWeights", "target.bpk"),
     ]);
     const text = new TextDecoder();
-    const next = new Engine();
+    const next = new exports.Engine();
     let info;
     try {
       // Checks each SHA-256, builds both models, picks WebGPU or the CPU.
@@ -135,6 +188,10 @@ async function load(id, { backend, draftBackend, urls: given }) {
     }
     engine?.free();
     engine = next;
+    glue = exports;
+    engineModule = kind;
+    // The CPU-only module's own reason is that it has no WebGPU; the cause is the browser's.
+    if (cpuReason && kind === "cpu") info.reason = cpuReason;
     post({ type: "ready", id, backend: info, alphabet: engine.alphabet() });
   } finally {
     loading = false;
@@ -176,7 +233,7 @@ async function generate(id, options) {
 
 /** sample()'s running result: the exact distribution, the counts so far and their fit. */
 function lab(exact, counts, done) {
-  return { ...exact, ...fit(counts, exact.expected, exact.target), counts: counts.slice(), done };
+  return { ...exact, ...glue.fit(counts, exact.expected, exact.target), counts: counts.slice(), done };
 }
 
 // How often sample() reports its counts (milliseconds): often enough for a live chart,
@@ -241,7 +298,7 @@ self.onmessage = async (event) => {
           type: "done",
           id,
           value: {
-            wasmBytes: wasmMemory?.buffer.byteLength ?? 0,
+            wasmBytes: Object.values(wasmMemory).reduce((sum, m) => sum + m.buffer.byteLength, 0),
             jsHeapBytes: self.performance?.memory?.usedJSHeapSize ?? null,
           },
         });
@@ -267,11 +324,14 @@ self.onmessage = async (event) => {
       case "plan":
       case "check":
       case "theory":
-      case "retarget":
-        // The closed forms, and the checks engine.start() makes before it needs the models.
-        await ensureWasm(id, { ...DEFAULT_URLS, ...(rest.urls ?? {}) });
-        post({ type: "done", id, value: MATH[type](rest.options) });
+      case "retarget": {
+        // The closed forms, and the checks engine.start() makes before it needs the models:
+        // in the module already here, else the CPU-only one (the smaller download).
+        const urls = { ...DEFAULT_URLS, ...(rest.urls ?? {}) };
+        const exports = await ensureWasm(id, urls, mathModule(urls));
+        post({ type: "done", id, value: exports[MATH[type]](rest.options) });
         break;
+      }
       default:
         throw Object.assign(new Error(`unknown message type ${JSON.stringify(type)}`), {
           code: "internal",

@@ -17,31 +17,32 @@
 //!   positions per row).
 //!
 //! Each declines (`None`) what it does not handle, and the caller falls back to burn. Only
-//! the browser build has kernels; elsewhere every function declines every call.
+//! the browser build with the `webgpu` feature (the default) has kernels; elsewhere, and in
+//! the CPU-only wasm module, every function declines every call.
 #![deny(missing_docs)]
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod attention;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod batched;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod dense;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod launch;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod layer_norm;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(all(target_arch = "wasm32", feature = "webgpu")))]
 mod native;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 pub use attention::attention;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 pub use batched::batched_matmul;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 pub use dense::{dense, dense_gelu, dense_residual};
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 pub use layer_norm::layer_norm;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(all(target_arch = "wasm32", feature = "webgpu")))]
 pub use native::{attention, batched_matmul, dense, dense_gelu, dense_residual, layer_norm};
 
 /// Keys and values of a cached part, `[1 or rows, heads, len, head_dim]` each.

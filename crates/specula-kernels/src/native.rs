@@ -1,5 +1,6 @@
-//! Outside the browser build there are no kernels: each function has the browser build's
-//! signature and declines every call, so the callers compile unchanged and use burn.
+//! Outside the browser build (or without the `webgpu` feature) there are no kernels: each
+//! function has the browser build's signature and declines every call, so the callers
+//! compile unchanged and use burn.
 
 use burn::tensor::Tensor;
 

@@ -21,7 +21,8 @@
 //!
 //! Features: `rayon` (threaded CPU kernels and `set_cpu_threads`), `simd` and `x86-v4`
 //! (AVX-512 matmul, chosen at run time) are on by default; `wgpu` adds
-//! [`Backend::Wgpu`]. A wasm build takes `default-features = false`.
+//! [`Backend::Wgpu`]; `webgpu` (off by default) gives the browser build the few-row
+//! WebGPU kernels of `specula-kernels`. A wasm build takes `default-features = false`.
 #![deny(missing_docs)]
 
 mod backend;

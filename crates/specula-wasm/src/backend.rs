@@ -1,9 +1,13 @@
 //! Choosing where the models run: WebGPU (burn-wgpu) when the browser gives an adapter,
 //! otherwise burn's CPU backend (`flex`) inside wasm. WebGPU is probed from JavaScript
 //! first because wgpu panics instead of erroring when there is none, and burn's WebGPU
-//! runtime is initialised once per page: a second init fails.
+//! runtime is initialised once per page: a second init fails. A module built without the
+//! `webgpu` feature (the CPU-only module) has no WebGPU at all: `auto` is the CPU and
+//! `webgpu` a `backend_unavailable` error.
 
+#[cfg(feature = "webgpu")]
 use std::cell::RefCell;
+#[cfg(feature = "webgpu")]
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,7 +27,7 @@ pub(crate) fn gpu_lost() -> bool {
 }
 
 /// Marks the GPU device lost (the browser's callback).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(all(target_arch = "wasm32", feature = "webgpu")), allow(dead_code))]
 pub(crate) fn mark_gpu_lost() {
     GPU_LOST.store(true, Ordering::Relaxed);
 }
@@ -53,6 +57,26 @@ impl BackendChoice {
         ];
         one_of("backend", name, Self::Auto, &choices)
     }
+}
+
+/// Which build of the wasm module answers: the full one (WebGPU and CPU) or the CPU-only
+/// one (built without the `webgpu` feature; a smaller download).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ModuleKind {
+    /// WebGPU (burn-wgpu, CubeCL, the few-row kernels) and the CPU.
+    Full,
+    /// The CPU only: `backend: "webgpu"` is refused.
+    Cpu,
+}
+
+impl ModuleKind {
+    /// This build's kind.
+    pub const THIS: Self = if cfg!(feature = "webgpu") {
+        Self::Full
+    } else {
+        Self::Cpu
+    };
 }
 
 /// Where the draft model runs, asked for at `load`.
@@ -95,6 +119,8 @@ pub struct BackendInfo {
     pub is_fallback_adapter: Option<bool>,
     /// Why the models are not on WebGPU when `auto` was asked, or why they left it.
     pub reason: Option<String>,
+    /// Which wasm module runs them: `"full"` (WebGPU and CPU) or `"cpu"` (CPU-only).
+    pub module: ModuleKind,
 }
 
 impl BackendInfo {
@@ -107,11 +133,13 @@ impl BackendInfo {
             adapter: None,
             is_fallback_adapter: None,
             reason,
+            module: ModuleKind::THIS,
         }
     }
 }
 
 /// The GPU adapter as the browser describes it.
+#[cfg(feature = "webgpu")]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Adapter {
     pub(crate) name: String,
@@ -119,6 +147,7 @@ pub(crate) struct Adapter {
 }
 
 /// The state of the page's one WebGPU runtime.
+#[cfg(feature = "webgpu")]
 enum WebGpu {
     Idle,
     Starting,
@@ -126,6 +155,7 @@ enum WebGpu {
     Failed(String),
 }
 
+#[cfg(feature = "webgpu")]
 thread_local! {
     static WEBGPU: Rc<RefCell<WebGpu>> = Rc::new(RefCell::new(WebGpu::Idle));
 }
@@ -133,11 +163,34 @@ thread_local! {
 /// The device and backend report for `choice`, initialising WebGPU on first use.
 ///
 /// # Errors
-/// [`WasmError::Backend`] when `webgpu` was asked for and cannot be had.
+/// [`WasmError::Backend`] when `webgpu` was asked for and cannot be had (always, in the
+/// CPU-only module).
 pub(crate) async fn select(choice: BackendChoice) -> Result<(Device, BackendInfo)> {
-    if choice == BackendChoice::Cpu {
-        return Ok((Device::flex(), BackendInfo::cpu(choice, None)));
+    match choice {
+        BackendChoice::Cpu => Ok((Device::flex(), BackendInfo::cpu(choice, None))),
+        #[cfg(feature = "webgpu")]
+        BackendChoice::Auto | BackendChoice::WebGpu => select_webgpu(choice).await,
+        #[cfg(not(feature = "webgpu"))]
+        BackendChoice::Auto => Ok((
+            Device::flex(),
+            BackendInfo::cpu(choice, Some(CPU_ONLY.into())),
+        )),
+        #[cfg(not(feature = "webgpu"))]
+        BackendChoice::WebGpu => Err(WasmError::Backend(format!(
+            "backend \"webgpu\" is not available: {CPU_ONLY}; use backend \"cpu\" or \"auto\", or \
+             load the full module (the npm package does for \"webgpu\")"
+        ))),
     }
+}
+
+/// Why the CPU-only module never uses WebGPU.
+#[cfg(not(feature = "webgpu"))]
+const CPU_ONLY: &str =
+    "this is the CPU-only wasm module (built without the `webgpu` feature), which has no WebGPU";
+
+/// [`select`] for `auto` and `webgpu` in the full module.
+#[cfg(feature = "webgpu")]
+async fn select_webgpu(choice: BackendChoice) -> Result<(Device, BackendInfo)> {
     match webgpu().await {
         Ok((device, adapter)) => Ok((
             device,
@@ -148,6 +201,7 @@ pub(crate) async fn select(choice: BackendChoice) -> Result<(Device, BackendInfo
                 adapter: Some(adapter.name),
                 is_fallback_adapter: adapter.is_fallback,
                 reason: None,
+                module: ModuleKind::THIS,
             },
         )),
         Err(reason) if choice == BackendChoice::Auto => {
@@ -159,6 +213,7 @@ pub(crate) async fn select(choice: BackendChoice) -> Result<(Device, BackendInfo
     }
 }
 
+#[cfg(feature = "webgpu")]
 async fn webgpu() -> std::result::Result<(Device, Adapter), String> {
     if gpu_lost() {
         return Err("the WebGPU device was lost earlier on this page".into());
@@ -181,7 +236,7 @@ async fn webgpu() -> std::result::Result<(Device, Adapter), String> {
     result
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 async fn init() -> std::result::Result<(Device, Adapter), String> {
     use burn::tensor::wgpu::WgpuBackend;
 
@@ -197,7 +252,7 @@ async fn init() -> std::result::Result<(Device, Adapter), String> {
     Ok((device, adapter))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "webgpu"))]
 async fn init() -> std::result::Result<(Device, Adapter), String> {
     Err("WebGPU exists only in the browser build".into())
 }

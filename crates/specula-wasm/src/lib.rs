@@ -16,6 +16,9 @@
 //!   ([`WasmError`]) and, for a refused option, the `field` it names.
 //! - A lost GPU device (or a GPU model failure) moves both models to the CPU; the decoder
 //!   keeps its tokens, so no text is lost.
+//! - The `webgpu` feature (default) builds the full module; without it the module is
+//!   CPU-only ([`ModuleKind`]): no wgpu, CubeCL or kernels, `backend: "webgpu"` is refused
+//!   with `backend_unavailable` and `"auto"` is the CPU.
 #![deny(missing_docs)]
 
 mod backend;
@@ -27,7 +30,7 @@ mod error;
 mod fields;
 mod forward;
 mod generation;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod gpu_probe;
 mod js_options;
 mod js_value;
@@ -40,7 +43,7 @@ pub mod untrained;
 use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-pub use backend::{BackendChoice, BackendInfo, DraftBackend};
+pub use backend::{BackendChoice, BackendInfo, DraftBackend, ModuleKind};
 pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};

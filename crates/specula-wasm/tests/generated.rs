@@ -83,6 +83,7 @@ fn groups() -> Vec<Group> {
                 decl::<specula_engine::MetricsSummary>(cfg),
                 decl::<specula_wasm::BackendInfo>(cfg),
                 decl::<specula_wasm::BackendChoice>(cfg),
+                decl::<specula_wasm::ModuleKind>(cfg),
                 decl::<specula_wasm::TheoryCurves>(cfg),
             ],
         ),

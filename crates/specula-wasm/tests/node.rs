@@ -7,8 +7,10 @@ mod common;
 mod wasm_support;
 
 use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
+use specula_engine::ErrorCode;
 use specula_wasm::{
-    BackendChoice, DraftBackend, Engine, plan, retarget, theory, validate_generate_options,
+    BackendChoice, DraftBackend, Engine, ModuleKind, plan, retarget, theory,
+    validate_generate_options,
 };
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -274,6 +276,43 @@ async fn the_draft_backend_option_is_checked_and_reported() {
     assert_eq!((info.backend, info.draft_backend), ("cpu", "cpu"));
     let reported = stringify(&engine.backend_info().expect("info"));
     assert_eq!(reported["draftBackend"], "cpu", "{reported}");
+    engine
+        .start_with(&common::greedy("speculative"))
+        .expect("starts");
+    assert_eq!(run_to_end(&engine).await, common::expected_text());
+}
+
+/// Node has no WebGPU, and the CPU-only module (`--no-default-features`) none at all:
+/// `webgpu` is a typed refusal, `auto` the CPU, and the report names the module.
+#[wasm_bindgen_test]
+async fn the_module_reports_its_kind_and_webgpu_is_refused_without_a_gpu() {
+    let engine = Engine::new();
+    let bundles = || {
+        specula_wasm::untrained::untrained_bundles(
+            common::SEED,
+            specula_wasm::untrained::Size::Test,
+        )
+        .expect("bundles")
+    };
+    let err = engine
+        .load_bundles(BackendChoice::WebGpu, DraftBackend::Same, bundles())
+        .await
+        .expect_err("no WebGPU here");
+    assert_eq!(err.code(), ErrorCode::BackendUnavailable, "{err}");
+    let cpu_only = ModuleKind::THIS == ModuleKind::Cpu;
+    let needle = if cpu_only {
+        "CPU-only"
+    } else {
+        "navigator.gpu"
+    };
+    assert!(err.to_string().contains(needle), "{err}");
+    let info = load_untrained(&engine, BackendChoice::Auto).await;
+    assert_eq!((info.backend, info.module), ("cpu", ModuleKind::THIS));
+    let reason = info.reason.unwrap_or_default();
+    assert!(reason.contains(needle), "{reason}");
+    let reported = stringify(&engine.backend_info().expect("info"));
+    let module = if cpu_only { "cpu" } else { "full" };
+    assert_eq!(reported["module"], module, "{reported}");
     engine
         .start_with(&common::greedy("speculative"))
         .expect("starts");

@@ -146,9 +146,15 @@ isFallbackAdapter: boolean | null,
 /**
  * Why the models are not on WebGPU when `auto` was asked, or why they left it.
  */
-reason: string | null, };
+reason: string | null, 
+/**
+ * Which wasm module runs them: `"full"` (WebGPU and CPU) or `"cpu"` (CPU-only).
+ */
+module: ModuleKind, };
 
 export type BackendChoice = "auto" | "webgpu" | "cpu";
+
+export type ModuleKind = "full" | "cpu";
 
 export type TheoryCurves = { 
 /**

@@ -141,7 +141,7 @@ const GENERATE_ROWS = [
   gen("kl 0 with speculative", { kl: 0 }, "kl", unused("kl", "speculative", 'method "mentored"')),
   gen("gamma with autoregressive", { method: "autoregressive", gamma: 4 }, "gamma", unused("gamma", "autoregressive", 'the drafting methods (every method but "autoregressive")')),
   gen("gamma 0 with autoregressive (unused before range)", { method: "autoregressive", gamma: 0 }, "gamma", 'gamma does not apply to method "autoregressive"'),
-  gen("dynamicGamma false with spectr", { method: "spectr", dynamicGamma: false }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative" and "mentored"')),
+  gen("dynamicGamma false with spectr", { method: "spectr", dynamicGamma: false }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative", "mentored" and "typical"')),
   gen("dynamicGamma false with autoregressive", { method: "autoregressive", dynamicGamma: false }, "dynamicGamma", 'dynamicGamma does not apply to method "autoregressive"'),
   gen("tree with speculative", { tree: [2] }, "tree", unused("tree", "speculative", MULTI_DRAFT)),
   genOk("unused options given as null", { method: "autoregressive", selection: null, gamma: null, drafts: null, tree: null, kl: null, dynamicGamma: null, bug: null }),
@@ -185,7 +185,7 @@ const GENERATE_ROWS = [
   // dynamicGamma, recordDistributions
   gen("dynamicGamma a string", { dynamicGamma: "yes" }, "dynamicGamma", 'dynamicGamma must be true or false, got the string "yes"'),
   gen("dynamicGamma 1", { dynamicGamma: 1 }, "dynamicGamma", "dynamicGamma must be true or false, got the number 1"),
-  gen("dynamicGamma for spectr", { method: "spectr", dynamicGamma: true }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative" and "mentored"')),
+  gen("dynamicGamma for spectr", { method: "spectr", dynamicGamma: true }, "dynamicGamma", unused("dynamicGamma", "spectr", 'methods "speculative", "mentored" and "typical"')),
   genOk("dynamicGamma for speculative", { dynamicGamma: true, gamma: L.maxGamma, maxTokens: 4 }),
   genOk("dynamicGamma false for mentored", { method: "mentored", kl: 0.1, dynamicGamma: false }),
   gen("recordDistributions a string", { recordDistributions: "true" }, "recordDistributions", 'recordDistributions must be true or false, got the string "true"'),

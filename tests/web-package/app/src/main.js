@@ -189,6 +189,8 @@ async function main() {
   const cpuProgress = [];
   const cpu = await Specula.load({ backend: "cpu", onProgress: (p) => cpuProgress.push(p) });
   check(cpu.backend.backend === "cpu", `cpu: backend ${JSON.stringify(cpu.backend)}`);
+  // backend "cpu" loads the CPU-only module (dist/wasm-cpu/), not the full one.
+  check(cpu.backend.module === "cpu", `cpu: the CPU-only module ${JSON.stringify(cpu.backend)}`);
   check(cpuProgress.some((p) => p.file === "target.bpk" && p.loaded === p.total && p.total > 0), "cpu: weight download progress reported");
 
   const greedy = { prompt: PROMPT, maxTokens: 8, temperature: 0 };
@@ -216,6 +218,7 @@ async function main() {
   if (wantGpu) {
     const gpu = await Specula.load({ backend: "webgpu" });
     check(gpu.backend.backend === "webgpu" && gpu.backend.adapter, `webgpu: backend ${JSON.stringify(gpu.backend)}`);
+    check(gpu.backend.module === "full", `webgpu: the full module ${JSON.stringify(gpu.backend)}`);
     const gpuSpec = [];
     for await (const round of gpu.generate({ ...greedy, method: "speculative", gamma: 3 })) gpuSpec.push(round);
     check(gpuSpec.every((r) => r.backend === "webgpu"), "webgpu: every round ran on WebGPU");
@@ -234,6 +237,14 @@ async function main() {
       "webgpu + cpu draft: speculative greedy == CPU greedy",
     );
     hybrid.terminate();
+
+    // "auto" with an adapter: the worker's probe finds it and loads the full module.
+    const auto = await Specula.load({ backend: "auto" });
+    check(
+      auto.backend.backend === "webgpu" && auto.backend.module === "full" && auto.backend.requested === "auto",
+      `auto with an adapter: WebGPU in the full module ${JSON.stringify(auto.backend)}`,
+    );
+    auto.terminate();
   }
   cpu.terminate();
   state.ok = state.failures.length === 0;
