@@ -10,7 +10,7 @@
 //                   error {error: {name, message, code, field}}
 import * as fullGlue from "./wasm/specula_wasm.js";
 import * as cpuGlue from "./wasm-cpu/specula_wasm.js";
-import { fetchWithProgress } from "./weights.js";
+import { fetchWithProgress, streamWithProgress } from "./weights.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
 const DEFAULT_URLS = {
@@ -78,12 +78,13 @@ function ensureWasm(id, urls, kind) {
   if (!modules[kind]) {
     const url = kind === "cpu" ? urls.wasmCpu : urls.wasm;
     const ready = (async () => {
-      const bytes = await fetchWithProgress(url, "specula_wasm_bg.wasm", undefined, (p) =>
+      // Compiled while it downloads (instantiateStreaming inside the glue's init).
+      const response = await streamWithProgress(url, "specula_wasm_bg.wasm", (p) =>
         post({ type: "progress", id, ...p }),
       );
       const exports = GLUE[kind];
       try {
-        wasmMemory[kind] = (await exports.default({ module_or_path: bytes })).memory;
+        wasmMemory[kind] = (await exports.default({ module_or_path: response })).memory;
       } catch (error) {
         // Bytes that do not compile or link (another file, another build): a bad download,
         // not a bug in Specula.
@@ -149,25 +150,31 @@ async function load(id, { backend, draftBackend, urls: given }) {
     // The CPU-only module when the CPU is asked for, or when "auto" finds no adapter.
     const cpuReason = backend === "cpu" ? "" : backend === "auto" ? await noAdapter() : null;
     const kind = moduleFor(urls, cpuReason === null ? "full" : "cpu");
-    const exports = await ensureWasm(id, urls, kind);
-    let sizes = {};
-    try {
-      const manifest = await (await fetch(urls.manifest)).json();
-      sizes = manifest.files ?? {};
-    } catch {
-      // Sizes only improve progress reports; Content-Length is the fallback.
-    }
-    const report = (p) => post({ type: "progress", id, ...p });
-    // The most bytes a description or a weight file may have: specula-model's
-    // MAX_META_BYTES, and two bytes per parameter of its MAX_PARAMS plus
-    // WEIGHTS_SLACK_BYTES (docs/limits.md); the wasm module checks the exact sizes.
-    const limit = (name) => (name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20));
-    const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, limit(name));
-    const [draftMeta, draftWeights, targetMeta, targetWeights] = await Promise.all([
-      get("draftMeta", "draft.json"),
-      get("draftWeights", "draft.bpk"),
-      get("targetMeta", "target.json"),
-      get("targetWeights", "target.bpk"),
+    // The weights download while the module downloads and compiles.
+    const weights = (async () => {
+      let sizes = {};
+      try {
+        const manifest = await (await fetch(urls.manifest)).json();
+        sizes = manifest.files ?? {};
+      } catch {
+        // Sizes only improve progress reports; Content-Length is the fallback.
+      }
+      const report = (p) => post({ type: "progress", id, ...p });
+      // The most bytes a description or a weight file may have: specula-model's
+      // MAX_META_BYTES, and two bytes per parameter of its MAX_PARAMS plus
+      // WEIGHTS_SLACK_BYTES (docs/limits.md); the wasm module checks the exact sizes.
+      const limit = (name) => (name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20));
+      const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, limit(name));
+      return Promise.all([
+        get("draftMeta", "draft.json"),
+        get("draftWeights", "draft.bpk"),
+        get("targetMeta", "target.json"),
+        get("targetWeights", "target.bpk"),
+      ]);
+    })();
+    const [exports, [draftMeta, draftWeights, targetMeta, targetWeights]] = await Promise.all([
+      ensureWasm(id, urls, kind),
+      weights,
     ]);
     const text = new TextDecoder();
     const next = new exports.Engine();
