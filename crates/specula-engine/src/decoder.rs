@@ -5,6 +5,9 @@
 //! One round is: `Draft` requests, one per draft depth (none for autoregressive
 //! decoding), then one `Target` request carrying every position to verify; supplying the
 //! target's logits runs the selection and returns the round's [`RoundTrace`].
+//!
+//! Under parallel drafting (`parallel`) the next round's drafts are drawn while the
+//! target verifies this round.
 
 use std::fmt;
 use std::time::Duration;
@@ -13,7 +16,11 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use specula_core::Bug;
 
+mod parallel;
 mod response;
+
+use parallel::Early;
+pub use parallel::ParallelBug;
 
 use crate::clock::{Clock, NoClock};
 use crate::config::{DecodeConfig, GammaPolicy, Method, Rule};
@@ -22,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::gamma::GammaController;
 use crate::lookup;
 use crate::metrics::Metrics;
-use crate::request::{ForwardResponse, Role, Step};
+use crate::request::{ForwardRequest, ForwardResponse, Role, Step};
 use crate::round::select_round;
 use crate::stopping::{Detokenizer, FinishReason, Stopper};
 use crate::trace::{DraftNode, RoundTrace, Timing, TokenCounts, TokenSource};
@@ -59,6 +66,29 @@ struct RoundState {
     draft_calls: usize,
     timing: Timing,
     pending: Option<Pending>,
+    /// Under parallel drafting, this tree's own draft generator (the decoder's `rng`
+    /// then only verifies).
+    rng: Option<ChaCha8Rng>,
+    /// Under parallel drafting, the next round's drafts, drawn while the target verifies.
+    early: Option<Box<Early>>,
+    /// How many of this round's draft depths were drawn before the last round's target
+    /// response was supplied.
+    early_drafts: usize,
+}
+
+impl RoundState {
+    fn new(tree: DraftTree, stage: Stage, rng: Option<ChaCha8Rng>) -> Box<Self> {
+        Box::new(Self {
+            tree,
+            stage,
+            draft_calls: 0,
+            timing: Timing::default(),
+            pending: None,
+            rng,
+            early: None,
+            early_drafts: 0,
+        })
+    }
 }
 
 /// The decoding state machine. Create it with [`Decoder::new`], then alternate
@@ -105,6 +135,15 @@ pub struct Decoder {
     /// Where the context the models see starts: 0, except after a rejection under the
     /// cache-reset bug, which drops everything before the resampled token.
     context_start: usize,
+    /// Under parallel drafting, a draft request still running whose answer is dropped:
+    /// the early drafts it extends were discarded by a rejection.
+    stale: Option<ForwardRequest>,
+    /// Draft trees created so far under parallel drafting (each draws from its own stream).
+    trees: u64,
+    /// A deliberate mistake in the parallel schedule, for the power of exactness tests.
+    parallel_bug: Option<ParallelBug>,
+    /// The next round, carried over from the early drafts of the round just verified.
+    carried: Option<Box<RoundState>>,
 }
 
 impl fmt::Debug for Decoder {
@@ -184,6 +223,10 @@ impl Decoder {
             phase,
             rounds: 0,
             context_start: 0,
+            stale: None,
+            trees: 0,
+            parallel_bug: None,
+            carried: None,
         })
     }
 
@@ -202,6 +245,11 @@ impl Decoder {
     /// None at present; the `Result` leaves room for checks on future request kinds.
     pub fn next_request(&mut self) -> Result<Step> {
         let start = self.clock.now();
+        if let Some(stale) = &self.stale
+            && !self.is_done()
+        {
+            return Ok(Step::Draft(stale.clone()));
+        }
         let mut state = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Done(reason) => {
                 self.phase = Phase::Done(reason.clone());
@@ -216,6 +264,13 @@ impl Decoder {
                 }
             },
         };
+        if matches!(state.stage, Stage::Target) && self.config.parallel_draft {
+            let step = self.parallel_target_step(&mut state);
+            let now = self.clock.now();
+            state.timing.selection_nanos += nanos(now.saturating_sub(start));
+            self.phase = Phase::Round(state);
+            return Ok(step);
+        }
         let context = self.context();
         let (step, paths) = match state.stage {
             Stage::Draft(depth) => {
@@ -235,8 +290,10 @@ impl Decoder {
         Ok(step)
     }
 
-    /// Supplies the logits answering the last request. Returns the round's trace when
-    /// this completed a round (a target response), `None` after a draft response.
+    /// Supplies the logits answering the last request (under parallel drafting, the
+    /// draft request while one is outstanding, else the target request; use
+    /// [`supply_to`](Self::supply_to) to say which). Returns the round's trace when this
+    /// completed a round (a target response), `None` after a draft response.
     ///
     /// On an error the decoder stays waiting for the same request (with its random
     /// generator unchanged), so a corrected response can be supplied and the run goes on
@@ -253,9 +310,28 @@ impl Decoder {
     /// [`Error::InvalidLogits`], and on the first response [`Error::TokenOutOfRange`] for
     /// a prompt token and [`Error::TokenTextLength`].
     pub fn supply(&mut self, response: ForwardResponse) -> Result<Option<RoundTrace>> {
+        let role = self.expected_role();
+        self.supply_to(role, response)
+    }
+
+    /// Supplies the logits answering the outstanding request of `role`: under parallel
+    /// drafting a draft and a target request may both be outstanding, answered in either
+    /// order. The answer to a draft request made stale by a rejection is dropped.
+    ///
+    /// # Errors
+    /// As [`supply`](Self::supply); [`Error::NoPendingRequest`] when no request of
+    /// `role` is outstanding.
+    pub fn supply_to(
+        &mut self,
+        role: Role,
+        response: ForwardResponse,
+    ) -> Result<Option<RoundTrace>> {
         let arrive = self.clock.now();
+        if role == Role::Draft && !self.is_done() && self.stale.take().is_some() {
+            return Ok(None);
+        }
         let mut state = match std::mem::replace(&mut self.phase, Phase::Idle) {
-            Phase::Round(state) if state.pending.is_some() => state,
+            Phase::Round(state) if Self::outstanding(&state, role) => state,
             other => {
                 self.phase = other;
                 return Err(Error::NoPendingRequest);
@@ -265,15 +341,22 @@ impl Decoder {
         // learned from a response refused later (a non-finite logit): restoring both keeps a
         // retried response on the same path as a first good one.
         let rng = self.rng.clone();
+        let tree_rng = state.rng.clone();
+        let early_rng = state.early.as_ref().map(|early| early.rng.clone());
         let vocab = self.vocab;
-        let result = match state.stage {
-            Stage::Draft(depth) => self.apply_draft(&mut state, depth, &response, arrive),
-            Stage::Target => self.apply_target(&mut state, &response, arrive),
+        let result = match (state.stage, role) {
+            (Stage::Draft(depth), _) => self.apply_draft(&mut state, depth, &response, arrive),
+            (Stage::Target, Role::Draft) => self.apply_early_draft(&mut state, &response, arrive),
+            (Stage::Target, Role::Target) => self.apply_target(&mut state, &response, arrive),
         };
         match result {
             Err(e) => {
                 self.rng = rng;
                 self.vocab = vocab;
+                state.rng = tree_rng;
+                if let (Some(early), Some(r)) = (state.early.as_mut(), early_rng) {
+                    early.rng = r;
+                }
                 self.phase = Phase::Round(state);
                 Err(e)
             }
@@ -282,9 +365,11 @@ impl Decoder {
                 Ok(None)
             }
             Ok(Some(trace)) => {
-                self.phase = match &trace.finish {
-                    Some(reason) => Phase::Done(reason.clone()),
-                    None => Phase::Idle,
+                let carried = self.carried.take();
+                self.phase = match (&trace.finish, carried) {
+                    (Some(reason), _) => Phase::Done(reason.clone()),
+                    (None, Some(next)) => Phase::Round(next),
+                    (None, None) => Phase::Idle,
                 };
                 Ok(Some(trace))
             }
@@ -307,13 +392,11 @@ impl Decoder {
                 // Never propose positions that could not be emitted. The proposal's
                 // point masses are built when the target's response gives the vocabulary.
                 let proposal = lookup::propose(self.context(), *ngram, gamma.min(remaining - 1));
-                return Some(Box::new(RoundState {
-                    tree: DraftTree::chain(&proposal),
-                    stage: Stage::Target,
-                    draft_calls: 0,
-                    timing: Timing::default(),
-                    pending: None,
-                }));
+                return Some(RoundState::new(
+                    DraftTree::chain(&proposal),
+                    Stage::Target,
+                    None,
+                ));
             }
         };
         // Never draft positions that could not be emitted.
@@ -323,13 +406,8 @@ impl Decoder {
         } else {
             Stage::Draft(1)
         };
-        Some(Box::new(RoundState {
-            tree: DraftTree::new(branching),
-            stage,
-            draft_calls: 0,
-            timing: Timing::default(),
-            pending: None,
-        }))
+        let rng = self.config.parallel_draft.then(|| self.tree_rng());
+        Some(RoundState::new(DraftTree::new(branching), stage, rng))
     }
 
     fn apply_draft(
@@ -350,9 +428,12 @@ impl Decoder {
         let paths = std::mem::take(&mut state.pending)
             .map(|pending| pending.paths)
             .unwrap_or_default();
-        state
-            .tree
-            .grow(depth, &paths, conditionals, self.config.bug, &mut self.rng)?;
+        let bug = self.config.bug;
+        let rng = match state.rng.as_mut() {
+            Some(rng) => rng,
+            None => &mut self.rng,
+        };
+        state.tree.grow(depth, &paths, conditionals, bug, rng)?;
         state.draft_calls += 1;
         state.stage = if depth < state.tree.depth() {
             Stage::Draft(depth + 1)
@@ -387,6 +468,7 @@ impl Decoder {
             self.rule,
             self.config.bug,
             record,
+            state.early.is_none(),
             &mut self.rng,
         )?;
         state.pending = None;
@@ -412,6 +494,21 @@ impl Decoder {
                 break;
             }
         }
+        if let Some(early) = state.early.take() {
+            let all_accepted = selection.bonus.is_none()
+                && counts.accepted == state.tree.depth()
+                && selection.tokens.len() == emitted.len();
+            if finish.is_none() {
+                self.carry(
+                    early,
+                    all_accepted,
+                    &mut emitted,
+                    &mut sources,
+                    &mut counts,
+                    &mut finish,
+                );
+            }
+        }
         if self.config.bug == Some(Bug::CacheReset)
             && sources.last() == Some(&TokenSource::Resampled)
         {
@@ -432,6 +529,7 @@ impl Decoder {
             sources,
             counts,
             draft_calls: state.draft_calls,
+            early_drafts: state.early_drafts,
             target_calls: 1,
             timing: state.timing,
             next_gamma: None,
@@ -536,6 +634,6 @@ fn draft_nodes(tree: &DraftTree, record: bool) -> Vec<DraftNode> {
         .collect()
 }
 
-fn nanos(d: Duration) -> u64 {
+pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
