@@ -134,7 +134,8 @@ fn run_stretch<D: LanguageModel, T: LanguageModel>(
             .next_request()
             .map_err(|e| CliError::failure(e.to_string()))?;
         let response = match step {
-            Step::Draft(request) => draft.forward(&request),
+            // One model at a time: the draft half of a parallel step first.
+            Step::Draft(request) | Step::Parallel { draft: request, .. } => draft.forward(&request),
             Step::Target(request) => target.forward(&request),
             Step::Done(reason) => break reason,
         }

@@ -74,7 +74,10 @@ fn parallel_drafting_samples_the_target_joint() {
         println!("gamma {gamma}: chi-square p-value {p:.4}");
         assert!(p > EXACT_P, "gamma {gamma}: p-value {p}");
         let wrong = lenient_p(&counts, &draft_joint);
-        assert!(wrong < BUG_P, "gamma {gamma}: cannot tell target from draft ({wrong})");
+        assert!(
+            wrong < BUG_P,
+            "gamma {gamma}: cannot tell target from draft ({wrong})"
+        );
         // Power: trusting the first early draft puts the draft's distribution at γ + 1.
         let counts = joint_counts(
             gamma,
@@ -85,7 +88,10 @@ fn parallel_drafting_samples_the_target_joint() {
         );
         let p = lenient_p(&counts, &truth);
         println!("gamma {gamma}, trust-early-draft: p-value {p:e}");
-        assert!(p < BUG_P, "gamma {gamma} trusting the early draft: p-value {p}");
+        assert!(
+            p < BUG_P,
+            "gamma {gamma} trusting the early draft: p-value {p}"
+        );
         // Keeping the early drafts after a rejection is not a mistake: each is still
         // tested against the distribution it was drawn from.
         let counts = joint_counts(
@@ -97,7 +103,10 @@ fn parallel_drafting_samples_the_target_joint() {
         );
         let p = chi_square_p(&counts, &truth);
         println!("gamma {gamma}, keep-after-rejection: p-value {p:.4}");
-        assert!(p > EXACT_P, "gamma {gamma} keeping early drafts: p-value {p}");
+        assert!(
+            p > EXACT_P,
+            "gamma {gamma} keeping early drafts: p-value {p}"
+        );
     }
 }
 
@@ -168,7 +177,10 @@ fn the_threaded_driver_gives_the_same_tokens() {
         assert_eq!(out.tokens, expected.tokens, "seed {seed}");
         assert_eq!(out.finish, expected.finish);
         assert_eq!(out.metrics.emitted_tokens, expected.metrics.emitted_tokens);
-        assert_eq!(out.metrics.accepted_tokens, expected.metrics.accepted_tokens);
+        assert_eq!(
+            out.metrics.accepted_tokens,
+            expected.metrics.accepted_tokens
+        );
         // Without parallel drafting the threads take turns: the sequential output.
         let sequential = DecodeConfig {
             parallel_draft: false,
@@ -237,7 +249,10 @@ fn answers_come_in_either_order() {
     loop {
         match decoder.next_request().unwrap() {
             Step::Done(_) => break,
-            Step::Parallel { target: t, draft: d } => {
+            Step::Parallel {
+                target: t,
+                draft: d,
+            } => {
                 parallel_steps += 1;
                 // Target first: the draft request stays outstanding.
                 let answer = target.forward(&t).unwrap();
@@ -291,4 +306,37 @@ fn only_fixed_gamma_speculative_decoding_drafts_in_parallel() {
             Err(Error::ParallelDraftNotApplicable { .. })
         ));
     }
+}
+
+/// The shared options table's `parallelDraft` rows (tests/options/table.json), through
+/// the options every surface resolves: accepted with speculative decoding, refused with
+/// the other methods, with a dynamic γ and for a value that is not a boolean.
+#[test]
+fn the_options_table_rows_of_parallel_draft() {
+    use specula_engine::options::{DecodeOptions, Raw};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/options/table.json"
+    );
+    let table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut rows = 0;
+    for row in table["rows"].as_array().unwrap() {
+        if row["options"].get("parallelDraft").is_none() {
+            continue;
+        }
+        rows += 1;
+        let raw: Raw = serde_json::from_value(row["options"].clone()).unwrap();
+        let verdict = DecodeOptions::from_raw(raw).and_then(|o| o.resolve());
+        if row["ok"] == true {
+            let resolved = verdict.unwrap_or_else(|e| panic!("{row}: {e:?}"));
+            let wanted = row["options"]["parallelDraft"] == true;
+            assert_eq!(resolved.config.parallel_draft, wanted);
+        } else {
+            let error = verdict.expect_err(&row.to_string());
+            assert_eq!(row["code"], "invalid_option");
+            assert_eq!(error.field, row["field"].as_str().unwrap(), "{row}");
+        }
+    }
+    assert!(rows >= 8);
 }
