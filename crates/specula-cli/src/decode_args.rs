@@ -134,6 +134,7 @@ impl DecodeArgs {
             drafts: self.drafts,
             tree: self.tree.clone().map(|t| t.0),
             dynamic_gamma: self.dynamic_gamma.then_some(true),
+            parallel_draft: None,
             kl: self.kl,
             epsilon: self.epsilon,
             delta: self.delta,
