@@ -13,9 +13,10 @@
 use std::time::{Duration, Instant};
 
 use specula_engine::{
-    DecodeConfig, Decoder, FinishReason, LanguageModel, Metrics, StdClock, Step, slide_context,
-    stretch_config, window_start,
+    DecodeConfig, Decoder, FinishReason, LanguageModel, Metrics, StdClock, Step, generate_parallel,
+    slide_context, stretch_config, window_start,
 };
+use specula_host::DeviceLm;
 
 use crate::error::CliError;
 use crate::models::Pair;
@@ -75,6 +76,63 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
     config: DecodeConfig,
     prompt: &[u32],
     mut on_tokens: impl FnMut(&[u32]) -> bool,
+    slide: impl FnMut(&mut D, &mut T),
+) -> Result<Run, CliError> {
+    let stretch = |draft: &mut D, target: &mut T, config, context: &[u32]| {
+        run_stretch(draft, target, config, context, &mut on_tokens)
+    };
+    windowed(draft, target, window, config, prompt, stretch, slide)
+}
+
+/// [`run`] with the draft and the target model on two threads
+/// ([`specula_engine::generate_parallel`]): with parallel drafting in `config` the next
+/// round's drafts are drawn while the target verifies. Nothing is streamed.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_parallel(
+    pair: &mut Pair,
+    config: DecodeConfig,
+    prompt: &[u32],
+) -> Result<Run, CliError> {
+    let window = pair.window();
+    let stretch = |draft: &mut DeviceLm, target: &mut DeviceLm, config, context: &[u32]| {
+        let started = Instant::now();
+        let mut decoder = Decoder::new(config, context.to_vec())
+            .map_err(|e| CliError::usage(e.to_string()))?
+            .with_clock(StdClock::new());
+        let out = generate_parallel(&mut decoder, draft, target)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        Ok(Run {
+            tokens: out.tokens,
+            finish: out.finish,
+            metrics: out.metrics,
+            wall: started.elapsed(),
+            stopped: false,
+        })
+    };
+    windowed(
+        &mut pair.draft,
+        &mut pair.target,
+        window,
+        config,
+        prompt,
+        stretch,
+        |draft, target| {
+            draft.reset();
+            target.reset();
+        },
+    )
+}
+
+/// Decodes stretch after stretch with `stretch`, sliding the window between them.
+fn windowed<D, T>(
+    draft: &mut D,
+    target: &mut T,
+    window: usize,
+    config: DecodeConfig,
+    prompt: &[u32],
+    mut stretch_run: impl FnMut(&mut D, &mut T, DecodeConfig, &[u32]) -> Result<Run, CliError>,
     mut slide: impl FnMut(&mut D, &mut T),
 ) -> Result<Run, CliError> {
     let started = Instant::now();
@@ -90,7 +148,7 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
         }
         let room = window - context.len();
         let part_config = stretch_config(&config, stretch, room.min(total - tokens.len()));
-        let part = run_stretch(draft, target, part_config, &context, &mut on_tokens)?;
+        let part = stretch_run(draft, target, part_config, &context)?;
         metrics.add(&part.metrics);
         context.extend_from_slice(&part.tokens);
         tokens.extend_from_slice(&part.tokens);

@@ -10,6 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::{chi_square_p, pair, speculative};
+use specula_core::Bug;
 use specula_engine::synthetic::{MarkovModel, exact_joint, sequence_index};
 use specula_engine::{
     DecodeConfig, Decoder, Error, ForwardRequest, ForwardResponse, GammaPolicy, LanguageModel,
@@ -33,7 +34,7 @@ fn parallel(gamma: usize, seed: u64, max_new_tokens: usize) -> DecodeConfig {
 
 fn joint_counts(
     gamma: usize,
-    bug: Option<ParallelBug>,
+    (core_bug, bug): (Option<Bug>, Option<ParallelBug>),
     prompt: &[u32],
     draft: &mut MarkovModel,
     target: &mut MarkovModel,
@@ -42,7 +43,10 @@ fn joint_counts(
     let mut counts = vec![0_u64; vocab.pow(LENGTH as u32)];
     for seed in 0..RUNS {
         // Decoding past the tested tokens lets every round up to them draft early.
-        let config = parallel(gamma, seed, LENGTH + 2 * gamma);
+        let config = DecodeConfig {
+            bug: core_bug,
+            ..parallel(gamma, seed, LENGTH + 2 * gamma)
+        };
         let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
         if let Some(bug) = bug {
             decoder = decoder.with_parallel_bug(bug);
@@ -69,7 +73,7 @@ fn parallel_drafting_samples_the_target_joint() {
     let truth = exact_joint(&target, &prompt, LENGTH, &SamplingConfig::default()).unwrap();
     let draft_joint = exact_joint(&draft, &prompt, LENGTH, &SamplingConfig::default()).unwrap();
     for gamma in [1, 2] {
-        let counts = joint_counts(gamma, None, &prompt, &mut draft, &mut target);
+        let counts = joint_counts(gamma, (None, None), &prompt, &mut draft, &mut target);
         let p = chi_square_p(&counts, &truth);
         println!("gamma {gamma}: chi-square p-value {p:.4}");
         assert!(p > EXACT_P, "gamma {gamma}: p-value {p}");
@@ -81,7 +85,7 @@ fn parallel_drafting_samples_the_target_joint() {
         // Power: trusting the first early draft puts the draft's distribution at γ + 1.
         let counts = joint_counts(
             gamma,
-            Some(ParallelBug::TrustEarlyDraft),
+            (None, Some(ParallelBug::TrustEarlyDraft)),
             &prompt,
             &mut draft,
             &mut target,
@@ -96,7 +100,7 @@ fn parallel_drafting_samples_the_target_joint() {
         // tested against the distribution it was drawn from.
         let counts = joint_counts(
             gamma,
-            Some(ParallelBug::KeepAfterRejection),
+            (None, Some(ParallelBug::KeepAfterRejection)),
             &prompt,
             &mut draft,
             &mut target,
@@ -107,6 +111,13 @@ fn parallel_drafting_samples_the_target_joint() {
             p > EXACT_P,
             "gamma {gamma} keeping early drafts: p-value {p}"
         );
+        // The engine's own planted bugs reach the early drafts too (their draws and tests).
+        for bug in [Bug::SharedUniform, Bug::ResampleFromTarget] {
+            let counts = joint_counts(gamma, (Some(bug), None), &prompt, &mut draft, &mut target);
+            let p = lenient_p(&counts, &truth);
+            println!("gamma {gamma}, {bug}: p-value {p:e}");
+            assert!(p < BUG_P, "gamma {gamma} with {bug}: p-value {p}");
+        }
     }
 }
 
