@@ -96,7 +96,37 @@ pub fn run_parallel(
     prompt: &[u32],
 ) -> Result<Run, CliError> {
     let window = pair.window();
-    let stretch = |draft: &mut DeviceLm, target: &mut DeviceLm, config, context: &[u32]| {
+    run_windowed_parallel(
+        &mut pair.draft,
+        &mut pair.target,
+        window,
+        config,
+        prompt,
+        |draft: &mut DeviceLm, target: &mut DeviceLm| {
+            draft.reset();
+            target.reset();
+        },
+    )
+}
+
+/// [`run_parallel`] for any pair of models that can run on threads of their own, reading
+/// `window` positions; `slide` runs each time the window slides.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_windowed_parallel<D, T>(
+    draft: &mut D,
+    target: &mut T,
+    window: usize,
+    config: DecodeConfig,
+    prompt: &[u32],
+    slide: impl FnMut(&mut D, &mut T),
+) -> Result<Run, CliError>
+where
+    D: LanguageModel + Send,
+    T: LanguageModel + Send,
+{
+    let stretch = |draft: &mut D, target: &mut T, config, context: &[u32]| {
         let started = Instant::now();
         let mut decoder = Decoder::new(config, context.to_vec())
             .map_err(|e| CliError::usage(e.to_string()))?
@@ -111,18 +141,7 @@ pub fn run_parallel(
             stopped: false,
         })
     };
-    windowed(
-        &mut pair.draft,
-        &mut pair.target,
-        window,
-        config,
-        prompt,
-        stretch,
-        |draft, target| {
-            draft.reset();
-            target.reset();
-        },
-    )
+    windowed(draft, target, window, config, prompt, stretch, slide)
 }
 
 /// Decodes stretch after stretch with `stretch`, sliding the window between them.
@@ -298,6 +317,43 @@ mod tests {
             context.push(t);
         }
         prob
+    }
+
+    /// Parallel drafting on two threads, across slides, gives the tokens it gives one model
+    /// call at a time for the same seed.
+    #[test]
+    fn parallel_drafting_on_threads_matches_one_call_at_a_time() {
+        let mut early = 0;
+        for seed in 0..8 {
+            let config = DecodeConfig {
+                max_new_tokens: 30,
+                seed,
+                parallel_draft: true,
+                ..DecodeConfig::new(Method::Speculative {
+                    gamma: 2,
+                    policy: GammaPolicy::Fixed,
+                })
+            };
+            let (mut draft, mut target) = pair();
+            let one = run_windowed(
+                &mut draft,
+                &mut target,
+                12, // room for rounds that draft early between slides (as below)
+                config.clone(),
+                &[1, 2],
+                |_| true,
+                |_, _| {},
+            )
+            .expect("decodes");
+            let (mut draft, mut target) = pair();
+            let two =
+                run_windowed_parallel(&mut draft, &mut target, 12, config, &[1, 2], |_, _| {})
+                    .expect("decodes");
+            assert_eq!(one.tokens, two.tokens, "seed {seed}");
+            assert_eq!(one.tokens.len(), 30);
+            early += one.metrics.early_rounds;
+        }
+        assert!(early > 0);
     }
 
     #[test]
