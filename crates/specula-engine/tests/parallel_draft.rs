@@ -351,3 +351,43 @@ fn the_options_table_rows_of_parallel_draft() {
     }
     assert!(rows >= 8);
 }
+
+/// A model that panics on its third call.
+struct Panicky {
+    inner: MarkovModel,
+    calls: usize,
+}
+
+impl LanguageModel for Panicky {
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    fn forward(&mut self, request: &ForwardRequest) -> Result<ForwardResponse, ModelError> {
+        self.calls += 1;
+        assert!(self.calls < 3, "a model bug");
+        self.inner.forward(request)
+    }
+}
+
+/// A failing or panicking model ends the threaded run with a model error naming it.
+#[test]
+fn the_threaded_driver_reports_a_failing_model() {
+    let (mut target, draft) = pair(5, 1, 2, 1.0);
+    let mut draft = Panicky {
+        inner: draft,
+        calls: 0,
+    };
+    let mut decoder = Decoder::new(parallel(3, 2, 50), vec![1]).unwrap();
+    let error = generate_parallel(&mut decoder, &mut draft, &mut target).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::Model {
+                role: Role::Draft,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}

@@ -60,7 +60,13 @@ where
     let (jobs, requests) = mpsc::channel::<ForwardRequest>();
     scope.spawn(move || {
         for request in requests {
-            if answers.send((role, model.forward(&request))).is_err() {
+            // A panicking model becomes a model error: the other thread stays alive, so
+            // the orchestrator would otherwise wait for this answer for ever.
+            let answer =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.forward(&request)))
+                    .unwrap_or_else(|_| Err(ModelError("the model panicked".into())));
+            let failed = answer.is_err();
+            if answers.send((role, answer)).is_err() || failed {
                 break;
             }
         }
