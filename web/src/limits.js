@@ -5,6 +5,7 @@
 export const LIMITS = Object.freeze({
   "maxGamma": 64,
   "defaultGamma": 4,
+  "defaultParallelDraft": false,
   "maxDrafts": 1024,
   "defaultDrafts": 4,
   "maxPlanDrafts": 1000000,

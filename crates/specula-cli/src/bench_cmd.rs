@@ -108,6 +108,10 @@ pub struct BenchArgs {
     /// of the host one (the forward-cost table shows both either way).
     #[arg(long)]
     pub burn_forward: bool,
+    /// Also decode each speculative γ with parallel drafting (the next round drafted while
+    /// the target verifies), the draft and target models on two threads.
+    #[arg(long)]
+    pub parallel_draft: bool,
 }
 
 /// One method's totals.
@@ -195,7 +199,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     if !args.json {
         crate::emit(&costs_table(&costs))?;
     }
-    let methods = method_table(&gammas, &ks, length, &kls, &ngrams);
+    let methods = method_table(&gammas, &ks, length, &kls, &ngrams, args.parallel_draft);
     let sampling = SamplingConfig {
         temperature,
         top_k: None,
@@ -208,8 +212,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         crate::emit(&format!("{}\n", header()))?;
     }
     let mut rows: Vec<Row> = Vec::new();
-    for ((method, params), (total, seconds)) in methods.into_iter().zip(totals) {
-        let row = row_of(&method, params, &total, seconds, rows.first());
+    for ((method, params, parallel), (total, seconds)) in methods.into_iter().zip(totals) {
+        let row = row_of(&method, params, parallel, &total, seconds, rows.first());
         if !args.json {
             crate::emit(&format!("{}\n", line(&row)))?;
         }
@@ -234,14 +238,16 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
 }
 
 /// The table of benchmarked methods, in the report's order: one row per method and
-/// parameter value, with the parameters as the report prints them.
+/// parameter value, with the parameters as the report prints them and whether it drafts
+/// in parallel (after each speculative γ, with `parallel`).
 fn method_table(
     gammas: &[usize],
     ks: &[usize],
     length: usize,
     kls: &[f64],
     ngrams: &[usize],
-) -> Vec<(Method, String)> {
+    parallel: bool,
+) -> Vec<(Method, String, bool)> {
     let spectr = |k, selection: Selection| {
         (
             Method::SpecTr {
@@ -252,16 +258,16 @@ fn method_table(
         )
     };
     let fixed = GammaPolicy::Fixed;
-    std::iter::once((Method::Autoregressive, "-".to_owned()))
-        .chain(gammas.iter().map(|&gamma| {
-            (
-                Method::Speculative {
-                    gamma,
-                    policy: fixed,
-                },
-                format!("gamma={gamma}"),
-            )
-        }))
+    let speculative = |gamma| Method::Speculative {
+        gamma,
+        policy: fixed,
+    };
+    let table: Vec<(Method, String)> = std::iter::once((Method::Autoregressive, "-".to_owned()))
+        .chain(
+            gammas
+                .iter()
+                .map(|&gamma| (speculative(gamma), format!("gamma={gamma}"))),
+        )
         .chain(ks.iter().map(|&k| spectr(k, Selection::KSeq)))
         .chain(std::iter::once((
             Method::MultiRound {
@@ -298,14 +304,24 @@ fn method_table(
                 format!("gamma={length} n={ngram}"),
             )
         }))
-        .collect()
+        .collect();
+    let mut rows: Vec<(Method, String, bool)> =
+        table.into_iter().map(|(m, p)| (m, p, false)).collect();
+    if parallel {
+        let at = 1 + gammas.len();
+        let parallel_rows = gammas
+            .iter()
+            .map(|&gamma| (speculative(gamma), format!("gamma={gamma} parallel"), true));
+        rows.splice(at..at, parallel_rows);
+    }
+    rows
 }
 
 /// Decodes every prompt `repeat` times with every method; each method's summed metrics
 /// and wall seconds.
 fn measure(
     pair: &mut models::Pair,
-    methods: &[(Method, String)],
+    methods: &[(Method, String, bool)],
     prompts: &[Vec<u32>],
     repeat: u64,
     tokens: usize,
@@ -329,11 +345,12 @@ fn measure(
     );
     for (i, prompt) in prompts.iter().enumerate() {
         for r in 0..repeat {
-            for ((method, _), (total, seconds)) in methods.iter().zip(&mut totals) {
+            for ((method, _, parallel), (total, seconds)) in methods.iter().zip(&mut totals) {
                 let config = DecodeConfig {
                     sampling,
                     max_new_tokens: tokens,
                     seed: r * 1000 + i as u64,
+                    parallel_draft: *parallel,
                     ..DecodeConfig::new(method.clone())
                 };
                 bar.set_message(method.name());
@@ -343,7 +360,11 @@ fn measure(
                 // those positions cached and skip their forward passes.
                 pair.draft.reset();
                 pair.target.reset();
-                let run = decode::run(pair, config, prompt, |_| true)?;
+                let run = if *parallel {
+                    decode::run_parallel(pair, config, prompt)?
+                } else {
+                    decode::run(pair, config, prompt, |_| true)?
+                };
                 *seconds += run.wall.as_secs_f64();
                 total.add(&run.metrics);
                 bar.inc(1);
@@ -356,9 +377,12 @@ fn measure(
 
 /// One report row from a method's summed metrics; `autoregressive` is the first row,
 /// which the speedups and the relative call costs divide by (none for the first row).
+/// The theoretical factors assume sequential drafting: a `parallel` row's are not its
+/// own (and its α is not inverted: a fully accepted round there draws no bonus).
 fn row_of(
     method: &Method,
     params: String,
+    parallel: bool,
     total: &Metrics,
     seconds: f64,
     autoregressive: Option<&Row>,
@@ -383,7 +407,9 @@ fn row_of(
     let costed_factor =
         be.unwrap_or(1.0) / (verify.unwrap_or(1.0) + calls_per_round * c.unwrap_or(0.0));
     let alpha = match (method, be) {
-        (Method::Speculative { gamma, .. }, Some(be)) => Some(invert_block_efficiency(be, *gamma)),
+        (Method::Speculative { gamma, .. }, Some(be)) if !parallel => {
+            Some(invert_block_efficiency(be, *gamma))
+        }
         _ => None,
     };
     Row {

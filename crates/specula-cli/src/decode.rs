@@ -13,9 +13,10 @@
 use std::time::{Duration, Instant};
 
 use specula_engine::{
-    DecodeConfig, Decoder, FinishReason, LanguageModel, Metrics, StdClock, Step, slide_context,
-    stretch_config, window_start,
+    DecodeConfig, Decoder, FinishReason, LanguageModel, Metrics, StdClock, Step, generate_parallel,
+    slide_context, stretch_config, window_start,
 };
+use specula_host::DeviceLm;
 
 use crate::error::CliError;
 use crate::models::Pair;
@@ -75,6 +76,82 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
     config: DecodeConfig,
     prompt: &[u32],
     mut on_tokens: impl FnMut(&[u32]) -> bool,
+    slide: impl FnMut(&mut D, &mut T),
+) -> Result<Run, CliError> {
+    let stretch = |draft: &mut D, target: &mut T, config, context: &[u32]| {
+        run_stretch(draft, target, config, context, &mut on_tokens)
+    };
+    windowed(draft, target, window, config, prompt, stretch, slide)
+}
+
+/// [`run`] with the draft and the target model on two threads
+/// ([`specula_engine::generate_parallel`]): with parallel drafting in `config` the next
+/// round's drafts are drawn while the target verifies. Nothing is streamed.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_parallel(
+    pair: &mut Pair,
+    config: DecodeConfig,
+    prompt: &[u32],
+) -> Result<Run, CliError> {
+    let window = pair.window();
+    run_windowed_parallel(
+        &mut pair.draft,
+        &mut pair.target,
+        window,
+        config,
+        prompt,
+        |draft: &mut DeviceLm, target: &mut DeviceLm| {
+            draft.reset();
+            target.reset();
+        },
+    )
+}
+
+/// [`run_parallel`] for any pair of models that can run on threads of their own, reading
+/// `window` positions; `slide` runs each time the window slides.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_windowed_parallel<D, T>(
+    draft: &mut D,
+    target: &mut T,
+    window: usize,
+    config: DecodeConfig,
+    prompt: &[u32],
+    slide: impl FnMut(&mut D, &mut T),
+) -> Result<Run, CliError>
+where
+    D: LanguageModel + Send,
+    T: LanguageModel + Send,
+{
+    let stretch = |draft: &mut D, target: &mut T, config, context: &[u32]| {
+        let started = Instant::now();
+        let mut decoder = Decoder::new(config, context.to_vec())
+            .map_err(|e| CliError::usage(e.to_string()))?
+            .with_clock(StdClock::new());
+        let out = generate_parallel(&mut decoder, draft, target)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        Ok(Run {
+            tokens: out.tokens,
+            finish: out.finish,
+            metrics: out.metrics,
+            wall: started.elapsed(),
+            stopped: false,
+        })
+    };
+    windowed(draft, target, window, config, prompt, stretch, slide)
+}
+
+/// Decodes stretch after stretch with `stretch`, sliding the window between them.
+fn windowed<D, T>(
+    draft: &mut D,
+    target: &mut T,
+    window: usize,
+    config: DecodeConfig,
+    prompt: &[u32],
+    mut stretch_run: impl FnMut(&mut D, &mut T, DecodeConfig, &[u32]) -> Result<Run, CliError>,
     mut slide: impl FnMut(&mut D, &mut T),
 ) -> Result<Run, CliError> {
     let started = Instant::now();
@@ -90,7 +167,7 @@ pub fn run_windowed<D: LanguageModel, T: LanguageModel>(
         }
         let room = window - context.len();
         let part_config = stretch_config(&config, stretch, room.min(total - tokens.len()));
-        let part = run_stretch(draft, target, part_config, &context, &mut on_tokens)?;
+        let part = stretch_run(draft, target, part_config, &context)?;
         metrics.add(&part.metrics);
         context.extend_from_slice(&part.tokens);
         tokens.extend_from_slice(&part.tokens);
@@ -134,7 +211,8 @@ fn run_stretch<D: LanguageModel, T: LanguageModel>(
             .next_request()
             .map_err(|e| CliError::failure(e.to_string()))?;
         let response = match step {
-            Step::Draft(request) => draft.forward(&request),
+            // One model at a time: the draft half of a parallel step first.
+            Step::Draft(request) | Step::Parallel { draft: request, .. } => draft.forward(&request),
             Step::Target(request) => target.forward(&request),
             Step::Done(reason) => break reason,
         }
@@ -239,6 +317,43 @@ mod tests {
             context.push(t);
         }
         prob
+    }
+
+    /// Parallel drafting on two threads, across slides, gives the tokens it gives one model
+    /// call at a time for the same seed.
+    #[test]
+    fn parallel_drafting_on_threads_matches_one_call_at_a_time() {
+        let mut early = 0;
+        for seed in 0..8 {
+            let config = DecodeConfig {
+                max_new_tokens: 30,
+                seed,
+                parallel_draft: true,
+                ..DecodeConfig::new(Method::Speculative {
+                    gamma: 2,
+                    policy: GammaPolicy::Fixed,
+                })
+            };
+            let (mut draft, mut target) = pair();
+            let one = run_windowed(
+                &mut draft,
+                &mut target,
+                12, // room for rounds that draft early between slides (as below)
+                config.clone(),
+                &[1, 2],
+                |_| true,
+                |_, _| {},
+            )
+            .expect("decodes");
+            let (mut draft, mut target) = pair();
+            let two =
+                run_windowed_parallel(&mut draft, &mut target, 12, config, &[1, 2], |_, _| {})
+                    .expect("decodes");
+            assert_eq!(one.tokens, two.tokens, "seed {seed}");
+            assert_eq!(one.tokens.len(), 30);
+            early += one.metrics.early_rounds;
+        }
+        assert!(early > 0);
     }
 
     #[test]

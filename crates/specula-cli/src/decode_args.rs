@@ -23,7 +23,7 @@ pub struct DecodeArgs {
     /// (Medusa's typical acceptance, lossy) or lookup (prompt lookup: n-gram drafts from
     /// the context, no draft model). A flag the method does not use (--selection,
     /// --gamma, --drafts, --tree, --kl, --epsilon, --delta, --ngram, --dynamic-gamma,
-    /// --bug) is refused.
+    /// --parallel-draft, --bug) is refused.
     #[arg(long, value_name = "METHOD", allow_hyphen_values = true)]
     pub method: Option<MethodName>,
     /// SpecTr's selection at each depth: kseq (k-Seq, the default) or race (the ratio
@@ -45,6 +45,11 @@ pub struct DecodeArgs {
     /// accepted every draft, −1 otherwise.
     #[arg(long)]
     pub dynamic_gamma: bool,
+    /// Draft the next round while the target verifies this one (speculative with a fixed
+    /// γ): the same distribution, other tokens for a seed. Here the two models still run
+    /// one after the other; `specula bench --parallel-draft` runs them on two threads.
+    #[arg(long)]
+    pub parallel_draft: bool,
     /// KL budget D (nats per position) for mentored (required there).
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
     pub kl: Option<f64>,
@@ -134,6 +139,7 @@ impl DecodeArgs {
             drafts: self.drafts,
             tree: self.tree.clone().map(|t| t.0),
             dynamic_gamma: self.dynamic_gamma.then_some(true),
+            parallel_draft: self.parallel_draft.then_some(true),
             kl: self.kl,
             epsilon: self.epsilon,
             delta: self.delta,

@@ -76,7 +76,10 @@ impl Session {
         if self.pending.is_none() {
             let (role, request) = match self.decoder.next_request().map_err(internal)? {
                 Step::Done(_) => return Ok(None),
-                Step::Draft(request) => (Role::Draft, request),
+                // One model at a time: the draft half of a parallel step first.
+                Step::Draft(request) | Step::Parallel { draft: request, .. } => {
+                    (Role::Draft, request)
+                }
                 Step::Target(request) => (Role::Target, request),
             };
             let calls = Calls::of(&request);

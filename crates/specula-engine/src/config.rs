@@ -333,6 +333,17 @@ pub struct DecodeConfig {
     /// Only the lossless drafting methods take one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bug: Option<Bug>,
+    /// Draft the next round while the target verifies this one (PEARL's post-verify):
+    /// standard speculative decoding with a fixed γ only. The decoder then issues
+    /// [`Step::Parallel`](crate::Step::Parallel); docs/parallel-draft.md has the schedule
+    /// and why it stays exact. `false` (the default, left out of serialised configs)
+    /// drafts each round after the last one was verified.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub parallel_draft: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for DecodeConfig {
@@ -356,6 +367,7 @@ impl DecodeConfig {
             seed: 0,
             record_distributions: false,
             bug: None,
+            parallel_draft: false,
         }
     }
 
@@ -365,7 +377,8 @@ impl DecodeConfig {
     /// [`Error::Core`] for an invalid [`SamplingConfig`], [`Error::ZeroGamma`],
     /// [`Error::BadKlBudget`], [`Error::BadTypicalEpsilon`], [`Error::BadTypicalDelta`],
     /// [`Error::ZeroNgram`], the errors of [`DraftShape::validate`] and
-    /// [`GammaPolicy::validate`], [`Error::BugNotApplicable`], [`Error::EmptyStopString`].
+    /// [`GammaPolicy::validate`], [`Error::BugNotApplicable`],
+    /// [`Error::ParallelDraftNotApplicable`], [`Error::EmptyStopString`].
     pub fn validate(&self) -> Result<()> {
         self.sampling.validate()?;
         match &self.method {
@@ -428,6 +441,22 @@ impl DecodeConfig {
             return Err(Error::BugNotApplicable {
                 bug,
                 method: self.method.name(),
+            });
+        }
+        if self.parallel_draft
+            && !matches!(
+                self.method,
+                Method::Speculative {
+                    policy: GammaPolicy::Fixed,
+                    ..
+                }
+            )
+        {
+            return Err(Error::ParallelDraftNotApplicable {
+                method: match self.method {
+                    Method::Speculative { .. } => "speculative with a dynamic gamma",
+                    _ => self.method.name(),
+                },
             });
         }
         if let Some(index) = self.stop_strings.iter().position(String::is_empty) {

@@ -5,15 +5,22 @@
 //! One round is: `Draft` requests, one per draft depth (none for autoregressive
 //! decoding), then one `Target` request carrying every position to verify; supplying the
 //! target's logits runs the selection and returns the round's [`RoundTrace`].
+//!
+//! Under parallel drafting (`parallel`) the next round's drafts are drawn while the
+//! target verifies this round.
 
 use std::fmt;
 use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use specula_core::Bug;
 
+mod parallel;
 mod response;
+mod verify;
+
+use parallel::Early;
+pub use parallel::ParallelBug;
 
 use crate::clock::{Clock, NoClock};
 use crate::config::{DecodeConfig, GammaPolicy, Method, Rule};
@@ -22,10 +29,9 @@ use crate::error::{Error, Result};
 use crate::gamma::GammaController;
 use crate::lookup;
 use crate::metrics::Metrics;
-use crate::request::{ForwardResponse, Role, Step};
-use crate::round::select_round;
+use crate::request::{ForwardRequest, ForwardResponse, Role, Step};
 use crate::stopping::{Detokenizer, FinishReason, Stopper};
-use crate::trace::{DraftNode, RoundTrace, Timing, TokenCounts, TokenSource};
+use crate::trace::{RoundTrace, Timing};
 
 /// Where the decoder stands.
 enum Phase {
@@ -59,6 +65,29 @@ struct RoundState {
     draft_calls: usize,
     timing: Timing,
     pending: Option<Pending>,
+    /// Under parallel drafting, this tree's own draft generator (the decoder's `rng`
+    /// then only verifies).
+    rng: Option<ChaCha8Rng>,
+    /// Under parallel drafting, the next round's drafts, drawn while the target verifies.
+    early: Option<Box<Early>>,
+    /// How many of this round's draft depths were drawn before the last round's target
+    /// response was supplied.
+    early_drafts: usize,
+}
+
+impl RoundState {
+    fn new(tree: DraftTree, stage: Stage, rng: Option<ChaCha8Rng>) -> Box<Self> {
+        Box::new(Self {
+            tree,
+            stage,
+            draft_calls: 0,
+            timing: Timing::default(),
+            pending: None,
+            rng,
+            early: None,
+            early_drafts: 0,
+        })
+    }
 }
 
 /// The decoding state machine. Create it with [`Decoder::new`], then alternate
@@ -78,7 +107,10 @@ struct RoundState {
 /// let mut decoder = Decoder::new(config, vec![0])?;
 /// loop {
 ///     let response = match decoder.next_request()? {
-///         Step::Draft(request) => draft.forward(&request)?,
+///         // Parallel steps come only with `parallel_draft`; run one model at a time.
+///         Step::Draft(request) | Step::Parallel { draft: request, .. } => {
+///             draft.forward(&request)?
+///         }
 ///         Step::Target(request) => target.forward(&request)?,
 ///         Step::Done(_) => break,
 ///     };
@@ -105,6 +137,15 @@ pub struct Decoder {
     /// Where the context the models see starts: 0, except after a rejection under the
     /// cache-reset bug, which drops everything before the resampled token.
     context_start: usize,
+    /// Under parallel drafting, a draft request still running whose answer is dropped:
+    /// the early drafts it extends were discarded by a rejection.
+    stale: Option<ForwardRequest>,
+    /// Draft trees created so far under parallel drafting (each draws from its own stream).
+    trees: u64,
+    /// A deliberate mistake in the parallel schedule, for the power of exactness tests.
+    parallel_bug: Option<ParallelBug>,
+    /// The next round, carried over from the early drafts of the round just verified.
+    carried: Option<Box<RoundState>>,
 }
 
 impl fmt::Debug for Decoder {
@@ -184,6 +225,10 @@ impl Decoder {
             phase,
             rounds: 0,
             context_start: 0,
+            stale: None,
+            trees: 0,
+            parallel_bug: None,
+            carried: None,
         })
     }
 
@@ -202,6 +247,11 @@ impl Decoder {
     /// None at present; the `Result` leaves room for checks on future request kinds.
     pub fn next_request(&mut self) -> Result<Step> {
         let start = self.clock.now();
+        if let Some(stale) = &self.stale
+            && !self.is_done()
+        {
+            return Ok(Step::Draft(stale.clone()));
+        }
         let mut state = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Done(reason) => {
                 self.phase = Phase::Done(reason.clone());
@@ -216,6 +266,13 @@ impl Decoder {
                 }
             },
         };
+        if matches!(state.stage, Stage::Target) && self.config.parallel_draft {
+            let step = self.parallel_target_step(&mut state);
+            let now = self.clock.now();
+            state.timing.selection_nanos += nanos(now.saturating_sub(start));
+            self.phase = Phase::Round(state);
+            return Ok(step);
+        }
         let context = self.context();
         let (step, paths) = match state.stage {
             Stage::Draft(depth) => {
@@ -235,8 +292,10 @@ impl Decoder {
         Ok(step)
     }
 
-    /// Supplies the logits answering the last request. Returns the round's trace when
-    /// this completed a round (a target response), `None` after a draft response.
+    /// Supplies the logits answering the last request (under parallel drafting, the
+    /// draft request while one is outstanding, else the target request; use
+    /// [`supply_to`](Self::supply_to) to say which). Returns the round's trace when this
+    /// completed a round (a target response), `None` after a draft response.
     ///
     /// On an error the decoder stays waiting for the same request (with its random
     /// generator unchanged), so a corrected response can be supplied and the run goes on
@@ -253,9 +312,28 @@ impl Decoder {
     /// [`Error::InvalidLogits`], and on the first response [`Error::TokenOutOfRange`] for
     /// a prompt token and [`Error::TokenTextLength`].
     pub fn supply(&mut self, response: ForwardResponse) -> Result<Option<RoundTrace>> {
+        let role = self.expected_role();
+        self.supply_to(role, response)
+    }
+
+    /// Supplies the logits answering the outstanding request of `role`: under parallel
+    /// drafting a draft and a target request may both be outstanding, answered in either
+    /// order. The answer to a draft request made stale by a rejection is dropped.
+    ///
+    /// # Errors
+    /// As [`supply`](Self::supply); [`Error::NoPendingRequest`] when no request of
+    /// `role` is outstanding.
+    pub fn supply_to(
+        &mut self,
+        role: Role,
+        response: ForwardResponse,
+    ) -> Result<Option<RoundTrace>> {
         let arrive = self.clock.now();
+        if role == Role::Draft && !self.is_done() && self.stale.take().is_some() {
+            return Ok(None);
+        }
         let mut state = match std::mem::replace(&mut self.phase, Phase::Idle) {
-            Phase::Round(state) if state.pending.is_some() => state,
+            Phase::Round(state) if Self::outstanding(&state, role) => state,
             other => {
                 self.phase = other;
                 return Err(Error::NoPendingRequest);
@@ -265,15 +343,22 @@ impl Decoder {
         // learned from a response refused later (a non-finite logit): restoring both keeps a
         // retried response on the same path as a first good one.
         let rng = self.rng.clone();
+        let tree_rng = state.rng.clone();
+        let early_rng = state.early.as_ref().map(|early| early.rng.clone());
         let vocab = self.vocab;
-        let result = match state.stage {
-            Stage::Draft(depth) => self.apply_draft(&mut state, depth, &response, arrive),
-            Stage::Target => self.apply_target(&mut state, &response, arrive),
+        let result = match (state.stage, role) {
+            (Stage::Draft(depth), _) => self.apply_draft(&mut state, depth, &response, arrive),
+            (Stage::Target, Role::Draft) => self.apply_early_draft(&mut state, &response, arrive),
+            (Stage::Target, Role::Target) => self.apply_target(&mut state, &response, arrive),
         };
         match result {
             Err(e) => {
                 self.rng = rng;
                 self.vocab = vocab;
+                state.rng = tree_rng;
+                if let (Some(early), Some(r)) = (state.early.as_mut(), early_rng) {
+                    early.rng = r;
+                }
                 self.phase = Phase::Round(state);
                 Err(e)
             }
@@ -282,9 +367,11 @@ impl Decoder {
                 Ok(None)
             }
             Ok(Some(trace)) => {
-                self.phase = match &trace.finish {
-                    Some(reason) => Phase::Done(reason.clone()),
-                    None => Phase::Idle,
+                let carried = self.carried.take();
+                self.phase = match (&trace.finish, carried) {
+                    (Some(reason), _) => Phase::Done(reason.clone()),
+                    (None, Some(next)) => Phase::Round(next),
+                    (None, None) => Phase::Idle,
                 };
                 Ok(Some(trace))
             }
@@ -307,13 +394,11 @@ impl Decoder {
                 // Never propose positions that could not be emitted. The proposal's
                 // point masses are built when the target's response gives the vocabulary.
                 let proposal = lookup::propose(self.context(), *ngram, gamma.min(remaining - 1));
-                return Some(Box::new(RoundState {
-                    tree: DraftTree::chain(&proposal),
-                    stage: Stage::Target,
-                    draft_calls: 0,
-                    timing: Timing::default(),
-                    pending: None,
-                }));
+                return Some(RoundState::new(
+                    DraftTree::chain(&proposal),
+                    Stage::Target,
+                    None,
+                ));
             }
         };
         // Never draft positions that could not be emitted.
@@ -323,13 +408,8 @@ impl Decoder {
         } else {
             Stage::Draft(1)
         };
-        Some(Box::new(RoundState {
-            tree: DraftTree::new(branching),
-            stage,
-            draft_calls: 0,
-            timing: Timing::default(),
-            pending: None,
-        }))
+        let rng = self.config.parallel_draft.then(|| self.tree_rng());
+        Some(RoundState::new(DraftTree::new(branching), stage, rng))
     }
 
     fn apply_draft(
@@ -350,9 +430,12 @@ impl Decoder {
         let paths = std::mem::take(&mut state.pending)
             .map(|pending| pending.paths)
             .unwrap_or_default();
-        state
-            .tree
-            .grow(depth, &paths, conditionals, self.config.bug, &mut self.rng)?;
+        let bug = self.config.bug;
+        let rng = match state.rng.as_mut() {
+            Some(rng) => rng,
+            None => &mut self.rng,
+        };
+        state.tree.grow(depth, &paths, conditionals, bug, rng)?;
         state.draft_calls += 1;
         state.stage = if depth < state.tree.depth() {
             Stage::Draft(depth + 1)
@@ -362,89 +445,6 @@ impl Decoder {
         state.timing.draft_nanos += nanos(arrive.saturating_sub(issued_at));
         state.timing.selection_nanos += nanos(self.clock.now().saturating_sub(arrive));
         Ok(None)
-    }
-
-    fn apply_target(
-        &mut self,
-        state: &mut RoundState,
-        response: &ForwardResponse,
-        arrive: Duration,
-    ) -> Result<Option<RoundTrace>> {
-        let Some(pending) = state.pending.as_ref() else {
-            return Err(Error::NoPendingRequest);
-        };
-        let issued_at = pending.issued_at;
-        self.check_response(Role::Target, response, state.tree.paths.len())?;
-        if matches!(self.config.method, Method::Lookup { .. }) {
-            // Every context token is now known to be inside the vocabulary.
-            state.tree.set_point_masses(response.vocab)?;
-        }
-        let record = self.config.record_distributions;
-        let selection = select_round(
-            &state.tree,
-            response,
-            &self.config.sampling,
-            self.rule,
-            self.config.bug,
-            record,
-            &mut self.rng,
-        )?;
-        state.pending = None;
-        state.timing.target_nanos += nanos(arrive.saturating_sub(issued_at));
-
-        let committed_len = self.tokens.len();
-        let mut emitted = Vec::new();
-        let mut sources = Vec::new();
-        let mut counts = TokenCounts::default();
-        let mut finish = None;
-        for &(token, source) in &selection.tokens {
-            self.tokens.push(token);
-            emitted.push(token);
-            sources.push(source);
-            match source {
-                TokenSource::Accepted => counts.accepted += 1,
-                TokenSource::Resampled => counts.resampled += 1,
-                TokenSource::Bonus => counts.bonus += 1,
-            }
-            let generated = self.tokens.get(self.prompt_len..).unwrap_or_default();
-            if let Some(reason) = self.stopper.after_token(generated) {
-                finish = Some(reason);
-                break;
-            }
-        }
-        if self.config.bug == Some(Bug::CacheReset)
-            && sources.last() == Some(&TokenSource::Resampled)
-        {
-            // The caches are emptied instead of rolled back, and only the tokens they
-            // lack are fed from now on: the resampled one and what follows it.
-            self.context_start = self.tokens.len() - 1;
-        }
-        let mut trace = RoundTrace {
-            round: self.rounds,
-            method: self.config.method.name(),
-            committed_len,
-            branching: state.tree.branching().to_vec(),
-            drafts: draft_nodes(&state.tree, record),
-            truncated: selection.tokens.len() - emitted.len(),
-            steps: selection.steps,
-            bonus: selection.bonus,
-            emitted,
-            sources,
-            counts,
-            draft_calls: state.draft_calls,
-            target_calls: 1,
-            timing: state.timing,
-            next_gamma: None,
-            finish,
-        };
-        if let Some(gamma) = self.gamma.as_mut() {
-            gamma.observe(&trace);
-            trace.next_gamma = Some(gamma.gamma());
-        }
-        self.rounds += 1;
-        trace.timing.selection_nanos += nanos(self.clock.now().saturating_sub(arrive));
-        self.metrics.record(&trace);
-        Ok(Some(trace))
     }
 
     /// The tokens the models condition on: every token, or under the cache-reset bug
@@ -512,30 +512,6 @@ impl Decoder {
     }
 }
 
-fn draft_nodes(tree: &DraftTree, record: bool) -> Vec<DraftNode> {
-    tree.nodes
-        .iter()
-        .enumerate()
-        .skip(1)
-        .map(|(i, node)| DraftNode {
-            id: i - 1,
-            parent: node.parent.checked_sub(1),
-            depth: node.depth,
-            token: node.token,
-            draft_prob: node.draft_prob,
-            draft_probs: if record {
-                tree.nodes
-                    .get(node.parent)
-                    .and_then(|parent| tree.paths.get(parent.path))
-                    .and_then(|path| path.draft.as_ref())
-                    .map(|d| d.probs().to_vec())
-            } else {
-                None
-            },
-        })
-        .collect()
-}
-
-fn nanos(d: Duration) -> u64 {
+pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

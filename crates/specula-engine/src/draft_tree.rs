@@ -269,6 +269,46 @@ impl DraftTree {
         Ok(())
     }
 
+    /// The draft tokens of the deepest node created (for a chain, all of them in order).
+    pub(crate) fn last_path_tokens(&self) -> &[u32] {
+        self.nodes
+            .last()
+            .and_then(|node| self.paths.get(node.path))
+            .map_or(&[][..], |path| &path.tokens[..])
+    }
+
+    /// For a chain (one child per node): its first draft token and the chain of the
+    /// others, with the conditionals they were drawn from; `None` for an empty chain.
+    pub(crate) fn split_first(&self) -> Option<(u32, Self)> {
+        let first = self.nodes.get(1)?;
+        let mut tree = Self::new(self.branching.get(1..).unwrap_or_default().to_vec());
+        if let (Some(root), Some(old)) = (tree.paths.get_mut(ROOT), self.paths.get(first.path)) {
+            root.draft.clone_from(&old.draft);
+            root.tested.clone_from(&old.tested);
+        }
+        let mut parent = ROOT;
+        for node in self.nodes.iter().skip(2) {
+            let path = tree.path_id(tree.nodes[parent].path, node.token);
+            if let (Some(new), Some(old)) = (tree.paths.get_mut(path), self.paths.get(node.path)) {
+                new.draft.clone_from(&old.draft);
+                new.tested.clone_from(&old.tested);
+            }
+            let id = tree.nodes.len();
+            tree.nodes.push(Node {
+                parent,
+                depth: node.depth - 1,
+                token: node.token,
+                path,
+                draft_prob: node.draft_prob,
+                uniform: node.uniform,
+                children: Vec::new(),
+            });
+            tree.nodes[parent].children.push(id);
+            parent = id;
+        }
+        Some((first.token, tree))
+    }
+
     fn path_id(&mut self, parent: usize, token: u32) -> usize {
         if let Some(&id) = self.path_ids.get(&(parent, token)) {
             return id;

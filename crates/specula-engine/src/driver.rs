@@ -1,5 +1,6 @@
-//! A thin synchronous driver: runs a [`Decoder`] to the end over two
-//! [`LanguageModel`]s.
+//! Thin drivers that run a [`Decoder`] to the end over two [`LanguageModel`]s: one
+//! model call at a time ([`generate`]), or with the draft and target models on two
+//! threads ([`generate_parallel`], for parallel drafting).
 
 use serde::Serialize;
 
@@ -10,6 +11,12 @@ use crate::model::LanguageModel;
 use crate::request::{Role, Step};
 use crate::stopping::FinishReason;
 use crate::trace::RoundTrace;
+
+// Threads are not there in a browser's wasm.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+mod threaded;
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use threaded::generate_parallel;
 
 /// The result of a complete generation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,7 +78,9 @@ where
     let mut rounds = Vec::new();
     let finish = loop {
         let response = match decoder.next_request()? {
-            Step::Draft(request) => {
+            // One call at a time: the draft half of a parallel step first; the target
+            // request comes again once the next round's drafts are drawn.
+            Step::Draft(request) | Step::Parallel { draft: request, .. } => {
                 let model = draft.as_deref_mut().ok_or(Error::MissingDraftModel)?;
                 model.forward(&request).map_err(|source| Error::Model {
                     role: Role::Draft,

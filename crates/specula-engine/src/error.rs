@@ -94,6 +94,16 @@ pub enum Error {
         /// The method's name.
         method: &'static str,
     },
+    /// Parallel drafting asked of a method other than standard speculative decoding
+    /// with a fixed γ (the next round's drafts are drawn before this round's outcome is
+    /// known, so γ cannot depend on it).
+    #[error(
+        "parallel drafting applies to standard speculative decoding with a fixed gamma, not to {method}"
+    )]
+    ParallelDraftNotApplicable {
+        /// The method's name (`"speculative with a dynamic gamma"` for that case).
+        method: &'static str,
+    },
     /// An empty stop string (it would match before any token).
     #[error("stop string {index} is empty")]
     EmptyStopString {

@@ -87,7 +87,9 @@ pub use api_error::{ApiError, ErrorCode};
 pub use clock::StdClock;
 pub use clock::{Clock, ManualClock, NoClock};
 pub use config::{DecodeConfig, DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method, Selection};
-pub use decoder::Decoder;
+pub use decoder::{Decoder, ParallelBug};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use driver::generate_parallel;
 pub use driver::{Generation, generate, generate_autoregressive};
 pub use error::{Error, ModelError, Result};
 pub use metrics::{Metrics, MetricsSummary};

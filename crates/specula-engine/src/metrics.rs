@@ -38,6 +38,11 @@ pub struct Metrics {
     pub draft_calls: u64,
     /// Target model requests.
     pub target_calls: u64,
+    /// Rounds with drafts drawn while the last round's target request was outstanding
+    /// (parallel drafting).
+    pub early_rounds: u64,
+    /// Draft depths drawn while the last round's target request was outstanding.
+    pub early_drafts: u64,
     /// For each position i (0-based), rounds whose draft set reached depth i + 1.
     pub drafted_per_position: Vec<u64>,
     /// For each position i, rounds whose emitted token at depth i + 1 was an accepted draft.
@@ -84,6 +89,8 @@ impl Metrics {
         self.emitted_tokens += other.emitted_tokens;
         self.draft_calls += other.draft_calls;
         self.target_calls += other.target_calls;
+        self.early_rounds += other.early_rounds;
+        self.early_drafts += other.early_drafts;
         for (sum, part) in [
             (&mut self.drafted_per_position, &other.drafted_per_position),
             (
@@ -113,6 +120,8 @@ impl Metrics {
         self.emitted_tokens += trace.emitted.len() as u64;
         self.draft_calls += trace.draft_calls as u64;
         self.target_calls += trace.target_calls as u64;
+        self.early_rounds += u64::from(trace.early_drafts > 0);
+        self.early_drafts += trace.early_drafts as u64;
         let depth = trace.branching.len();
         grow(&mut self.drafted_per_position, depth);
         grow(&mut self.accepted_per_position, depth);

@@ -45,7 +45,7 @@ pub use raw::{FromRaw, Raw, object_entries, take_list};
 pub use resolve::{Resolved, ResolvedTokens, sampling};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
-pub const DECODE_OPTION_NAMES: [&str; 19] = [
+pub const DECODE_OPTION_NAMES: [&str; 20] = [
     "prompt",
     "method",
     "selection",
@@ -53,6 +53,7 @@ pub const DECODE_OPTION_NAMES: [&str; 19] = [
     "drafts",
     "tree",
     "dynamicGamma",
+    "parallelDraft",
     "kl",
     "epsilon",
     "delta",
@@ -100,6 +101,10 @@ pub struct DecodeOptions {
     /// Adapt γ between rounds (speculative, mentored and typical): +2 after a round that
     /// accepted every draft, −1 otherwise.
     pub dynamic_gamma: Option<bool>,
+    /// Draft the next round while the target verifies this one (speculative only, with
+    /// a fixed γ; default [`limits::DEFAULT_PARALLEL_DRAFT`]): the same distribution,
+    /// faster when the two models run concurrently. docs/parallel-draft.md.
+    pub parallel_draft: Option<bool>,
     /// The KL budget D of mentored decoding, in nats per position (required there).
     pub kl: Option<f64>,
     /// Typical acceptance's ceiling ε on its threshold, in `[0, 1]` (typical only;
@@ -167,6 +172,7 @@ impl DecodeOptions {
                     o.tree = take_list(&key, value, "an array of whole numbers such as [2, 2, 1]")?
                 }
                 "dynamicGamma" => o.dynamic_gamma = bool::take(&key, value)?,
+                "parallelDraft" => o.parallel_draft = bool::take(&key, value)?,
                 "kl" => o.kl = f64::take(&key, value)?,
                 "epsilon" => o.epsilon = f64::take(&key, value)?,
                 "delta" => o.delta = f64::take(&key, value)?,

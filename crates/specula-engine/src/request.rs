@@ -151,7 +151,25 @@ pub enum Step {
     /// Run the draft model on this request and [`supply`](crate::Decoder::supply) its logits.
     Draft(ForwardRequest),
     /// Run the target model on this request and [`supply`](crate::Decoder::supply) its logits.
+    /// Under parallel drafting the target request issued by [`Step::Parallel`] comes
+    /// again this way once the next round's drafts are drawn: a caller that already runs
+    /// it only waits for its answer.
     Target(ForwardRequest),
+    /// Parallel drafting ([`DecodeConfig::parallel_draft`](crate::DecodeConfig)): both
+    /// requests at once, which the caller may run concurrently. `target` verifies this
+    /// round; `draft` drafts the first token of the next round assuming every draft of
+    /// this one is accepted. Answer each with
+    /// [`supply_to`](crate::Decoder::supply_to), in either order; after the draft's
+    /// answer the decoder asks for the next such draft ([`Step::Draft`]) while the target
+    /// still runs. A caller that runs one model at a time may treat this step as
+    /// `Step::Draft(draft)` and [`supply`](crate::Decoder::supply) its answer: the target
+    /// request comes again as [`Step::Target`] once the drafts are drawn.
+    Parallel {
+        /// Verification of this round's drafts.
+        target: ForwardRequest,
+        /// The next round's first draft, drafted from this round's drafts.
+        draft: ForwardRequest,
+    },
     /// Generation has finished.
     Done(FinishReason),
 }

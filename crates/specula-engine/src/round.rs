@@ -34,7 +34,10 @@ pub(crate) struct RoundSelection {
 }
 
 /// Runs the selection. `target` holds one row per path of `tree` (row `i` = path `i`).
-/// A `bug` changes what the target rows are turned into and how the rule selects.
+/// A `bug` changes what the target rows are turned into and how the rule selects. Without
+/// `bonus` a round whose drafts all survive ends there, drawing no bonus token (parallel
+/// drafting: the next round's drafts, already drawn, are tested at that position instead).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn select_round<R: Rng + ?Sized>(
     tree: &DraftTree,
     target: &ForwardResponse,
@@ -42,6 +45,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
     rule: Rule,
     bug: Option<Bug>,
     record: bool,
+    bonus: bool,
     rng: &mut R,
 ) -> Result<RoundSelection> {
     let greedy = sampling.is_greedy();
@@ -124,6 +128,13 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             }
         }
         frontier = survivors;
+    }
+    if !bonus && tree.depth() > 0 {
+        return Ok(RoundSelection {
+            steps,
+            bonus: None,
+            tokens,
+        });
     }
     // A draft survived every depth (or there were none): one more token from the target.
     let target_dist = target_at(path)?;

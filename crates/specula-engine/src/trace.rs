@@ -244,6 +244,10 @@ pub struct RoundTrace {
     pub counts: TokenCounts,
     /// Draft model requests this round.
     pub draft_calls: usize,
+    /// Under parallel drafting, how many of this round's draft depths were drawn while
+    /// the last round's target request was outstanding (before its answer was supplied);
+    /// 0 otherwise.
+    pub early_drafts: usize,
     /// Target model requests this round (1).
     pub target_calls: usize,
     /// Time spent this round.

@@ -431,7 +431,9 @@ fn a_retried_response_continues_exactly_as_a_first_good_one() {
     let mut errors = 0;
     loop {
         let response = match decoder.next_request().unwrap() {
-            Step::Draft(request) => draft.forward(&request).unwrap(),
+            Step::Draft(request) | Step::Parallel { draft: request, .. } => {
+                draft.forward(&request).unwrap()
+            }
             Step::Target(request) => {
                 // Every row but the root's is invalid: the selection fails at depth 2,
                 // after drawing the uniforms of depth 1, whenever a draft survives depth 1.

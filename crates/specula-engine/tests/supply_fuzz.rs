@@ -122,9 +122,11 @@ proptest! {
             let step = step.unwrap();
             let request = match &step {
                 Step::Done(_) => break,
-                Step::Draft(request) | Step::Target(request) => request,
+                Step::Draft(request)
+                | Step::Target(request)
+                | Step::Parallel { draft: request, .. } => request,
             };
-            let model: &mut MarkovModel = if matches!(step, Step::Draft(_)) { &mut draft } else { &mut target };
+            let model: &mut MarkovModel = if matches!(step, Step::Draft(_) | Step::Parallel { .. }) { &mut draft } else { &mut target };
             let response = match kind {
                 Kind::Random => ForwardResponse::new(vocab, logits),
                 Kind::Good | Kind::NegInfRow => match model.forward(request) {

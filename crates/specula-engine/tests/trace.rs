@@ -358,6 +358,7 @@ fn same_seed_same_trace_and_manual_driving_equals_the_driver() {
                 Step::Target(request) => {
                     specula_engine::LanguageModel::forward(&mut target, &request).unwrap()
                 }
+                Step::Parallel { .. } => unreachable!("parallel drafting is off"),
                 Step::Done(reason) => break reason,
             };
             rounds.extend(decoder.supply(response).unwrap());

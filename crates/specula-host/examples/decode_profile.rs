@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             decoder.set_vocab_size(target.vocab_size())?;
             loop {
                 let response = match decoder.next_request()? {
-                    Step::Draft(request) => {
+                    Step::Draft(request) | Step::Parallel { draft: request, .. } => {
                         let t = Instant::now();
                         let r = draft.forward(&request)?;
                         draft_time[i] += t.elapsed().as_secs_f64();

@@ -196,7 +196,11 @@ impl Generation {
                 return Ok(None);
             }
             let response = match self.decoder.next_request()? {
-                Step::Draft(request) => models.forward(request.role, &request).await?,
+                // One model at a time: the draft half of a parallel step first (the
+                // target request comes again once the next round's drafts are drawn).
+                Step::Draft(request) | Step::Parallel { draft: request, .. } => {
+                    models.forward(request.role, &request).await?
+                }
                 Step::Target(request) => models.forward(request.role, &request).await?,
                 Step::Done(_) => return Ok(None),
             };

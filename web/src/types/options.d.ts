@@ -39,6 +39,12 @@ tree?: Array<number>,
  */
 dynamicGamma?: boolean, 
 /**
+ * Draft the next round while the target verifies this one (speculative only, with
+ * a fixed γ; default [`limits::DEFAULT_PARALLEL_DRAFT`]): the same distribution,
+ * faster when the two models run concurrently. docs/parallel-draft.md.
+ */
+parallelDraft?: boolean, 
+/**
  * The KL budget D of mentored decoding, in nats per position (required there).
  */
 kl?: number, 
@@ -143,6 +149,10 @@ maxGamma: number,
  * [`DEFAULT_GAMMA`].
  */
 defaultGamma: number, 
+/**
+ * [`DEFAULT_PARALLEL_DRAFT`].
+ */
+defaultParallelDraft: boolean, 
 /**
  * [`MAX_DRAFTS`].
  */
@@ -269,7 +279,15 @@ recordDistributions: boolean,
  * target. `None` (the default, left out of serialised configs) decodes correctly.
  * Only the lossless drafting methods take one.
  */
-bug?: Bug | null, };
+bug?: Bug | null, 
+/**
+ * Draft the next round while the target verifies this one (PEARL's post-verify):
+ * standard speculative decoding with a fixed γ only. The decoder then issues
+ * [`Step::Parallel`](crate::Step::Parallel); docs/parallel-draft.md has the schedule
+ * and why it stays exact. `false` (the default, left out of serialised configs)
+ * drafts each round after the last one was verified.
+ */
+parallelDraft?: boolean, };
 
 export type Method = { "kind": "autoregressive" } | { "kind": "speculative", 
 /**

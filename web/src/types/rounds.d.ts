@@ -99,6 +99,12 @@ counts: TokenCounts,
  */
 draftCalls: number, 
 /**
+ * Under parallel drafting, how many of this round's draft depths were drawn while
+ * the last round's target request was outstanding (before its answer was supplied);
+ * 0 otherwise.
+ */
+earlyDrafts: number, 
+/**
  * Target model requests this round (1).
  */
 targetCalls: number, 

@@ -71,6 +71,15 @@ draftCalls: number,
  */
 targetCalls: number, 
 /**
+ * Rounds with drafts drawn while the last round's target request was outstanding
+ * (parallel drafting).
+ */
+earlyRounds: number, 
+/**
+ * Draft depths drawn while the last round's target request was outstanding.
+ */
+earlyDrafts: number, 
+/**
  * For each position i (0-based), rounds whose draft set reached depth i + 1.
  */
 draftedPerPosition: Array<number>, 

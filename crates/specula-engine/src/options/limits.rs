@@ -8,6 +8,9 @@
 pub const MAX_GAMMA: usize = 64;
 /// γ (or L) when the options leave it out.
 pub const DEFAULT_GAMMA: usize = 4;
+/// Whether speculative decoding drafts the next round while the target verifies this
+/// one (`parallelDraft`) when the options leave it out.
+pub const DEFAULT_PARALLEL_DRAFT: bool = false;
 /// The most draft sequences K (or leaves of a tree) per round.
 pub const MAX_DRAFTS: usize = 1024;
 /// K when the options leave it out.
@@ -71,6 +74,8 @@ pub struct Limits {
     pub max_gamma: usize,
     /// [`DEFAULT_GAMMA`].
     pub default_gamma: usize,
+    /// [`DEFAULT_PARALLEL_DRAFT`].
+    pub default_parallel_draft: bool,
     /// [`MAX_DRAFTS`].
     pub max_drafts: usize,
     /// [`DEFAULT_DRAFTS`].
@@ -119,6 +124,7 @@ pub struct Limits {
 pub const LIMITS: Limits = Limits {
     max_gamma: MAX_GAMMA,
     default_gamma: DEFAULT_GAMMA,
+    default_parallel_draft: DEFAULT_PARALLEL_DRAFT,
     max_drafts: MAX_DRAFTS,
     default_drafts: DEFAULT_DRAFTS,
     max_plan_drafts: MAX_PLAN_DRAFTS,

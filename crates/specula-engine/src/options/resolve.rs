@@ -6,10 +6,10 @@ use specula_core::{Bug, SamplingConfig};
 use super::DecodeOptions;
 use super::error::OptionError;
 use super::limits::{
-    DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_NGRAM, DEFAULT_SEED,
-    DEFAULT_TEMPERATURE, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_DRAFTS, MAX_GAMMA,
-    MAX_KL, MAX_NGRAM, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS, MAX_TOP_K,
-    MAX_TYPICAL_DELTA,
+    DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_NGRAM, DEFAULT_PARALLEL_DRAFT,
+    DEFAULT_SEED, DEFAULT_TEMPERATURE, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_DRAFTS,
+    MAX_GAMMA, MAX_KL, MAX_NGRAM, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS,
+    MAX_TOP_K, MAX_TYPICAL_DELTA,
 };
 use super::method_name::MethodName;
 use super::number::{finite, show_number, whole, whole_usize};
@@ -237,6 +237,7 @@ impl DecodeOptions {
             seed,
             record_distributions: self.record_distributions.unwrap_or(false),
             bug,
+            parallel_draft: self.parallel_draft.unwrap_or(DEFAULT_PARALLEL_DRAFT),
         };
         // Everything the engine checks is checked above with the option named; this is
         // the engine's own word on whatever is left.
@@ -281,6 +282,18 @@ impl DecodeOptions {
             "dynamicGamma",
             "methods \"speculative\", \"mentored\" and \"typical\"",
         )?;
+        given(
+            self.parallel_draft.is_some() && name != MethodName::Speculative,
+            "parallelDraft",
+            "method \"speculative\"",
+        )?;
+        if self.parallel_draft == Some(true) && self.dynamic_gamma == Some(true) {
+            return Err(OptionError::invalid(
+                "parallelDraft",
+                "false or left out with dynamicGamma (the next round's drafts are drawn before this round's outcome sets gamma)",
+                "true",
+            ));
+        }
         given(
             self.kl.is_some() && name != MethodName::Mentored,
             "kl",

@@ -420,6 +420,7 @@ fn the_names_are_the_serialised_fields() {
         drafts: Some(0.0),
         tree: Some(vec![]),
         dynamic_gamma: Some(false),
+        parallel_draft: Some(false),
         kl: Some(0.0),
         epsilon: Some(0.0),
         delta: Some(0.0),
