@@ -223,7 +223,7 @@ const GENERATE_ROWS = [
 ];
 
 const LIMIT_KEYS = [
-  "maxGamma", "defaultGamma", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "defaultTypicalEpsilon", "defaultTypicalDelta", "maxTypicalDelta",
+  "maxGamma", "defaultGamma", "defaultParallelDraft", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "defaultTypicalEpsilon", "defaultTypicalDelta", "maxTypicalDelta",
   "maxLabRuns", "defaultLabRuns", "defaultNgram", "maxNgram", "maxTokens", "defaultMaxTokens",
   "maxTemperature", "defaultTemperature", "maxTopK", "maxKl", "maxSeed", "defaultSeed", "maxStopStrings", "maxStopChars",
 ];
@@ -232,7 +232,7 @@ const LIMITS_ROWS = [
     name: "LIMITS is frozen and has every limit", call: "custom", code: null,
     run: () => LIMITS,
     expect: (l) => (Object.isFrozen(l) && JSON.stringify(Object.keys(l)) === JSON.stringify(LIMIT_KEYS) &&
-      Object.values(l).every((v) => Number.isSafeInteger(v) || (Number.isFinite(v) && v > 0))) || `LIMITS ${JSON.stringify(l)}`,
+      Object.values(l).every((v) => Number.isSafeInteger(v) || (Number.isFinite(v) && v > 0) || typeof v === "boolean")) || `LIMITS ${JSON.stringify(l)}`,
   },
   // The defaults are what the engine fills in for options left out.
   { ...checkOk("defaults of speculative", null, (r) => {
