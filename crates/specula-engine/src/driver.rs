@@ -31,6 +31,18 @@ pub struct Generation {
     pub metrics: Metrics,
 }
 
+impl Generation {
+    /// What `decoder` generated, once it finished for `finish` after `rounds`.
+    fn of(decoder: &Decoder, finish: FinishReason, rounds: Vec<RoundTrace>) -> Self {
+        Self {
+            tokens: decoder.generated().to_vec(),
+            finish,
+            rounds,
+            metrics: decoder.metrics().clone(),
+        }
+    }
+}
+
 /// Runs `decoder` until it is done, answering draft requests with `draft` and target
 /// requests with `target`.
 ///
@@ -97,10 +109,5 @@ where
             rounds.push(trace);
         }
     };
-    Ok(Generation {
-        tokens: decoder.generated().to_vec(),
-        finish,
-        rounds,
-        metrics: decoder.metrics().clone(),
-    })
+    Ok(Generation::of(decoder, finish, rounds))
 }

@@ -132,10 +132,5 @@ fn orchestrate(
             rounds.push(trace);
         }
     };
-    Ok(Generation {
-        tokens: decoder.generated().to_vec(),
-        finish,
-        rounds,
-        metrics: decoder.metrics().clone(),
-    })
+    Ok(Generation::of(decoder, finish, rounds))
 }
