@@ -110,6 +110,16 @@ class Channel {
   }
 }
 
+/** Throws unless `specula`'s models are loaded and nothing runs (generate() and sample() share its worker's engine). */
+function checkIdle(specula) {
+  if (!specula.loaded) {
+    throw new SpeculaError("the models are not loaded: call load() first and wait for it to finish", "not_loaded");
+  }
+  if (specula.generation) {
+    throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
+  }
+}
+
 /** One bundled model as a decode() model: its requests go to the worker's engine. */
 function bundledModel(specula, role) {
   return {
@@ -285,12 +295,7 @@ export class Specula {
    * load(), while another generation runs, and with code "aborted" after abort().
    */
   generate(options) {
-    if (!this.loaded) {
-      throw new SpeculaError("the models are not loaded: call load() first and wait for it to finish", "not_loaded");
-    }
-    if (this.generation) {
-      throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
-    }
+    checkIdle(this);
     let signal;
     ({ options, signal } = splitSignal(options));
     const queue = [];
@@ -362,12 +367,7 @@ export class Specula {
    * "aborted" and the counts so far as `error.result`.
    */
   async sample(options, lab = {}) {
-    if (!this.loaded) {
-      throw new SpeculaError("the models are not loaded: call load() first and wait for it to finish", "not_loaded");
-    }
-    if (this.generation) {
-      throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
-    }
+    checkIdle(this);
     if (lab === null || typeof lab !== "object" || Array.isArray(lab)) {
       throw optionError("lab", `sample()'s second argument must be an object { runs, position, signal, onProgress }, got ${describe(lab)}`);
     }

@@ -215,13 +215,19 @@ function loaded() {
   return engine;
 }
 
-async function generate(id, options) {
+/** The engine, unless it is not loaded or a generation, a sample or a load is running. */
+function idle() {
   loaded();
   if (running !== null || loading) {
     throw Object.assign(new Error("a generation is already running; abort() it or wait for it to end"), {
       code: "busy",
     });
   }
+  return engine;
+}
+
+async function generate(id, options) {
+  idle();
   engine.start(options); // throws SpeculaError on bad options or prompt
   running = id;
   try {
@@ -253,12 +259,7 @@ const SAMPLE_REPORT_MS = 100;
  * distribution comes from Engine.exact (docs/lab.md).
  */
 async function sample(id, { options, position, runs }) {
-  loaded();
-  if (running !== null || loading) {
-    throw Object.assign(new Error("a generation is already running; abort() it or wait for it to end"), {
-      code: "busy",
-    });
-  }
+  idle();
   running = id;
   sampleAborted = false;
   try {

@@ -9,7 +9,7 @@
 //! and a misfit to the target.
 
 use serde::Serialize;
-use specula_engine::lab::{self, Exact, Fit, LabLogits};
+use specula_engine::lab::{self, Exact, LabLogits};
 use specula_engine::{DecodeConfig, ForwardRequest, LanguageModel, Role};
 
 use crate::decode_args::option_error;
@@ -117,18 +117,18 @@ pub fn exact(
 }
 
 /// The comparison of `counts` with the exact distribution `exact`.
-#[must_use]
-pub fn compare(samples: u64, exact: Exact, alphabet: String, counts: Vec<u64>) -> Comparison {
-    // `counts` has one entry per token, as `exact` does.
-    let fit = lab::fit(&counts, &exact.expected, &exact.target).unwrap_or(Fit {
-        samples,
-        tv: f64::NAN,
-        chi_square: f64::NAN,
-        degrees_of_freedom: 0,
-        p_value: f64::NAN,
-        target_p_value: f64::NAN,
-    });
-    Comparison {
+///
+/// # Errors
+/// A failure when `counts` does not have one entry per token of `exact`.
+pub fn compare(
+    samples: u64,
+    exact: Exact,
+    alphabet: String,
+    counts: Vec<u64>,
+) -> Result<Comparison, CliError> {
+    let fit = lab::fit(&counts, &exact.expected, &exact.target)
+        .map_err(|e| CliError::failure(format!("the counts: {e}")))?;
+    Ok(Comparison {
         samples,
         exact: exact.kind,
         alphabet,
@@ -140,5 +140,5 @@ pub fn compare(samples: u64, exact: Exact, alphabet: String, counts: Vec<u64>) -
         tv_exact_target: exact.tv_from_target,
         expected: exact.expected,
         counts,
-    }
+    })
 }

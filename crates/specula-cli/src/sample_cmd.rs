@@ -139,7 +139,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     }
     if let Some(exact) = exact {
         let alphabet: String = pair.tokenizer.alphabet().iter().collect();
-        let report = compare::compare(samples, exact, alphabet, counts);
+        let report = compare::compare(samples, exact, alphabet, counts)?;
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(format!("cannot serialise the comparison: {e}")))?;
         writeln!(stdout, "{json}")

@@ -123,12 +123,16 @@ pub fn check_position(position: f64) -> Result<usize, OptionError> {
     if position == 1.0 || position == 2.0 {
         Ok(position as usize)
     } else {
-        Err(OptionError::invalid(
-            "position",
-            "1 or 2 (the first or second generated token)",
-            show_number(position),
-        ))
+        Err(position_error(show_number(position)))
     }
+}
+
+fn position_error(got: String) -> OptionError {
+    refuse(
+        "position",
+        "1 or 2 (the first or second generated token)",
+        got,
+    )
 }
 
 /// One call of the lab: the decoding options of every run, the position counted and the
@@ -228,7 +232,7 @@ pub fn exact(
             (kind, expected, target.probs().to_vec())
         }
         2 => exact_second(config, &target, logits)?,
-        _ => return Err(check_position(position as f64).unwrap_err()),
+        other => return Err(position_error(other.to_string())),
     };
     Ok(Exact {
         position,
@@ -341,6 +345,14 @@ fn exact_second(
         }
         _ => {}
     }
+    let greedy = sampling.temperature == 0.0;
+    if config.bug == Some(Bug::CacheReset) && greedy {
+        return Err(refuse(
+            "temperature",
+            "above 0 for the closed form of bug \"cache-reset\"",
+            "0",
+        ));
+    }
     let vocab = target.len();
     let rows = |rows: &[Vec<f64>], what: &str| -> Result<Vec<Distribution>, OptionError> {
         if rows.len() != vocab {
@@ -353,40 +365,29 @@ fn exact_second(
         rows.iter().map(|row| dist(row, sampling, what)).collect()
     };
     let after = rows(&logits.after_prompt, "after the prompt and each token")?;
-    let mut mixture = vec![0.0; vocab];
-    let mut add = |weight: f64, next: &Distribution| {
-        for (m, &p) in mixture.iter_mut().zip(next.probs()) {
-            *m += weight * p;
-        }
-    };
-    for (x, next) in after.iter().enumerate() {
-        add(target.prob(x), next);
-    }
-    let target_mixture = mixture.clone();
-    if config.bug != Some(Bug::CacheReset) || sampling.temperature == 0.0 {
-        if let Some(bug) = config.bug.filter(|_| sampling.temperature == 0.0) {
-            return Err(refuse(
-                "temperature",
-                format!("above 0 for the closed form of bug {:?}", bug.name()),
-                "0",
-            ));
-        }
+    let target_mixture = mixture(&after, |x| target.prob(x));
+    if config.bug != Some(Bug::CacheReset) {
         return Ok(("target".to_owned(), target_mixture.clone(), target_mixture));
     }
     let draft = dist(&logits.draft, sampling, "the draft's logits")?;
     let alone = rows(&logits.alone, "after each token alone")?;
-    let mut buggy = vec![0.0; vocab];
-    for x in 0..vocab {
-        let kept = target.prob(x).min(draft.prob(x));
-        let resampled = (target.prob(x) - kept).max(0.0);
-        for (b, (&p_after, &p_alone)) in buggy
-            .iter_mut()
-            .zip(after[x].probs().iter().zip(alone[x].probs()))
-        {
-            *b += kept * p_after + resampled * p_alone;
+    let kept = |x: usize| target.prob(x).min(draft.prob(x));
+    let accepted = mixture(&after, kept);
+    let reset = mixture(&alone, |x| (target.prob(x) - kept(x)).max(0.0));
+    let buggy = accepted.iter().zip(&reset).map(|(a, r)| a + r).collect();
+    Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
+}
+
+/// `Σₓ weight(x)·next[x]`: the distributions `next` (one per token) mixed by `weight`.
+fn mixture(next: &[Distribution], weight: impl Fn(usize) -> f64) -> Vec<f64> {
+    let mut mixed = vec![0.0; next.first().map_or(0, Distribution::len)];
+    for (x, row) in next.iter().enumerate() {
+        let w = weight(x);
+        for (m, &p) in mixed.iter_mut().zip(row.probs()) {
+            *m += w * p;
         }
     }
-    Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
+    mixed
 }
 
 /// Pearson's chi-square of `counts` against `expected`, pooling bins expecting fewer
