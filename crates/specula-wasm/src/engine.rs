@@ -278,7 +278,7 @@ impl Engine {
 fn summary_of(state: &State) -> Result<Summary> {
     let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
     let generation = state.generation.as_ref().ok_or(WasmError::NotStarted)?;
-    Ok(generation.summary(models))
+    Ok(generation.summary(models.info()))
 }
 
 async fn load_into(

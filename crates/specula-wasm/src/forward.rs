@@ -116,3 +116,35 @@ pub(crate) fn request(role: Role, value: &JsValue) -> Result<ForwardRequest> {
         queries,
     })
 }
+
+/// `request` as a JavaScript object `{ committedLen, sequences, queries }` (sequences as
+/// `Int32Array`s): what [`request`] reads back, on the other side of a worker boundary.
+pub(crate) fn to_js(request: &ForwardRequest) -> JsValue {
+    let object = js_sys::Object::new();
+    let set = |key: &str, value: &JsValue| {
+        // Setting a property of a fresh plain object cannot fail.
+        let _ = Reflect::set(&object, &JsValue::from_str(key), value);
+    };
+    set("committedLen", &JsValue::from(request.committed_len as f64));
+    let sequences: Array = request
+        .sequences
+        .iter()
+        .map(|s| {
+            let ids: Vec<i32> = s.iter().map(|&t| t as i32).collect();
+            JsValue::from(Int32Array::from(ids.as_slice()))
+        })
+        .collect();
+    set("sequences", &sequences);
+    let queries: Array = request
+        .queries
+        .iter()
+        .map(|q| {
+            let query = js_sys::Object::new();
+            let _ = Reflect::set(&query, &"sequence".into(), &(q.sequence as f64).into());
+            let _ = Reflect::set(&query, &"prefixLen".into(), &(q.prefix_len as f64).into());
+            JsValue::from(query)
+        })
+        .collect();
+    set("queries", &queries);
+    object.into()
+}

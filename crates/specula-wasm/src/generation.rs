@@ -10,7 +10,7 @@ use std::cell::Cell;
 
 use serde::Serialize;
 use specula_engine::{
-    DecodeConfig, Decoder, FinishReason, Metrics, MetricsSummary, RoundTrace, Step, TokenCounts,
+    DecodeConfig, Decoder, FinishReason, Metrics, MetricsSummary, RoundTrace, TokenCounts,
     slide_context, stretch_config, window_start,
 };
 
@@ -18,7 +18,7 @@ use specula_model::CharTokenizer;
 
 use crate::backend::BackendInfo;
 use crate::error::{Result, WasmError};
-use crate::models::Models;
+use crate::pair::{Advance, Pair};
 use specula_engine::options::Resolved;
 
 /// The token ids of a prompt.
@@ -132,7 +132,7 @@ impl Generation {
     ///
     /// # Errors
     /// [`WasmError::Prompt`] for characters outside the alphabet; engine errors.
-    pub fn start(models: &Models, options: Resolved) -> Result<Self> {
+    pub fn start(models: &impl Pair, options: Resolved) -> Result<Self> {
         let tokenizer = models.tokenizer();
         let prompt_tokens = encode_prompt(tokenizer, &options.prompt)?;
         let window = models.context().max(2);
@@ -159,7 +159,7 @@ impl Generation {
     }
 
     /// Starts the next stretch: the context's last `window / 2` tokens, read afresh.
-    fn slide(&mut self, models: &mut Models) -> Result<()> {
+    fn slide(&mut self, models: &mut impl Pair) -> Result<()> {
         self.context.extend_from_slice(self.decoder.generated());
         slide_context(&mut self.context, self.window);
         self.earlier.add(self.decoder.metrics());
@@ -187,7 +187,7 @@ impl Generation {
     /// decoder then still waits for the same request, so a later call retries it.
     pub async fn next_round(
         &mut self,
-        models: &mut Models,
+        models: &mut impl Pair,
         abort: &Cell<bool>,
     ) -> Result<Option<RoundReport>> {
         loop {
@@ -195,21 +195,15 @@ impl Generation {
                 self.aborted = true;
                 return Ok(None);
             }
-            let response = match self.decoder.next_request()? {
-                // One model at a time: the draft half of a parallel step first (the
-                // target request comes again once the next round's drafts are drawn).
-                Step::Draft(request) | Step::Parallel { draft: request, .. } => {
-                    models.forward(request.role, &request).await?
+            let trace = match models.advance(&mut self.decoder, abort).await? {
+                Advance::Done => return Ok(None),
+                Advance::Aborted => {
+                    self.aborted = true;
+                    return Ok(None);
                 }
-                Step::Target(request) => models.forward(request.role, &request).await?,
-                Step::Done(_) => return Ok(None),
+                Advance::Supplied(trace) => trace,
             };
-            // An abort that arrived while the model ran: drop the response unread.
-            if abort.get() {
-                self.aborted = true;
-                return Ok(None);
-            }
-            if let Some(trace) = self.decoder.supply(response)? {
+            if let Some(trace) = trace {
                 // Round numbers run on over the stretches (each decoder counts from 0).
                 let round = self.earlier_rounds + trace.round;
                 // Before a slide, which moves the decoder's metrics into `earlier`.
@@ -234,7 +228,7 @@ impl Generation {
                     text,
                     tokens: trace.emitted.clone(),
                     counts: trace.counts,
-                    backend: models.info().backend,
+                    backend: models.backend(),
                     fallback: models.take_fallback(),
                     finish,
                     trace,
@@ -257,9 +251,9 @@ impl Generation {
         self.aborted || (self.decoder.is_done() && self.remaining == 0)
     }
 
-    /// Everything about the generation so far.
+    /// Everything about the generation so far, its models running as `backend` says.
     #[must_use]
-    pub fn summary(&self, models: &Models) -> Summary {
+    pub fn summary(&self, backend: &BackendInfo) -> Summary {
         let mut metrics = self.earlier.clone();
         metrics.add(self.decoder.metrics());
         Summary {
@@ -270,7 +264,7 @@ impl Generation {
             aborted: self.aborted,
             summary: metrics.summary(),
             metrics,
-            backend: models.info().clone(),
+            backend: backend.clone(),
         }
     }
 }
@@ -285,6 +279,7 @@ mod tests {
 
     use super::*;
     use crate::backend::{BackendChoice, BackendInfo, DraftBackend};
+    use crate::models::Models;
     use crate::untrained::{Size, untrained_bundles};
     use specula_engine::options::DecodeOptions;
 
@@ -336,7 +331,7 @@ mod tests {
         assert_eq!(finishes, 1, "{method}: one round says why it ended");
         let numbers: Vec<usize> = rounds.iter().map(|r| r.round).collect();
         assert_eq!(numbers, (0..rounds.len()).collect::<Vec<_>>(), "{method}");
-        let summary = generation.summary(&models);
+        let summary = generation.summary(models.info());
         assert_eq!(summary.metrics.rounds as usize, rounds.len(), "{method}");
         // Each round carries the run's metrics so far, over every stretch.
         let mut emitted = 0;

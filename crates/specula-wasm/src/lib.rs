@@ -25,6 +25,7 @@ mod backend;
 mod choice;
 #[cfg(target_arch = "wasm32")]
 mod clock;
+mod draft_engine;
 mod engine;
 mod error;
 mod fields;
@@ -37,19 +38,24 @@ mod js_value;
 mod lab;
 mod math;
 mod models;
+mod pair;
 pub mod plan;
+mod remote;
 pub mod untrained;
 
 use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 
 pub use backend::{BackendChoice, BackendInfo, DraftBackend, ModuleKind};
+pub use draft_engine::DraftEngine;
 pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
 pub use lab::LabExact;
 pub use math::TheoryCurves;
 pub use models::{Bundles, Models};
+pub use pair::{Advance, Pair};
+pub use remote::{RemotePair, RemoteTarget};
 
 /// Runs at instantiation: installs the panic hook, so a panic (a bug) shows its message in
 /// the console, and runs the module's constructors once (see `build.rs`).
