@@ -4,7 +4,7 @@
 // run.mjs after the hostile table (one browser, one page).
 //
 // Each row's options are set through the page's own inputs, as a student sets them: the
-// prompt typed into its box, the menus, sliders, tree field and dynamic-γ box set (input +
+// prompt typed into its box, the menus, sliders, tree field and the dynamic-γ and draft-in-parallel boxes set (input +
 // change), the seed and tokens typed into their number fields; then Play. A row the table
 // accepts must generate, and the page must have sent each of the row's options with the
 // row's value. A row the table refuses must be refused with the row's code and field: the
@@ -21,17 +21,17 @@ import { readFileSync } from "node:fs";
 const TABLE = JSON.parse(readFileSync(new URL("../options/table.json", import.meta.url), "utf8"));
 
 /** The page's settings for the options a row leaves out (controls set without events). */
-const BASE = { prompt: "ROMEO:", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 4, tree: "2,2,1", kl: 34, temperature: 1, topk: 0, topp: 1, seed: "0", maxtokens: "4", dynamic: false, epsilon: 0.09, delta: 0.3, ngram: 3, bug: "", speed: 6 };
+const BASE = { prompt: "ROMEO:", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 4, tree: "2,2,1", kl: 34, temperature: 1, topk: 0, topp: 1, seed: "0", maxtokens: "4", dynamic: false, parallel: false, epsilon: 0.09, delta: 0.3, ngram: 3, bug: "", speed: 6 };
 
 /** The sliders (no typed field: the browser clamps a slider and snaps it to its steps), the menus, the typed number fields. */
 const SLIDER = { gamma: "gamma", drafts: "drafts", temperature: "temperature", topK: "topk", topP: "topp", epsilon: "epsilon", delta: "delta", ngram: "ngram" };
 const MENU = { method: "method", selection: "selection", bug: "bug" };
 const TYPED = { seed: "seed", maxTokens: "maxtokens" };
 /** The control that sets each option the package names in an error's field (this test's own table). */
-const CONTROL = { prompt: "prompt", method: "method", selection: "selection", gamma: "gamma", drafts: "drafts", tree: "tree", kl: "kl", dynamicGamma: "dynamic", temperature: "temperature", topK: "topk", topP: "topp", seed: "seed", maxTokens: "maxtokens", epsilon: "epsilon", delta: "delta", ngram: "ngram", bug: "bug" };
+const CONTROL = { prompt: "prompt", method: "method", selection: "selection", gamma: "gamma", drafts: "drafts", tree: "tree", kl: "kl", dynamicGamma: "dynamic", parallelDraft: "parallel", temperature: "temperature", topK: "topk", topP: "topp", seed: "seed", maxTokens: "maxtokens", epsilon: "epsilon", delta: "delta", ngram: "ngram", bug: "bug" };
 const controlOf = (field) => CONTROL[String(field).replace(/\[\d+\]$/, "")];
 /** The order a student sets the controls in: the method (and shape) first, since they enable the others. */
-const ORDER = ["method", "shape", "selection", "bug", "gamma", "drafts", "tree", "kl", "epsilon", "delta", "ngram", "temperature", "topk", "topp", "dynamic"];
+const ORDER = ["method", "shape", "selection", "bug", "gamma", "drafts", "tree", "kl", "epsilon", "delta", "ngram", "temperature", "topk", "topp", "dynamic", "parallel"];
 
 const NOT_RUN = /^not running: fix /;
 const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -69,6 +69,7 @@ export function pageCannot(options, page) {
     selection: method === "spectr",
     kl: method === "mentored",
     dynamicGamma: ["speculative", "mentored", "typical"].includes(method),
+    parallelDraft: method === "speculative",
     epsilon: method === "typical",
     delta: method === "typical",
     ngram: method === "lookup",
@@ -87,6 +88,7 @@ export function pageCannot(options, page) {
     if (key === "tree" && !(Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x)))) return ["off the control", `the tree field holds numbers, not ${JSON.stringify(v)}`];
     if (key === "kl" && !page.kls.includes(v)) return ["off the control", `kl ${JSON.stringify(v)} is not a value of the D slider (0, then 0.001 to 5 on a log grid)`];
     if (key === "dynamicGamma" && typeof v !== "boolean") return ["off the control", `dynamic γ is a box: true or false, not ${JSON.stringify(v)}`];
+    if (key === "parallelDraft" && typeof v !== "boolean") return ["off the control", `"draft in parallel" is a box: true or false, not ${JSON.stringify(v)}`];
     if (key === "recordDistributions" && v !== true) return ["off the control", "the page always sends recordDistributions: true"];
   }
   for (const [key, v] of Object.entries(options)) {
@@ -94,6 +96,7 @@ export function pageCannot(options, page) {
     if (key === "topK" && v === 0) return ["not sent", "top-k 0 is the slider's \"off\": the page then sends no topK"];
     if (key === "topP" && v === 1) return ["not sent", "top-p 1 is the slider's \"off\": the page then sends no topP"];
     if (key === "dynamicGamma" && v === false) return ["not sent", "dynamic γ unticked sends no dynamicGamma (the page sends it only when ticked)"];
+    if (key === "parallelDraft" && v === false) return ["not sent", "\"draft in parallel\" unticked sends no parallelDraft (the page sends it only when ticked)"];
   }
   if (method === "mentored" && options.kl === undefined) return ["not sent", "the D slider always sends a kl with mentored: the page cannot leave it out"];
   for (const [key, m] of [["epsilon", "typical"], ["delta", "typical"], ["ngram", "lookup"]]) {
@@ -114,6 +117,7 @@ function inputsOf(options, page) {
     else if (key === "tree") Object.assign(controls, { shape: "tree", tree: v.join(",") });
     else if (key === "kl") controls.kl = page.kls.indexOf(v);
     else if (key === "dynamicGamma") controls.dynamic = v;
+    else if (key === "parallelDraft") controls.parallel = v;
   }
   return { prompt: options.prompt, controls: ORDER.filter((id) => id in controls).map((id) => [id, controls[id]]), typed };
 }

@@ -29,6 +29,7 @@ import { addHostileTests } from "./hostile.mjs";
 import { addOptionsTableTests } from "./options-table.mjs";
 import { addLabTests } from "./lab.mjs";
 import { addLessonTests } from "./lesson.mjs";
+import { addParallelTests } from "./parallel.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -528,6 +529,7 @@ addOptionsTableTests(tests, { browser, open, loaded, hook, check });
 
 // The lab: many runs against the exact distribution, the bug switches, the lossy curves, the soak.
 addLabTests(tests, { browser, open, loaded, check, artifacts });
+addParallelTests(tests, { browser, open, loaded, check });
 // The guided lesson: each step's numbers against the round it names, the presets, the keyboard, a phone.
 addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pageFmt });
 

@@ -37,6 +37,14 @@ function unclonable(value, path = "", seen = new Set()) {
   return { path, value };
 }
 
+/** The error for options a worker cannot be sent, naming the part refused. */
+function notPlainData(options, error) {
+  const found = unclonable(options);
+  const field = found?.path || "options";
+  const got = found ? describe(found.value) : error.message;
+  return optionError(field, `${field} must be plain data (strings, numbers, booleans, arrays, objects), got ${got}`);
+}
+
 function spawnWorker() {
   // The literal `new Worker(new URL(...), { type: "module" })` is what bundlers look for.
   return new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
@@ -59,8 +67,8 @@ class Channel {
     };
   }
 
-  /** Posts `message`; `onMessage` gets every reply until it returns true. */
-  send(message, onMessage) {
+  /** Posts `message` (moving `transfer`); `onMessage` gets every reply until it returns true. */
+  send(message, onMessage, transfer = []) {
     // A terminated worker takes messages and never answers: refuse instead of hanging.
     if (this.terminated) throw new SpeculaError("this Specula instance was terminated", "terminated");
     const id = this.nextId++;
@@ -68,19 +76,16 @@ class Channel {
       if (onMessage(reply)) this.handlers.delete(id);
     });
     try {
-      this.worker.postMessage({ ...message, id });
+      this.worker.postMessage({ ...message, id }, transfer);
     } catch (error) {
       this.handlers.delete(id);
-      const found = unclonable(message.options);
-      const field = found?.path || "options";
-      const got = found ? describe(found.value) : error.message;
-      throw optionError(field, `${field} must be plain data (strings, numbers, booleans, arrays, objects), got ${got}`);
+      throw notPlainData(message.options, error);
     }
     return id;
   }
 
   /** A request answered by one "done" (or "ready") message. */
-  request(message, onProgress) {
+  request(message, onProgress, transfer) {
     return new Promise((resolve, reject) => {
       this.send(message, (reply) => {
         switch (reply.type) {
@@ -97,7 +102,7 @@ class Channel {
           default:
             return false;
         }
-      });
+      }, transfer);
     });
   }
 
@@ -118,6 +123,36 @@ function checkIdle(specula) {
   if (specula.generation) {
     throw new SpeculaError("a generation is already running; abort() it or wait for it to end", "busy");
   }
+}
+
+/**
+ * The draft worker of parallel drafting (docs/parallel-draft.md), started and loaded on
+ * first use: the CPU-only module with the draft model and the decoder, the target's
+ * requests sent to `specula`'s worker over a MessageChannel. Resolves to its Channel.
+ */
+function draftWorker(specula) {
+  if (!specula.draftReady) {
+    const channel = new Channel();
+    const { port1, port2 } = new MessageChannel();
+    specula.channel.worker.postMessage({ type: "serve", id: 0, port: port1 }, [port1]);
+    const ready = channel
+      .request({ type: "loadDraft", urls: specula.urls, targetInfo: specula.backendInfo, port: port2 }, undefined, [port2])
+      .then(() => channel);
+    ready.catch(() => {
+      channel.terminate();
+      if (specula.draftReady === ready) specula.draftReady = null;
+    });
+    specula.draftChannel = channel;
+    specula.draftReady = ready;
+  }
+  return specula.draftReady;
+}
+
+/** Stops `specula`'s draft worker, if it has one. */
+function stopDraftWorker(specula) {
+  specula.draftChannel?.terminate();
+  specula.draftChannel = null;
+  specula.draftReady = null;
 }
 
 /** One bundled model as a decode() model: its requests go to the worker's engine. */
@@ -224,6 +259,8 @@ export class Specula {
     this.backendInfo = null;
     this.alphabetText = null;
     this.bundled = null;
+    this.draftChannel = null; // the draft worker, under parallel drafting
+    this.draftReady = null; // Promise of it, loaded
   }
 
   /** Creates an instance and loads the models: `await Specula.load({ backend, onProgress })`. */
@@ -245,6 +282,8 @@ export class Specula {
       throw new SpeculaError("a generation is running; abort() it or wait before load()", "busy");
     }
     this.urls = urlsFor(checked);
+    // A draft worker serves the models being replaced; the next parallel generation starts one anew.
+    stopDraftWorker(this);
     const reply = await this.channel.request(
       { type: "load", backend: checked.backend, draftBackend: checked.draftBackend, urls: this.urls },
       checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
@@ -292,12 +331,16 @@ export class Specula {
   /**
    * Generates text round by round: `for await (const round of s.generate({ prompt, ... }))`.
    * The iterator's return value is the summary. Throws a SpeculaError on bad options, before
-   * load(), while another generation runs, and with code "aborted" after abort().
+   * load(), while another generation runs, and with code "aborted" after abort(). With
+   * `parallelDraft: true` the draft model runs in a second worker of its own, drafting the
+   * next round while this instance's worker verifies (docs/parallel-draft.md).
    */
   generate(options) {
     checkIdle(this);
     let signal;
     ({ options, signal } = splitSignal(options));
+    const parallel = options !== null && typeof options === "object" && options.parallelDraft === true;
+    if (parallel && unclonable(options)) throw notPlainData(options, new Error("not plain data"));
     const queue = [];
     let wake = null;
     const push = (item) => {
@@ -305,20 +348,37 @@ export class Specula {
       wake?.();
       wake = null;
     };
-    const generation = { id: 0, aborted: false };
-    generation.id = this.channel.send({ type: "generate", options }, (reply) => {
+    // `channel`: the worker that runs it, once known (the draft worker may still be loading).
+    const generation = { id: 0, aborted: false, channel: null };
+    const onReply = (reply) => {
       if (reply.type === "progress") return false;
       const last = reply.type !== "round";
       // The worker is free again as soon as it says so, whether or not anyone iterates.
       if (last && this.generation === generation) this.generation = null;
       push(reply);
       return last;
-    });
+    };
+    if (parallel) {
+      draftWorker(this).then(
+        (channel) => {
+          generation.channel = channel;
+          generation.id = channel.send({ type: "generate", options }, onReply);
+          if (generation.aborted) channel.worker.postMessage({ type: "abort", id: generation.id });
+        },
+        (error) => onReply({ type: "failed", error }),
+      );
+    } else {
+      generation.channel = this.channel;
+      generation.id = this.channel.send({ type: "generate", options }, onReply);
+    }
     this.generation = generation;
     const onAbort = () => this.abort();
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) this.abort();
-    const worker = this.channel.worker;
+    const stop = () => {
+      generation.aborted = true;
+      generation.channel?.worker.postMessage({ type: "abort", id: generation.id });
+    };
     async function* rounds() {
       let finished = false;
       try {
@@ -334,13 +394,15 @@ export class Specula {
           if (reply.type === "abort") {
             throw new SpeculaError("the generation was aborted by abort()", "aborted", { summary: reply.summary });
           }
+          // The draft worker did not load: its error as it was thrown.
+          if (reply.type === "failed") throw reply.error;
           throw fromPayload(reply.error);
         }
       } finally {
         signal?.removeEventListener("abort", onAbort);
         if (!finished) {
           // The consumer left early (break or throw): stop the worker and wait until it has.
-          worker.postMessage({ type: "abort", id: generation.id });
+          stop();
           while (!queue.some((r) => r.type !== "round")) await new Promise((resolve) => (wake = resolve));
         }
       }
@@ -385,7 +447,7 @@ export class Specula {
       throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);
     }
     const { signal: checked } = splitSignal({ signal });
-    const generation = { id: 0, aborted: false };
+    const generation = { id: 0, aborted: false, channel: this.channel };
     const done = new Promise((resolve, reject) => {
       generation.id = this.channel.send({ type: "sample", options, runs, position }, (reply) => {
         if (reply.type === "runs") {
@@ -414,7 +476,11 @@ export class Specula {
 
   /** The worker's wasm memory and (where the browser tells) JS heap, in bytes: `{ wasmBytes, jsHeapBytes }`. */
   async memory() {
-    return (await this.channel.request({ type: "memory" })).value;
+    const main = (await this.channel.request({ type: "memory" })).value;
+    if (!this.draftChannel) return main;
+    // The draft worker's module, under parallel drafting.
+    const draft = (await this.draftChannel.request({ type: "memory" })).value;
+    return { ...main, wasmBytes: main.wasmBytes + draft.wasmBytes };
   }
 
   /** Stops the running generation before its next model call; its iterator throws code "aborted". */
@@ -422,7 +488,8 @@ export class Specula {
     const generation = this.generation;
     if (!generation || generation.aborted) return;
     generation.aborted = true;
-    this.channel.worker.postMessage({ type: "abort", id: generation.id });
+    // Before the draft worker has loaded, the flag is enough: it is checked once it has.
+    generation.channel?.worker.postMessage({ type: "abort", id: generation.id });
   }
 
   /**
@@ -450,6 +517,7 @@ export class Specula {
   /** Stops the worker; the instance cannot be used afterwards. */
   terminate() {
     this.loaded = false;
+    stopDraftWorker(this);
     this.channel.terminate();
   }
 }

@@ -2,6 +2,9 @@
 // so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
 //   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort
+//                   | serve {port} (answer the target's requests arriving on `port`)
+//                   | loadDraft {urls, port, targetInfo} (be a draft worker: the draft
+//                     model and the decoder here, the target behind `port`)
 //                   | sample {options, position, runs} | memory
 //                   | plan {options} | check {options} | theory {options} | retarget {options}
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
@@ -38,6 +41,10 @@ const modules = {}; // "full" | "cpu" -> Promise<the initialised glue's exports>
 let glue = null; // the glue of the module that holds `engine`
 let engineModule = null; // "full" | "cpu": which module holds `engine`
 let engine = null; // Engine once load() succeeded
+// In a draft worker (parallel drafting, docs/parallel-draft.md), the DraftEngine and where
+// its target runs (the main worker's backend report, updated from its answers).
+let draftEngine = null;
+let targetInfo = null;
 let loading = false;
 let running = null; // id of the running generation or sample
 let sampleAborted = false; // set by "abort" while sample() runs (start() clears the engine's flag)
@@ -138,6 +145,15 @@ function yieldToEventLoop() {
   });
 }
 
+/**
+ * The most bytes a description or a weight file may have: specula-model's MAX_META_BYTES,
+ * and two bytes per parameter of its MAX_PARAMS plus WEIGHTS_SLACK_BYTES (docs/limits.md);
+ * the wasm module checks the exact sizes.
+ */
+function byteLimit(name) {
+  return name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20);
+}
+
 async function load(id, { backend, draftBackend, urls: given }) {
   if (loading || running !== null) {
     throw Object.assign(new Error("the engine is busy; wait for the current call to finish"), {
@@ -160,11 +176,7 @@ async function load(id, { backend, draftBackend, urls: given }) {
         // Sizes only improve progress reports; Content-Length is the fallback.
       }
       const report = (p) => post({ type: "progress", id, ...p });
-      // The most bytes a description or a weight file may have: specula-model's
-      // MAX_META_BYTES, and two bytes per parameter of its MAX_PARAMS plus
-      // WEIGHTS_SLACK_BYTES (docs/limits.md); the wasm module checks the exact sizes.
-      const limit = (name) => (name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20));
-      const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, limit(name));
+      const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, byteLimit(name));
       return Promise.all([
         get("draftMeta", "draft.json"),
         get("draftWeights", "draft.bpk"),
@@ -205,8 +217,9 @@ async function load(id, { backend, draftBackend, urls: given }) {
   }
 }
 
-/** The engine with its models, or the "not_loaded" error. */
+/** The engine with its models (the draft worker's DraftEngine there), or the "not_loaded" error. */
 function loaded() {
+  if (draftEngine) return draftEngine;
   if (!engine) {
     throw Object.assign(new Error("the models are not loaded: call load() first and wait for it to finish"), {
       code: "not_loaded",
@@ -217,27 +230,31 @@ function loaded() {
 
 /** The engine, unless it is not loaded or a generation, a sample or a load is running. */
 function idle() {
-  loaded();
+  const active = loaded();
   if (running !== null || loading) {
     throw Object.assign(new Error("a generation is already running; abort() it or wait for it to end"), {
       code: "busy",
     });
   }
-  return engine;
+  return active;
 }
 
 async function generate(id, options) {
-  idle();
-  engine.start(options); // throws SpeculaError on bad options or prompt
+  const active = idle();
+  active.start(options); // throws SpeculaError on bad options or prompt
   running = id;
   try {
     for (;;) {
-      const round = await engine.nextRound();
+      const round = await active.nextRound();
       if (round === null) break;
       post({ type: "round", id, round });
       await yieldToEventLoop();
     }
-    const summary = engine.summary();
+    const summary = active.summary();
+    // A draft worker knows of its target only what the answers said.
+    if (active === draftEngine) {
+      summary.backend = { ...targetInfo, backend: summary.backend.backend, draftBackend: "cpu" };
+    }
     post({ type: summary.aborted ? "abort" : "done", id, summary });
   } finally {
     running = null;
@@ -259,7 +276,7 @@ const SAMPLE_REPORT_MS = 100;
  * distribution comes from Engine.exact (docs/lab.md).
  */
 async function sample(id, { options, position, runs }) {
-  idle();
+  if (idle() !== engine) throw Object.assign(new Error("a draft worker runs no lab"), { code: "internal" });
   running = id;
   sampleAborted = false;
   try {
@@ -284,6 +301,99 @@ async function sample(id, { options, position, runs }) {
     post({ type: sampleAborted ? "abort" : "done", id, value: lab(exact, counts, done) });
   } finally {
     running = null;
+  }
+}
+
+/**
+ * The main worker's side of parallel drafting: answers the target requests a draft worker
+ * sends on `port`, one after another, with where the target ran and, once, why it left
+ * WebGPU.
+ */
+function serve(port) {
+  let queue = Promise.resolve();
+  let backend = engine?.backendInfo()?.backend;
+  const answer = async ({ call, request }) => {
+    try {
+      const logits = await loaded().forward("target", request);
+      const info = engine.backendInfo();
+      const fallback = backend === "webgpu" && info.backend === "cpu" ? info.reason : null;
+      backend = info.backend;
+      port.postMessage({ call, logits, backend, fallback }, [logits.buffer]);
+    } catch (error) {
+      port.postMessage({ call, error: errorPayload(error) });
+    }
+  };
+  port.onmessage = (event) => {
+    queue = queue.then(() => answer(event.data));
+  };
+}
+
+/** The draft worker's target: each call a message on `port`, answered by serve(). */
+function remoteTarget(port) {
+  const calls = new Map();
+  let next = 1;
+  port.onmessage = (event) => {
+    const { call, error, ...answer } = event.data;
+    const pending = calls.get(call);
+    calls.delete(call);
+    if (!pending) return;
+    if (error) {
+      pending.reject(Object.assign(new Error(error.message), { code: error.code }));
+      return;
+    }
+    targetInfo = { ...targetInfo, backend: answer.backend, reason: answer.fallback ?? targetInfo.reason };
+    pending.resolve(answer);
+  };
+  return (request) =>
+    new Promise((resolve, reject) => {
+      const call = next++;
+      calls.set(call, { resolve, reject });
+      port.postMessage({ call, request });
+    });
+}
+
+/**
+ * Makes this worker a draft worker: the CPU-only module, the draft model and the decoder,
+ * the target in the worker behind `port` (described by `info`, its backend report).
+ */
+async function loadDraft(id, { urls: given, port, targetInfo: info }) {
+  if (loading || running !== null) {
+    throw Object.assign(new Error("the draft worker is busy"), { code: "busy" });
+  }
+  loading = true;
+  try {
+    const urls = { ...DEFAULT_URLS, ...(given ?? {}) };
+    const text = new TextDecoder();
+    const get = (key, name) => fetchWithProgress(urls[key], name, undefined, () => {}, byteLimit(name));
+    const kind = moduleFor(urls, "cpu");
+    const [exports, draftMeta, draftWeights, targetMeta] = await Promise.all([
+      ensureWasm(id, urls, kind),
+      get("draftMeta", "draft.json"),
+      get("draftWeights", "draft.bpk"),
+      get("targetMeta", "target.json"),
+    ]);
+    const next = new exports.DraftEngine();
+    try {
+      next.load({
+        draftMeta: text.decode(draftMeta),
+        draftWeights,
+        targetMeta: text.decode(targetMeta),
+        target: remoteTarget(port),
+        pause: yieldToEventLoop,
+        targetBackend: info.backend,
+      });
+    } catch (error) {
+      next.free();
+      throw error;
+    }
+    draftEngine?.free();
+    draftEngine = next;
+    targetInfo = info;
+    glue = exports;
+    engineModule = kind;
+    post({ type: "ready", id, backend: { ...info, draftBackend: "cpu" } });
+  } finally {
+    loading = false;
   }
 }
 
@@ -323,10 +433,17 @@ self.onmessage = async (event) => {
       case "detokenize":
         post({ type: "done", id, value: loaded().detokenize(rest.tokens) });
         break;
+      case "serve":
+        serve(rest.port);
+        break;
+      case "loadDraft":
+        await loadDraft(id, rest);
+        break;
       case "abort":
         // Harmless when nothing runs; the running generation stops before its next
         // model call and reports "abort".
         engine?.abort();
+        draftEngine?.abort();
         sampleAborted = true;
         break;
       case "plan":

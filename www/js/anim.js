@@ -54,9 +54,9 @@ const argmaxOf = (v) => (v ? v.reduce((best, x, i) => (x > v[best] ? i : best), 
 /**
  * Builds the stage for a round (all cells hidden) and returns an animator.
  * focus: the box under the tree for the current step's sentence and the residual.
- * options: { dynamicGamma, greedy } of the run.
+ * options: { dynamicGamma, parallelDraft, greedy } of the run.
  */
-export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, greedy = false } = {}) {
+export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, parallelDraft = false, greedy = false } = {}) {
   const ch = (t) => showChar(alphabet[t] ?? "?");
   stage.replaceChildren();
   focus.replaceChildren();
@@ -131,7 +131,10 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         await pacer.wait(t.draft);
       }
       say(`The draft proposes ${trace.drafts.length} character${trace.drafts.length > 1 ? "s" : ""}` +
-        (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : "."));
+        (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : ".") +
+        (trace.earlyDrafts > 0
+          ? ` The first ${trace.earlyDrafts} ${trace.earlyDrafts > 1 ? "were" : "was"} drafted in parallel, while the target verified the last round.`
+          : ""));
       // 2. One target pass scores every position at once.
       stage.classList.add("verifying");
       for (const cell of byNode.values()) cell.querySelector(".tok").classList.add("verified");
@@ -240,6 +243,12 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         say(greedyBonus ? `The target takes its {argmax} '${ch(trace.bonus.token)}'` : `The target samples '${ch(trace.bonus.token)}' ({u} = ${fmt(trace.bonus.uniform, 3)})`, "bonus");
       }
       await pacer.wait(t.residual);
+    }
+    // Parallel drafting: a fully accepted round takes no bonus; the next round's drafts,
+    // drawn while this one was verified, are tested at that position instead.
+    const allAccepted = trace.steps.length === depth && !trace.steps.some((s) => s.outcome?.residual);
+    if (parallelDraft && !trace.bonus && depth > 0 && allAccepted && !trace.truncated) {
+      say("All drafts accepted → no {bonus}: the next round's drafts, drawn in parallel, are tested from here.", "bonus");
     }
     redraw();
     if (trace.truncated) say(`${trace.truncated} character(s) after the stop condition dropped.`);

@@ -81,7 +81,7 @@ async function loadModels() {
 }
 
 function wire() {
-  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "tree", "bug", "epsilon", "delta", "ngram"]) {
+  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "parallel", "tree", "bug", "epsilon", "delta", "ngram"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);

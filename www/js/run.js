@@ -189,7 +189,7 @@ async function advance() {
 
 export function stageOptions(run) {
   const o = run?.options ?? {};
-  return { dynamicGamma: !!o.dynamicGamma, greedy: o.temperature === 0 };
+  return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0 };
 }
 
 /** Draws a finished round on the stage at once (for a character picked in the output). */

@@ -56,6 +56,7 @@ const CONTROLS = {
   drafts: ["drafts", "k"],
   tree: ["tree", "the tree"],
   dynamicGamma: ["dynamic", "dynamic γ"],
+  parallelDraft: ["parallel", "draft in parallel"],
   kl: ["kl", "D"],
   epsilon: ["epsilon", "ε"],
   delta: ["delta", "δ"],
@@ -130,6 +131,7 @@ export function settings() {
     seed: readNumber("seed").value ?? NaN,
     maxTokens: readNumber("maxtokens").value ?? NaN,
     dynamicGamma: $("dynamic").checked,
+    parallelDraft: $("parallel").checked,
     bug: $("bug").value,
     epsilon: Number($("epsilon").value),
     delta: Number($("delta").value),
@@ -279,6 +281,7 @@ export function generateOptions(s) {
   if (uses("tree")) o.tree = parseTree(s.tree);
   if (uses("kl")) o.kl = s.kl;
   if (uses("dynamic") && s.dynamicGamma) o.dynamicGamma = true;
+  if (uses("parallel") && s.parallelDraft) o.parallelDraft = true;
   if (uses("bug") && s.bug) o.bug = s.bug;
   if (uses("epsilon")) o.epsilon = s.epsilon;
   if (uses("delta")) o.delta = s.delta;
@@ -326,6 +329,9 @@ const APPLIES = {
   selection: (s) => s.method === "spectr",
   kl: (s) => s.method === "mentored",
   dynamic: (s) => ["speculative", "mentored", "typical"].includes(s.method),
+  // Parallel drafting: speculative decoding with a fixed γ (the package refuses it with
+  // dynamic γ, naming parallelDraft).
+  parallel: (s) => s.method === "speculative",
   epsilon: (s) => s.method === "typical",
   delta: (s) => s.method === "typical",
   ngram: (s) => s.method === "lookup",
@@ -454,5 +460,6 @@ export function applyParams() {
     else tell("speed", sp, `is not one of ${SPEEDS.map((v) => (Number.isFinite(v) ? v : "instant")).join(", ")}`, `${SPEEDS[Number($("speed").value)]}×`);
   }
   if (params.get("dynamic") === "1") $("dynamic").checked = true;
+  if (params.get("parallel") === "1") $("parallel").checked = true;
   if (changed.length) notice("params", `This page's address asks for settings the controls cannot take: ${changed.join("; ")}.`);
 }

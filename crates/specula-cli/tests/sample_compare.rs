@@ -50,6 +50,17 @@ fn lossless_methods_follow_the_target() {
     for extra in [
         &["--method", "speculative", "--gamma", "3"][..],
         &["--method", "spectr", "--tree", "2,2"],
+        // The second character under parallel drafting at γ = 1: when the first draft is
+        // accepted, round 1 tests the draft drawn early in place of a bonus token.
+        &[
+            "--method",
+            "speculative",
+            "--gamma",
+            "1",
+            "--parallel-draft",
+            "--position",
+            "2",
+        ],
     ] {
         let v = compare(extra);
         assert_eq!(v["exact"], "target", "{extra:?}");

@@ -3,6 +3,7 @@
 import { Specula, SpeculaError, cachedModel, decode, plan, retarget, theory } from "specula";
 import { runHostile } from "./hostile.js";
 import { labChecks } from "./lab.js";
+import { parallelChecks } from "./parallel.js";
 
 const PROMPT = "ROMEO:\nBut soft";
 const log = [];
@@ -205,6 +206,7 @@ async function main() {
   await bundledThroughDecode(cpu);
   const labSeconds = await labChecks(cpu, check);
   note(`lab: 600 runs in ${labSeconds.toFixed(1)} s`);
+  await parallelChecks(cpu, check);
   const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });
@@ -225,6 +227,11 @@ async function main() {
     check(gpuSpec.map((r) => r.text).join("") === cpuAr, "webgpu: speculative greedy == CPU greedy");
     await abortMidRound(gpu);
     check((await text(gpu, { ...greedy, method: "speculative", gamma: 3 })) === cpuAr, "webgpu: usable after abort");
+    // Parallel drafting: the target on WebGPU here, the draft in its own worker on the CPU.
+    const gpuParallel = [];
+    for await (const round of gpu.generate({ ...greedy, method: "speculative", gamma: 3, parallelDraft: true })) gpuParallel.push(round);
+    check(gpuParallel.every((r) => r.backend === "webgpu"), "webgpu: parallel drafting verifies on WebGPU");
+    check(gpuParallel.map((r) => r.text).join("") === cpuAr, "webgpu: parallel drafting greedy == CPU greedy");
     gpu.terminate();
 
     const hybrid = await Specula.load({ backend: "webgpu", draftBackend: "cpu" });
