@@ -1,6 +1,7 @@
 // Browser benchmark (not in CI): tokens/s of autoregressive, speculative and SpecTr
 // decoding in one page run, per backend. Query: ?bench=1&backends=cpu,webgpu&tokens=64&repeat=3
-// (backend "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm).
+// (backend "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm;
+// the parallel rows' draft runs in a worker of its own, on the CPU, whatever the backend).
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -10,7 +11,23 @@ const METHODS = [
   { name: "speculative (gamma 3)", method: "speculative", gamma: 3 },
   { name: "speculative (gamma 4)", method: "speculative", gamma: 4 },
   { name: "SpecTr (K 2, L 4)", method: "spectr", drafts: 2, gamma: 4 },
+  // Parallel drafting: the draft model in a second worker (docs/parallel-draft.md).
+  { name: "speculative (gamma 2, parallel)", method: "speculative", gamma: 2, parallelDraft: true },
+  { name: "speculative (gamma 3, parallel)", method: "speculative", gamma: 3, parallelDraft: true },
+  { name: "speculative (gamma 4, parallel)", method: "speculative", gamma: 4, parallelDraft: true },
 ];
+
+/**
+ * Tokens per target call of speculative decoding at per-position acceptance `a`, draft
+ * length `g` and draft cost `c` (in target calls): sequential, or parallel drafting's
+ * schedule (docs/parallel-draft.md, "Expected speedup").
+ */
+function theory(a, g, c, parallel) {
+  if (!parallel) return (1 - a ** (g + 1)) / ((1 - a) * (g * c + 1));
+  const s = g * c > 1 ? Math.ceil(1 / c) * c - 1 : 0;
+  const full = a ** g;
+  return (1 - full) / (1 - a) / (full * Math.max(1, g * c) + (1 - full) * (1 + s + g * c));
+}
 
 // The mean, or null when the method has no such figure (autoregressive acceptance).
 const mean = (xs) => (xs.some((x) => x === null || x === undefined) ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -70,12 +87,12 @@ export async function bench(state, note) {
     const rows = state.results.filter((r) => r.backend === s.backend.backend && r.draftBackend === s.backend.draftBackend);
     const base = rows.find((r) => r.method === "autoregressive");
     for (const r of rows) {
-      const gamma = METHODS.find((m) => m.name === r.method)?.gamma;
+      const { gamma, parallelDraft } = METHODS.find((m) => m.name === r.method) ?? {};
       if (!gamma || !base || r.acceptanceRate === null) continue;
       const a = r.acceptanceRate;
       r.costRatio = r.draftMsPerCall / base.targetMsPerCall;
       r.verifyCostRatio = r.targetMsPerCall / base.targetMsPerCall;
-      r.theoryFactor = (1 - a ** (gamma + 1)) / ((1 - a) * (gamma * r.costRatio + 1));
+      r.theoryFactor = theory(a, gamma, r.costRatio, parallelDraft === true);
       r.measuredSpeedup = r.medianTokensPerSecond / base.medianTokensPerSecond;
       note(`${r.method}: α ${a.toFixed(3)}, c ${r.costRatio.toFixed(3)}, target γ+1 / 1 position ${r.verifyCostRatio.toFixed(2)}, engine ${r.engineMsPerRound.toFixed(3)} ms/round; theory ${r.theoryFactor.toFixed(2)}×, measured ${r.measuredSpeedup.toFixed(2)}×`);
     }
