@@ -254,7 +254,12 @@ export class Specula {
   theory(options: TheoryOptions): Promise<TheoryCurves>;
   /** {@link retarget} in this instance's worker. */
   retarget(options: RetargetOptions): Promise<number[]>;
-  /** Generates round by round; the iterator's return value is the summary. */
+  /**
+   * Generates round by round; the iterator's return value is the summary. With
+   * `parallelDraft: true` the draft model and the decoder run in a second worker (the
+   * CPU-only module, started on first use) that sends the target's requests to this
+   * instance's worker, so the next round is drafted while this one is verified.
+   */
   generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
   /** Runs a whole generation. */
   complete(options: GenerateOptions): Promise<Summary>;
