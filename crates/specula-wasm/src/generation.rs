@@ -270,7 +270,7 @@ impl Generation {
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
+pub(crate) mod tests {
     use std::future::Future;
     use std::pin::pin;
     use std::task::{Context, Poll, Waker};
@@ -283,8 +283,9 @@ mod tests {
     use crate::untrained::{Size, untrained_bundles};
     use specula_engine::options::DecodeOptions;
 
-    /// Runs a future that never waits (the CPU models answer at once).
-    fn block_on<F: Future>(future: F) -> F::Output {
+    /// Runs a future to completion, polling again whenever it is pending (the CPU models
+    /// answer at once; a test's remote target may ask for a few polls).
+    pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
         let mut future = pin!(future);
         let mut cx = Context::from_waker(Waker::noop());
         loop {

@@ -178,27 +178,15 @@ impl<T: RemoteTarget> Pair for RemotePair<T> {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    use std::pin::pin;
-
     use burn::tensor::Device;
     use specula_engine::options::DecodeOptions;
 
     use super::*;
     use crate::backend::{BackendChoice, BackendInfo, DraftBackend};
     use crate::generation::Generation;
+    use crate::generation::tests::block_on;
     use crate::models::Models;
     use crate::untrained::{Size, untrained_bundles};
-
-    /// Runs a future whose every wait is a poll that asks to be polled again.
-    fn block_on<F: Future>(future: F) -> F::Output {
-        let mut future = pin!(future);
-        let mut cx = Context::from_waker(Waker::noop());
-        loop {
-            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-                return out;
-            }
-        }
-    }
 
     /// An answer that is ready after `polls` polls: a target that takes that long.
     struct Delayed {
