@@ -3,7 +3,8 @@
 // at a position depend on the whole prefix (so a stale cache entry would change them).
 // decode() must give the same tokens through the cache as with a model that recomputes
 // everything, for every method, while running fewer positions, and the cache must be cut
-// back to the committed tokens after each round.
+// back to the committed tokens after each round; under parallel drafting over an
+// asynchronous runtime too, with the two models' steps overlapping.
 // Usage: node tests/web-package/decode-adapter.mjs <package dist/ directory>
 
 import { pathToFileURL } from "node:url";
@@ -17,8 +18,11 @@ const { cachedModel, decode } = await import(pathToFileURL(resolve(dist, "index.
 const V = 6;
 const STATES = 97;
 
-/** A runtime whose state after each token hashes the whole prefix; logits come from the state. */
-function runtime(seed) {
+/**
+ * A runtime whose state after each token hashes the whole prefix; logits come from the
+ * state. `wait()`, when given, delays each step (a timer): an asynchronous runtime.
+ */
+function runtime(seed, wait) {
   const next = rng(seed);
   const table = Array.from({ length: STATES }, () => Float32Array.from({ length: V }, () => (next() - 0.5) * 4));
   const advance = (state, token) => (state * 31 + token + 7) % STATES;
@@ -43,6 +47,7 @@ function runtime(seed) {
     vocabSize: V,
     // The cache is the list of states, one per position, as a K/V cache is one entry per position.
     async step(cache, tokens) {
+      if (wait) await wait();
       const states = cache ? cache.slice() : [];
       const logits = new Float32Array(tokens.length * V);
       tokens.forEach((t, i) => {
@@ -90,6 +95,28 @@ for (const [name, options] of [
     const cutToCommitted = b.target.cuts.every((c) => c >= PROMPT.length) && b.target.cuts.some((c) => ends.includes(c));
     check(`${name}, seed ${seed}: rejected drafts leave the cache`, cutToCommitted, `cuts ${b.target.cuts.slice(0, 8)}`);
   }
+}
+
+// Parallel drafting over asynchronous runtimes (random delays): the draft's and the
+// target's calls overlap, and the caches stay right, as rollback never cuts a cache
+// while its model's call runs.
+for (const seed of [1, 2, 3]) {
+  const next = rng(seed);
+  let waiting = 0;
+  let most = 0;
+  const wait = async () => {
+    most = Math.max(most, ++waiting);
+    await new Promise((resolve) => setTimeout(resolve, 2 * next()));
+    waiting--;
+  };
+  const a = { target: runtime(5), draft: runtime(9) };
+  const b = { target: runtime(5, wait), draft: runtime(9, wait) };
+  const settings = { method: "speculative", gamma: 3, parallelDraft: true, prompt: PROMPT, seed, maxTokens: 40, temperature: 0.9 };
+  const reference = await run({ ...settings, target: a.target.plain, draft: a.draft.plain });
+  const through = await run({ ...settings, target: b.target.cached, draft: b.draft.cached });
+  const same = JSON.stringify(through.summary.tokens) === JSON.stringify(reference.summary.tokens);
+  check(`speculative γ=3, parallel drafting, async, seed ${seed}: the same tokens through the cache`, same, same ? "" : `${through.summary.tokens} vs ${reference.summary.tokens}`);
+  check(`speculative γ=3, parallel drafting, async, seed ${seed}: the two runtimes' steps overlap`, most === 2, `at most ${most} at once`);
 }
 
 // Bad step() answers surface as decode()'s own errors, naming the model.

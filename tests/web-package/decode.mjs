@@ -4,14 +4,15 @@
 // temperature, top-k and top-p applied to both models; prompt lookup with no draft
 // model), typical acceptance's first token against its closed form, the power to reject
 // a planted bug, greedy decoding against the target's argmax chain, async and forward() models
-// against sync ones, rollback, and every bad model and option refused with its code.
+// against sync ones, rollback, parallel drafting with asynchronous models (concurrent
+// calls, the same tokens, exact), and every bad model and option refused with its code.
 // Exits non-zero on the first failure. About a minute on one core.
 
 import assert from "node:assert/strict";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
-import { chiSquare, joint, markov, processed, withTable, runToEnd } from "./decode-models.mjs";
+import { chiSquare, joint, markov, processed, rng, withTable, runToEnd } from "./decode-models.mjs";
 
 const dist = process.argv[2];
 if (!dist) {
@@ -64,6 +65,7 @@ const LOSSLESS = [
   ["multiround i.i.d. K=2", { method: "multiround", drafts: 2, gamma: 2 }],
   ["multiround tree [2,2]", { method: "multiround", tree: [2, 2] }],
   ["mentored D=0", { method: "mentored", kl: 0, gamma: 2 }],
+  ["speculative γ=1, parallel drafting", { method: "speculative", gamma: 1, parallelDraft: true }],
 ];
 for (const sampling of [{}, SAMPLING]) {
   const truth = joint(target, PROMPT.at(-1), LENGTH, sampling);
@@ -195,6 +197,145 @@ for (const sampling of [{}, SAMPLING]) {
   // A stop token ends the run right after it is emitted.
   const stopped = await run({ draft, target, prompt: PROMPT, stop: [3], maxTokens: 200, seed: 1 });
   check("stop token", stopped.summary.tokens.at(-1) === 3 && stopped.summary.finish?.kind === "stop_token");
+}
+
+// Parallel drafting with asynchronous models: the draft's and the target's calls run at
+// once, the tokens are those of the same models answering synchronously whatever the
+// delays, rollback never overlaps a call of its model (nor a call a rollback), and
+// decode() returns with both models idle.
+{
+  const shared = { now: 0, most: 0 };
+  /**
+   * `base` answering after a random delay: `wait()` gives a Promise that resolves later
+   * (a timer, or a few microtask hops). Records the calls in flight, across both models
+   * too, and every call or rollback that overlapped one of the same model.
+   */
+  const delayed = (base, wait, asyncRollback = false) => {
+    const m = { vocabSize: V, inflight: 0, rolling: false, overlaps: 0, rollbacks: [], calls: 0, pending: new Set() };
+    const answer = (f) => {
+      if (m.inflight || m.rolling) m.overlaps++;
+      m.calls++;
+      m.inflight++;
+      shared.now++;
+      shared.most = Math.max(shared.most, shared.now);
+      const out = f();
+      const done = wait().then(() => {
+        m.inflight--;
+        shared.now--;
+        m.pending.delete(done);
+        return out;
+      });
+      m.pending.add(done);
+      return done;
+    };
+    if (base.forward) m.forward = (request) => answer(() => base.forward(request));
+    else m.logits = (tokens, count) => answer(() => base.logits(tokens, count));
+    m.rollback = (committed) => {
+      if (m.inflight || m.rolling) m.overlaps++;
+      m.rollbacks.push(committed);
+      if (!asyncRollback) return undefined;
+      m.rolling = true;
+      return wait().then(() => (m.rolling = false));
+    };
+    return m;
+  };
+  const timer = (seed, lo, hi) => {
+    const next = rng(seed);
+    return () => new Promise((resolve) => setTimeout(resolve, lo + (hi - lo) * next()));
+  };
+  const hops = (seed) => {
+    const next = rng(seed);
+    return async () => {
+      for (let k = Math.floor(next() * 6); k > 0; k--) await null;
+    };
+  };
+  const settings = { prompt: PROMPT, method: "speculative", parallelDraft: true, maxTokens: 16, ...SAMPLING };
+  let same = 0;
+  let runs = 0;
+  let overlaps = 0;
+  let rollbacksRight = true;
+  let idleAtEnd = true;
+  let busyAtEnd = 0;
+  for (const [name, draftDelay, targetDelay, kind, extra] of [
+    ["draft slower", [2, 6], [1, 3], {}, {}],
+    ["draft faster", [0, 1], [2, 5], {}, {}],
+    ["async rollback, forward()", [1, 4], [1, 4], { forward: true }, {}],
+    // A stop token can end the run while the next round's draft runs.
+    ["stop token", [2, 6], [1, 3], {}, { stop: [3], maxTokens: 40 }],
+  ]) {
+    for (let seed = 0; seed < 4; seed++) {
+      const options = { ...settings, gamma: 2 + (seed % 3), seed, ...extra };
+      const reference = await run({ draft, target, ...options });
+      const asyncRollback = kind.forward === true;
+      const d = delayed(withTable(V, draft.table, kind), timer(seed, ...draftDelay), asyncRollback);
+      const t = delayed(withTable(V, target.table, kind), timer(seed + 50, ...targetDelay), asyncRollback);
+      const iterator = decode({ draft: d, target: t, ...options });
+      const rounds = [];
+      let summary;
+      let busy = 0;
+      for (;;) {
+        const { value, done } = await iterator.next();
+        if (done) {
+          summary = value;
+          break;
+        }
+        rounds.push(value);
+        busy = d.inflight;
+      }
+      if (busy) busyAtEnd++;
+      runs++;
+      if (JSON.stringify(summary.tokens) === JSON.stringify(reference.summary.tokens)) same++;
+      else console.log(`  ${name}, seed ${seed}: ${summary.tokens} vs ${reference.summary.tokens}`);
+      overlaps += d.overlaps + t.overlaps;
+      idleAtEnd &&= d.inflight === 0 && t.inflight === 0 && !d.rolling && !t.rolling;
+      let committed = PROMPT.length;
+      const want = JSON.stringify(rounds.map((r) => (committed += r.tokens.length)));
+      rollbacksRight &&= JSON.stringify(d.rollbacks) === want && JSON.stringify(t.rollbacks) === want;
+    }
+  }
+  check("parallel, async models: the tokens of the same models answering synchronously", same === runs, `${same} of ${runs}`);
+  check("parallel, async models: the two models' calls overlap", shared.most === 2, `at most ${shared.most} calls in flight`);
+  check("parallel, async models: no call or rollback overlaps another of the same model", overlaps === 0, `${overlaps} overlaps`);
+  check("parallel, async models: rollback hears every round's committed length", rollbacksRight);
+  check("parallel, async models: decode() returns with both models idle", idleAtEnd && busyAtEnd > 0, `${busyAtEnd} runs had a draft call running at the last round`);
+
+  // Exactness with asynchronous models answering in a random order (microtask hops: no
+  // timers, so the sample stays fast).
+  shared.most = 0;
+  const d = delayed(withTable(V, draft.table), hops(1));
+  const t = delayed(withTable(V, target.table), hops(2));
+  const c = new Array(V ** LENGTH).fill(0);
+  for (let seed = 0; seed < N; seed++) {
+    const { summary } = await run({ draft: d, target: t, prompt: PROMPT, maxTokens: LENGTH, seed, method: "speculative", gamma: 1, parallelDraft: true, ...SAMPLING });
+    c[summary.tokens.reduce((index, x) => index * V + x, 0)]++;
+  }
+  const test = chiSquare(c, joint(target, PROMPT.at(-1), LENGTH, SAMPLING));
+  check("exact: speculative γ=1, parallel drafting, async models (T 0.8, top-k 3, top-p 0.9)", test.p > 1e-4 && shared.most === 2, `chi2 ${test.stat.toFixed(1)}, df ${test.df}, p ${test.p.toExponential(2)}, at most ${shared.most} calls in flight`);
+
+  // Abort while both models' calls run (the abort's timer comes first): decode() rejects
+  // at once, without waiting for them; their late answers are dropped and nothing more
+  // is called.
+  const controller = new AbortController();
+  const slowDraft = delayed(withTable(V, draft.table), timer(3, 20, 30));
+  const quickTarget = delayed(withTable(V, target.table), timer(4, 5, 8));
+  let targetCalls = 0;
+  const base = quickTarget.logits;
+  quickTarget.logits = (tokens, count) => {
+    if (++targetCalls === 2) setTimeout(() => controller.abort(), 0);
+    return base(tokens, count);
+  };
+  const e = await refusal({ draft: slowDraft, target: quickTarget, ...settings, maxTokens: 40, gamma: 3, signal: controller.signal });
+  const running = slowDraft.inflight + quickTarget.inflight;
+  const calls = slowDraft.calls + quickTarget.calls;
+  const rolled = slowDraft.rollbacks.length + quickTarget.rollbacks.length;
+  await Promise.all([...slowDraft.pending, ...quickTarget.pending]);
+  check(
+    "parallel, async models: aborted with calls in flight",
+    e?.code === "aborted" && e.summary?.aborted === true && running === 2,
+    `${e?.code}: ${e?.summary?.tokens}, ${running} calls in flight`,
+  );
+  const after = slowDraft.calls + quickTarget.calls + slowDraft.rollbacks.length + quickTarget.rollbacks.length;
+  check("parallel, async models: nothing is called after the abort", after === calls + rolled, `${after - calls - rolled} calls`);
 }
 
 /** The SpeculaError decode(options) throws (or rejects with). */

@@ -416,17 +416,20 @@ export interface DecodeModel {
   /**
    * Told the committed prefix length after each round (prompt and every emitted token):
    * a K/V cache keeps that many positions and drops the rejected drafts beyond them.
+   * Never called while a call of the same model runs, and no call of the model starts
+   * before a returned Promise settles: under `parallelDraft` the draft model may still
+   * be drafting the next round when a round ends; it is told once that call returns,
+   * before its answer is used.
    */
   rollback?(committedLen: number): void | Promise<void>;
 }
 
 /**
  * Options of {@link decode}: every decoding option of {@link GenerateOptions} (method,
- * selection, gamma, drafts, tree, dynamicGamma, kl, epsilon, delta, ngram, temperature,
- * topK, topP, seed, maxTokens, recordDistributions, bug, signal; the same ranges,
- * defaults and refusals,
- * from the engine's one options type), with token ids for the prompt and the stop list,
- * and the two models.
+ * selection, gamma, drafts, tree, dynamicGamma, parallelDraft, kl, epsilon, delta, ngram,
+ * temperature, topK, topP, seed, maxTokens, recordDistributions, bug, signal; the same
+ * ranges, defaults and refusals, from the engine's one options type), with token ids for
+ * the prompt and the stop list, and the two models.
  */
 export type DecodeOptions = Omit<GenerateOptions, "prompt" | "stop"> & {
   /** The target model: the output follows its distribution. */
@@ -454,6 +457,19 @@ export type DecodeOptions = Omit<GenerateOptions, "prompt" | "stop"> & {
  * wrong type or length, NaN or ±Infinity; `field` "draft" or "target"), "model_failed"
  * (a model call threw or rejected; its error is `cause`), "aborted" (through `signal`;
  * `summary` holds the run so far).
+ *
+ * With `parallelDraft: true` (speculative, fixed γ; docs/parallel-draft.md) the draft
+ * model drafts the next round while the target verifies this one: decode() starts every
+ * request whose model is idle and takes the answers as they arrive, so models that
+ * return Promises (a worker each, a server, WebGPU) run at the same time. A model never
+ * has two calls at once, nor a call during its `rollback`. A seed gives the same tokens
+ * whatever the models' timing, and the same as synchronous models, which run one call
+ * at a time (the schedule's output, not its speed); a model that answered its last call
+ * with a Promise is started first. A draft call no longer needed when the run ends is
+ * awaited (its answer dropped), so decode() returns with both models idle. On an abort,
+ * an error or leaving the loop early, a call still running is not awaited: decode()
+ * ends at once, drops its answer and calls nothing more (a model that cannot take two
+ * calls at once should let it finish before its next run).
  */
 export function decode(options: DecodeOptions): AsyncGenerator<DecodeRound, DecodeSummary, undefined>;
 

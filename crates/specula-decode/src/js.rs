@@ -9,7 +9,7 @@ use specula_engine::{ApiError, ErrorCode, Role};
 use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 
-use crate::session::{Pending, Session};
+use crate::session::{Next, Pending, Session};
 
 /// A running `decode()`: the engine's step-wise decoder, driven from JavaScript.
 #[wasm_bindgen]
@@ -40,31 +40,35 @@ impl DecodeSession {
         Ok(Self { session })
     }
 
-    /// The model to run next: 1 for the draft, 2 for the target, 0 when decoding is over.
+    /// The model to start next: 1 for the draft, 2 for the target (its request is then
+    /// running until answered), 3 when every request wanted now is already running
+    /// (supply an answer first), 0 when decoding is over (an answer still running is no
+    /// longer needed). Call again after each start: under parallel drafting both models
+    /// may have a request at once.
     ///
     /// # Errors
     /// `internal`, never expected.
     #[wasm_bindgen(js_name = nextModel)]
     pub fn next_model(&mut self) -> Result<u8, JsValue> {
-        Ok(match self.session.next_request().map_err(throwable)? {
-            None => 0,
-            Some(Pending {
-                role: Role::Draft, ..
-            }) => 1,
-            Some(_) => 2,
+        Ok(match self.session.start_next().map_err(throwable)? {
+            Next::Done => 0,
+            Next::Start(Role::Draft) => DRAFT,
+            Next::Start(Role::Target) => TARGET,
+            Next::Wait => 3,
         })
     }
 
-    /// How many `logits(tokens, count)` calls answer the pending request.
+    /// How many `logits(tokens, count)` calls answer `model`'s running request (1 draft,
+    /// 2 target, as `nextModel` names them; the accessors below take it too).
     #[wasm_bindgen(js_name = callCount)]
-    pub fn call_count(&self) -> usize {
-        self.pending().map_or(0, |p| p.calls.calls.len())
+    pub fn call_count(&self, model: u8) -> usize {
+        self.running(model).map_or(0, |p| p.calls.calls.len())
     }
 
     /// The tokens of call `i`.
     #[wasm_bindgen(js_name = callTokens)]
-    pub fn call_tokens(&self, i: usize) -> Vec<i32> {
-        self.pending()
+    pub fn call_tokens(&self, model: u8, i: usize) -> Vec<i32> {
+        self.running(model)
             .and_then(|p| {
                 let call = p.calls.calls.get(i)?;
                 let tokens = p.request.sequences.get(call.sequence)?.get(..call.len)?;
@@ -75,35 +79,35 @@ impl DecodeSession {
 
     /// The rows (`count`) of call `i`.
     #[wasm_bindgen(js_name = callRows)]
-    pub fn call_rows(&self, i: usize) -> usize {
-        self.pending()
+    pub fn call_rows(&self, model: u8, i: usize) -> usize {
+        self.running(model)
             .and_then(|p| p.calls.calls.get(i))
             .map_or(0, |c| c.count)
     }
 
-    /// The pending request's committed length (tokens every sequence starts with).
+    /// The running request's committed length (tokens every sequence starts with).
     #[wasm_bindgen(js_name = requestCommittedLen)]
-    pub fn request_committed_len(&self) -> usize {
-        self.pending().map_or(0, |p| p.request.committed_len)
+    pub fn request_committed_len(&self, model: u8) -> usize {
+        self.running(model).map_or(0, |p| p.request.committed_len)
     }
 
-    /// The pending request's token sequences.
+    /// The running request's token sequences.
     #[wasm_bindgen(js_name = sequenceCount)]
-    pub fn sequence_count(&self) -> usize {
-        self.pending().map_or(0, |p| p.request.sequences.len())
+    pub fn sequence_count(&self, model: u8) -> usize {
+        self.running(model).map_or(0, |p| p.request.sequences.len())
     }
 
-    /// Sequence `i` of the pending request.
-    pub fn sequence(&self, i: usize) -> Vec<i32> {
-        self.pending()
+    /// Sequence `i` of the running request.
+    pub fn sequence(&self, model: u8, i: usize) -> Vec<i32> {
+        self.running(model)
             .and_then(|p| p.request.sequences.get(i))
             .map(|s| ids(s))
             .unwrap_or_default()
     }
 
-    /// The pending request's queries, flattened: `[sequence, prefixLen, …]`.
-    pub fn queries(&self) -> Vec<u32> {
-        self.pending().map_or_else(Vec::new, |p| {
+    /// The running request's queries, flattened: `[sequence, prefixLen, …]`.
+    pub fn queries(&self, model: u8) -> Vec<u32> {
+        self.running(model).map_or_else(Vec::new, |p| {
             p.request
                 .queries
                 .iter()
@@ -113,24 +117,34 @@ impl DecodeSession {
         })
     }
 
-    /// Answers the pending request with its calls' answers end to end; the round's report
-    /// (JSON) when this completed a round.
+    /// Answers `model`'s running request with its calls' answers end to end; the round's
+    /// report (JSON) when this completed a round.
     ///
     /// # Errors
-    /// `bad_model` naming the model for answers the engine refuses.
+    /// `bad_model` naming the model for answers the engine refuses; `internal` for a
+    /// model that runs no request.
     #[wasm_bindgen(js_name = supplyCalls)]
-    pub fn supply_calls(&mut self, answers: &[f32]) -> Result<Option<String>, JsValue> {
-        let round = self.session.supply_calls(answers).map_err(throwable)?;
+    pub fn supply_calls(&mut self, model: u8, answers: &[f32]) -> Result<Option<String>, JsValue> {
+        let round = role(model)
+            .and_then(|role| self.session.supply_calls(role, answers))
+            .map_err(throwable)?;
         round.as_ref().map(json).transpose()
     }
 
-    /// Answers the pending request with one row per query, in query order (`forward`).
+    /// Answers `model`'s running request with one row per query, in query order
+    /// (`forward`).
     ///
     /// # Errors
     /// As `supplyCalls`.
     #[wasm_bindgen(js_name = supplyQueries)]
-    pub fn supply_queries(&mut self, logits: Vec<f32>) -> Result<Option<String>, JsValue> {
-        let round = self.session.supply_queries(logits).map_err(throwable)?;
+    pub fn supply_queries(
+        &mut self,
+        model: u8,
+        logits: Vec<f32>,
+    ) -> Result<Option<String>, JsValue> {
+        let round = role(model)
+            .and_then(|role| self.session.supply_queries(role, logits))
+            .map_err(throwable)?;
         round.as_ref().map(json).transpose()
     }
 
@@ -150,9 +164,25 @@ impl DecodeSession {
 }
 
 impl DecodeSession {
-    fn pending(&self) -> Option<&Pending> {
+    fn running(&self, model: u8) -> Option<&Pending> {
         // `nextModel()` has built it; reading it does not advance the decoder.
-        self.session.peek()
+        self.session.running(role(model).ok()?)
+    }
+}
+
+/// `nextModel()`'s names of the models.
+const DRAFT: u8 = 1;
+const TARGET: u8 = 2;
+
+/// The role `nextModel()` calls `model`.
+fn role(model: u8) -> Result<Role, ApiError> {
+    match model {
+        DRAFT => Ok(Role::Draft),
+        TARGET => Ok(Role::Target),
+        _ => Err(ApiError::new(
+            ErrorCode::Internal,
+            format!("no model {model}: 1 is the draft, 2 the target"),
+        )),
     }
 }
 

@@ -10,7 +10,7 @@ use specula_engine::{
 use crate::calls::Calls;
 use crate::report::{DecodeRound, DecodeSummary};
 
-/// The request the models must answer next.
+/// A request handed to a model, running until its answer is supplied.
 #[derive(Debug, Clone)]
 pub struct Pending {
     /// The model asked.
@@ -21,17 +21,41 @@ pub struct Pending {
     pub calls: Calls,
 }
 
+/// What [`Session::start_next`] says to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Run the request of this model ([`Session::running`]); its model was idle.
+    Start(Role),
+    /// Every request the decoder wants now is already running: supply an answer first.
+    Wait,
+    /// Decoding is over; an answer still running is no longer needed.
+    Done,
+}
+
 /// A running decode over models of one vocabulary.
+///
+/// Under parallel drafting a draft and a target request may run at once (at most one per
+/// model), answered in either order with the same tokens for a seed
+/// (docs/parallel-draft.md); otherwise one request runs at a time.
 #[derive(Debug)]
 pub struct Session {
     decoder: Decoder,
     vocab: usize,
-    pending: Option<Pending>,
+    /// The requests handed out and not answered yet, by [`slot`]: the model is busy.
+    running: [Option<Pending>; 2],
 }
 
 /// An [`ApiError`] with no field.
 fn api(code: ErrorCode, message: impl Into<String>) -> ApiError {
     ApiError::new(code, message)
+}
+
+/// Index of `role` in [`Session::running`].
+fn slot(role: Role) -> usize {
+    match role {
+        Role::Draft => 0,
+        Role::Target => 1,
+    }
 }
 
 impl Session {
@@ -56,7 +80,7 @@ impl Session {
         Ok(Self {
             decoder,
             vocab,
-            pending: None,
+            running: [None, None],
         })
     }
 
@@ -67,39 +91,60 @@ impl Session {
         self
     }
 
-    /// The request to answer next, or `None` once decoding is over. The same request
-    /// until it is answered.
+    /// The next request to start, as `generate_parallel` hands them out
+    /// (crates/specula-engine/src/driver/threaded.rs): a request of an idle model becomes
+    /// [`running`](Self::running) and is returned; a request of a busy model is the one
+    /// it runs ([`Next::Wait`]). Call again after each start: under parallel drafting
+    /// the second model may have a request too.
     ///
     /// # Errors
     /// `internal`, never expected: the engine's `next_request` refuses nothing today.
-    pub fn next_request(&mut self) -> Result<Option<&Pending>, ApiError> {
-        if self.pending.is_none() {
-            let (role, request) = match self.decoder.next_request().map_err(internal)? {
-                Step::Done(_) => return Ok(None),
-                // One model at a time: the draft half of a parallel step first.
-                Step::Draft(request) | Step::Parallel { draft: request, .. } => {
-                    (Role::Draft, request)
+    pub fn start_next(&mut self) -> Result<Next, ApiError> {
+        let (role, request) = match self.decoder.next_request().map_err(internal)? {
+            Step::Done(_) => return Ok(Next::Done),
+            // The target first, as the longer call; the next call hands out the draft
+            // half (the decoder asks for it again while it runs).
+            Step::Parallel { target, draft } => {
+                if self.running(Role::Target).is_none() {
+                    (Role::Target, target)
+                } else {
+                    (Role::Draft, draft)
                 }
-                Step::Target(request) => (Role::Target, request),
-            };
-            let calls = Calls::of(&request);
-            self.pending = Some(Pending {
-                role,
-                request,
-                calls,
-            });
+            }
+            Step::Draft(request) => (Role::Draft, request),
+            Step::Target(request) => (Role::Target, request),
+        };
+        let running = &mut self.running[slot(role)];
+        if running.is_some() {
+            return Ok(Next::Wait);
         }
-        Ok(self.pending.as_ref())
+        let calls = Calls::of(&request);
+        *running = Some(Pending {
+            role,
+            request,
+            calls,
+        });
+        Ok(Next::Start(role))
     }
 
-    /// Answers the pending request with its calls' answers laid end to end (call order).
-    /// Returns the round's report when this completed a round.
+    /// The request `role`'s model is running, if any.
+    #[must_use]
+    pub fn running(&self, role: Role) -> Option<&Pending> {
+        self.running[slot(role)].as_ref()
+    }
+
+    /// Answers `role`'s running request with its calls' answers laid end to end (call
+    /// order). Returns the round's report when this completed a round.
     ///
     /// # Errors
     /// `bad_model` naming the model for answers of the wrong length or with logits the
-    /// engine refuses; `internal` with no pending request.
-    pub fn supply_calls(&mut self, answers: &[f32]) -> Result<Option<DecodeRound>, ApiError> {
-        let pending = self.pending()?;
+    /// engine refuses; `internal` when `role` runs no request.
+    pub fn supply_calls(
+        &mut self,
+        role: Role,
+        answers: &[f32],
+    ) -> Result<Option<DecodeRound>, ApiError> {
+        let pending = self.running_request(role)?;
         let logits = pending
             .calls
             .to_query_order(answers, self.vocab)
@@ -108,28 +153,32 @@ impl Session {
                 api(
                     ErrorCode::BadModel,
                     format!(
-                        "the {} model's answers hold {} logits; the request needs {want}",
-                        pending.role,
+                        "the {role} model's answers hold {} logits; the request needs {want}",
                         answers.len()
                     ),
                 )
             })?;
-        self.supply_queries(logits)
+        self.supply_queries(role, logits)
     }
 
-    /// Answers the pending request with one row per query, in query order (a model's
-    /// `forward`). Returns the round's report when this completed a round.
+    /// Answers `role`'s running request with one row per query, in query order (a
+    /// model's `forward`). Returns the round's report when this completed a round. A
+    /// refused answer leaves the request running, so a corrected one can follow.
     ///
     /// # Errors
     /// As [`supply_calls`](Self::supply_calls).
-    pub fn supply_queries(&mut self, logits: Vec<f32>) -> Result<Option<DecodeRound>, ApiError> {
-        let role = self.pending()?.role;
+    pub fn supply_queries(
+        &mut self,
+        role: Role,
+        logits: Vec<f32>,
+    ) -> Result<Option<DecodeRound>, ApiError> {
+        self.running_request(role)?;
         let response = ForwardResponse::new(self.vocab, logits);
         let trace = self
             .decoder
-            .supply(response)
+            .supply_to(role, response)
             .map_err(|e| model_error(role, &e))?;
-        self.pending = None;
+        self.running[slot(role)] = None;
         Ok(trace.map(|trace| {
             let metrics = self.decoder.metrics().clone();
             DecodeRound {
@@ -144,17 +193,11 @@ impl Session {
         }))
     }
 
-    /// The pending request, if [`next_request`](Self::next_request) has built one.
-    #[must_use]
-    pub fn peek(&self) -> Option<&Pending> {
-        self.pending.as_ref()
-    }
-
-    fn pending(&self) -> Result<&Pending, ApiError> {
-        self.pending.as_ref().ok_or_else(|| {
+    fn running_request(&self, role: Role) -> Result<&Pending, ApiError> {
+        self.running(role).ok_or_else(|| {
             api(
                 ErrorCode::Internal,
-                "logits were supplied but no request is pending",
+                format!("logits were supplied but the {role} model runs no request"),
             )
         })
     }
