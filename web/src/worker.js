@@ -304,17 +304,26 @@ async function sample(id, { options, position, runs }) {
   }
 }
 
+// Engine.forward holds the models while it runs (a WebGPU read-back is awaited), so model
+// requests that arrive meanwhile (decode() running both bundled models at once, a draft
+// worker's target requests) wait their turn here instead of failing as busy.
+let forwardQueue = Promise.resolve();
+function queuedForward(role, request) {
+  const result = forwardQueue.then(() => loaded().forward(role, request));
+  forwardQueue = result.catch(() => {});
+  return result;
+}
+
 /**
  * The main worker's side of parallel drafting: answers the target requests a draft worker
  * sends on `port`, one after another, with where the target ran and, once, why it left
  * WebGPU.
  */
 function serve(port) {
-  let queue = Promise.resolve();
   let backend = engine?.backendInfo()?.backend;
-  const answer = async ({ call, request }) => {
+  port.onmessage = async ({ data: { call, request } }) => {
     try {
-      const logits = await loaded().forward("target", request);
+      const logits = await queuedForward("target", request);
       const info = engine.backendInfo();
       const fallback = backend === "webgpu" && info.backend === "cpu" ? info.reason : null;
       backend = info.backend;
@@ -322,9 +331,6 @@ function serve(port) {
     } catch (error) {
       port.postMessage({ call, error: errorPayload(error) });
     }
-  };
-  port.onmessage = (event) => {
-    queue = queue.then(() => answer(event.data));
   };
 }
 
@@ -423,7 +429,7 @@ self.onmessage = async (event) => {
         break;
       case "forward": {
         // The bundled models as decode() models (index.js bundledModel): one request each.
-        const logits = await loaded().forward(rest.role, rest.request);
+        const logits = await queuedForward(rest.role, rest.request);
         post({ type: "done", id, value: logits }, [logits.buffer]);
         break;
       }

@@ -232,6 +232,12 @@ async function main() {
     for await (const round of gpu.generate({ ...greedy, method: "speculative", gamma: 3, parallelDraft: true })) gpuParallel.push(round);
     check(gpuParallel.every((r) => r.backend === "webgpu"), "webgpu: parallel drafting verifies on WebGPU");
     check(gpuParallel.map((r) => r.text).join("") === cpuAr, "webgpu: parallel drafting greedy == CPU greedy");
+    // decode() over the WebGPU pair with both models' requests in flight at once: the
+    // worker answers them in turn (a read-back is awaited), none is refused as busy.
+    const tokens = [];
+    const prompt = await gpu.tokenize(PROMPT);
+    for await (const round of decode({ ...gpu.models, ...greedy, prompt, method: "speculative", gamma: 3, parallelDraft: true })) tokens.push(...round.tokens);
+    check((await gpu.detokenize(tokens)) === cpuAr, "webgpu: decode() with parallel drafting over the bundled pair == CPU greedy");
     gpu.terminate();
 
     const hybrid = await Specula.load({ backend: "webgpu", draftBackend: "cpu" });
