@@ -272,7 +272,10 @@ export class Specula {
    * after `abort()` or `lab.signal`.
    */
   sample(options: GenerateOptions, lab?: SampleSettings): Promise<SampleResult>;
-  /** The worker's memory in bytes: the wasm module's, and the JS heap where the browser reports it (else null). */
+  /**
+   * The worker's memory in bytes: the wasm module's (plus the draft worker's, once parallel
+   * drafting has started one), and the JS heap where the browser reports it (else null).
+   */
   memory(): Promise<{ wasmBytes: number; jsHeapBytes: number | null }>;
   /** Stops the running generation; its iterator throws a SpeculaError with code "aborted". */
   abort(): void;

@@ -474,7 +474,7 @@ export class Specula {
     }
   }
 
-  /** The worker's wasm memory and (where the browser tells) JS heap, in bytes: `{ wasmBytes, jsHeapBytes }`. */
+  /** The workers' wasm memory (the draft worker's too, once started) and (where the browser tells) the main worker's JS heap, in bytes: `{ wasmBytes, jsHeapBytes }`. */
   async memory() {
     const main = (await this.channel.request({ type: "memory" })).value;
     if (!this.draftChannel) return main;
