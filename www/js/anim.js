@@ -133,7 +133,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
       say(`The draft proposes ${trace.drafts.length} character${trace.drafts.length > 1 ? "s" : ""}` +
         (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : ".") +
         (trace.earlyDrafts > 0
-          ? ` The first ${trace.earlyDrafts} ${trace.earlyDrafts > 1 ? "were" : "was"} drafted in parallel, while the target verified the last round.`
+          ? ` The first ${trace.earlyDrafts} ${trace.earlyDrafts > 1 ? "were" : "was"} {parallel}, while the target verified the last round.`
           : ""));
       // 2. One target pass scores every position at once.
       stage.classList.add("verifying");
@@ -248,7 +248,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
     // drawn while this one was verified, are tested at that position instead.
     const allAccepted = trace.steps.length === depth && !trace.steps.some((s) => s.outcome?.residual);
     if (parallelDraft && !trace.bonus && depth > 0 && allAccepted && !trace.truncated) {
-      say("All drafts accepted → no {bonus}: the next round's drafts, drawn in parallel, are tested from here.", "bonus");
+      say("All drafts accepted → no {bonus}: the next round's drafts, {parallel|drawn in parallel}, are tested from here.", "bonus");
     }
     redraw();
     if (trace.truncated) say(`${trace.truncated} character(s) after the stop condition dropped.`);

@@ -29,6 +29,7 @@ export const GLOSSARY = {
   sigmaMin: ["Σ min(target, draft)", "Σ min(target, draft): the overlap of the two distributions = 1 − TV — the probability a single draft character is accepted at this position."],
   nats: ["nats", "nats: units of information using the natural logarithm (1 nat ≈ 1.44 bits)."],
   bonus: ["bonus", "bonus: when every draft is accepted, the target's pass already gives the distribution of the next position, so one extra character comes for free."],
+  parallel: ["drafted in parallel", "drafted in parallel (PEARL's post-verify): while the target verifies a round, the draft model, in a worker of its own, already drafts the next one as if every draft will be accepted. If one is rejected those early drafts are thrown away; if all are accepted they are tested where the bonus would have been drawn, so the output still follows the target exactly."],
   vllm: ["acceptance rate", "acceptance rate (vLLM's definition): accepted draft characters / drafted characters. Every draft in every row counts as drafted, so with k drafts it falls as k grows even when more characters come per round."],
 };
 
