@@ -84,8 +84,11 @@ export type MethodConfig = DecodeConfig["method"];
 
 /** Where the models run. */
 export type Backend = BackendChoice;
-/** Where the draft model runs: "same" as the target, or "cpu" (inside wasm) beside a WebGPU target. */
-export type DraftBackend = "same" | "cpu";
+/**
+ * Where the draft model runs: "same" as the target, "cpu" (inside wasm) beside a WebGPU
+ * target, or "unfused": as "same" but on WebGPU without the fused draft pass (to measure it).
+ */
+export type DraftBackend = "same" | "cpu" | "unfused";
 
 /**
  * A decoding method (the options' `method`). `spectr` drafts `drafts` i.i.d. sequences of

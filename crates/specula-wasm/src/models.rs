@@ -77,7 +77,8 @@ impl Models {
     }
 
     /// Builds the target on `device` (described by `info`) and the draft there too or, for
-    /// [`DraftBackend::Cpu`], on the CPU.
+    /// [`DraftBackend::Cpu`], on the CPU. A draft on WebGPU takes the fused pass unless
+    /// [`DraftBackend::Unfused`].
     ///
     /// # Errors
     /// [`WasmError::Weights`] when the weights do not fit their description.
@@ -98,8 +99,15 @@ impl Models {
             }
             _ => device.clone(),
         };
+        let mut draft = build(&bundles.draft, &draft_device, "draft")?;
+        // The draft only: its pass is bound by dispatches, while the target's arithmetic
+        // needs more than the fused kernel's one workgroup.
+        if let DeviceLm::Burn(lm) = &mut draft {
+            lm.pass_mut()
+                .set_fused(draft_backend != DraftBackend::Unfused);
+        }
         Ok(Self {
-            draft: build(&bundles.draft, &draft_device, "draft")?,
+            draft,
             target: build(&bundles.target, device, "target")?,
             bundles,
             info,
