@@ -21,8 +21,10 @@ use burn_cubecl::tensor::CubeTensor;
 use crate::launch::{cube, empty_f32};
 use crate::{KeysValues, ModelShape};
 
-/// Invocations of the one workgroup: every loop strides over them.
-const UNITS: u32 = 128;
+/// Invocations of the one workgroup: every loop strides over them. On the software adapter
+/// (a workgroup is one CPU thread) 32 beat 64 by 5% and 128 by 20%; a real GPU runs them
+/// as one warp.
+const UNITS: u32 = 32;
 /// WebGPU's guaranteed workgroup memory (`maxComputeWorkgroupStorageSize`).
 const SHARED_BYTES: usize = 16_384;
 

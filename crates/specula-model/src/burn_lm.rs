@@ -48,20 +48,21 @@ impl BurnPass {
         })
     }
 
-    /// Turns the fused pass on or off (off by default): on WebGPU, passes of at most 64
-    /// new positions of the shared prefix then run every block in one dispatch
-    /// (`specula_kernels::fused_forward`) where burn's pass takes about a dozen per block,
-    /// for the same logits up to float rounding. Worth it for a model as small as the
-    /// draft, whose pass is bound by dispatches; a pass or device the kernel does not take
-    /// runs burn's as before.
-    pub fn set_fused(&mut self, on: bool) {
-        self.fused.set_enabled(on);
+    /// Runs passes of at most `max_positions` new positions of the shared prefix (capped
+    /// at 64; 0, the default, for none) through the fused pass on WebGPU: every block in
+    /// one dispatch (`specula_kernels::fused_forward`) where burn's pass takes about a
+    /// dozen per block, for the same logits up to float rounding. Its one workgroup walks
+    /// the positions in order, so it suits a model as small as the draft, whose pass is
+    /// bound by dispatches, and passes of very few positions; a pass or device the kernel
+    /// does not take runs burn's as before.
+    pub fn set_fused(&mut self, max_positions: usize) {
+        self.fused.set_max_positions(max_positions);
     }
 
-    /// Whether the fused pass is on.
+    /// The longest pass the fused pass takes (0: it is off).
     #[must_use]
-    pub fn fused(&self) -> bool {
-        self.fused.enabled()
+    pub fn fused_positions(&self) -> usize {
+        self.fused.max_positions()
     }
 
     /// How many passes the fused kernel ran (the rest ran burn's).

@@ -278,11 +278,12 @@ async fn the_attention_kernel_equals_burns_operations() {
     );
 }
 
-/// A seeded model of `config` on burn's pass on `device`, the fused pass on or off.
+/// A seeded model of `config` on burn's pass on `device`, the fused pass on (for passes of
+/// up to 64 positions) or off.
 fn burn_lm(config: &ModelConfig, device: &Device, fused: bool) -> BurnLm {
     let model = Gpt::new(config, 7, 0.0, device).expect("a valid shape");
     let mut lm = BurnLm::new(model, *config, device.clone()).expect("the model fits");
-    lm.pass_mut().set_fused(fused);
+    lm.pass_mut().set_fused(if fused { 64 } else { 0 });
     lm
 }
 
@@ -328,6 +329,9 @@ async fn the_fused_pass_equals_burns_pass_and_the_cpu_through_steps_rollbacks_an
         let v = config.vocab_size as u32;
         let mut fused = burn_lm(&config, &device, true);
         let mut plain = burn_lm(&config, &device, false);
+        // As the draft is run: fused for passes of up to two positions.
+        let mut limited = burn_lm(&config, &device, true);
+        limited.pass_mut().set_fused(2);
         // burn's CPU backend declines the kernel: the reference of both.
         let mut cpu = burn_lm(&config, &Device::flex(), true);
         let t: Vec<u32> = (0..12_u32).map(|i| (i * 7 + i * i + 3) % v).collect();
@@ -367,9 +371,18 @@ async fn the_fused_pass_equals_burns_pass_and_the_cpu_through_steps_rollbacks_an
             let host = cpu.answer_async(request).await.expect("cpu");
             assert_logits_close(&got, &burn, &format!("{what}: fused vs burn's pass"));
             assert_logits_close(&got, &host, &format!("{what}: fused vs the CPU"));
+            let mixed = limited.answer_async(request).await.expect("limited");
+            assert_logits_close(&mixed, &burn, &format!("{what}: up to two positions"));
         }
         // The first pass, the steps, the rollback and the step after the branch.
         assert_eq!(fused.pass().fused_passes(), 5, "d_model {}", config.d_model);
+        // Only the one-position steps.
+        assert_eq!(
+            limited.pass().fused_passes(),
+            3,
+            "d_model {}",
+            config.d_model
+        );
         assert_eq!(plain.pass().fused_passes() + cpu.pass().fused_passes(), 0);
     }
 

@@ -16,7 +16,8 @@ use crate::webgpu_ops::FEW_ROWS;
 /// Whether and how a model takes the fused pass, and how often it did.
 #[derive(Debug, Default)]
 pub(super) struct Fused {
-    enabled: bool,
+    /// The longest pass it takes (0: none).
+    max_positions: usize,
     /// The packed parameters, made on first use; `None` when the model cannot be packed
     /// (a layer without a bias or a norm without a shift).
     packed: OnceLock<Option<Tensor<1>>>,
@@ -24,12 +25,12 @@ pub(super) struct Fused {
 }
 
 impl Fused {
-    pub(super) fn set_enabled(&mut self, enabled: bool) {
-        self.enabled = enabled;
+    pub(super) fn set_max_positions(&mut self, max_positions: usize) {
+        self.max_positions = max_positions.min(FEW_ROWS);
     }
 
-    pub(super) fn enabled(&self) -> bool {
-        self.enabled
+    pub(super) fn max_positions(&self) -> usize {
+        self.max_positions
     }
 
     pub(super) fn passes(&self) -> u64 {
@@ -47,8 +48,7 @@ impl Fused {
         shared: &[LayerKv],
         start: usize,
     ) -> Option<Tensor<2>> {
-        // A long prompt's first pass is better spread over many workgroups.
-        if !self.enabled || tokens.len() > FEW_ROWS {
+        if tokens.len() > self.max_positions {
             return None;
         }
         let packed = self.packed.get_or_init(|| model.packed_params()).as_ref()?;
