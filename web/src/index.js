@@ -10,7 +10,7 @@ export { decode } from "./decode.js";
 export { cachedModel } from "./cached-model.js";
 
 const BACKENDS = ["auto", "webgpu", "cpu"];
-const DRAFT_BACKENDS = ["same", "cpu"];
+const DRAFT_BACKENDS = ["same", "cpu", "unfused"];
 
 /**
  * The first part of an options object that a worker cannot be sent (a function, a symbol,
@@ -191,7 +191,7 @@ function checkLoadOptions(options) {
   if (!DRAFT_BACKENDS.includes(draftBackend)) {
     throw optionError(
       "draftBackend",
-      `unknown draftBackend ${typeof draftBackend === "string" ? JSON.stringify(draftBackend) : describe(draftBackend)}; use "same" (where the target runs) or "cpu"`,
+      `unknown draftBackend ${typeof draftBackend === "string" ? JSON.stringify(draftBackend) : describe(draftBackend)}; use "same" (where the target runs), "cpu" or "unfused"`,
     );
   }
   if (onProgress !== undefined && typeof onProgress !== "function") {

@@ -4,7 +4,7 @@
 
 use burn::tensor::Tensor;
 
-use crate::KeysValues;
+use crate::{KeysValues, ModelShape};
 
 /// Functions with the given signatures that always return `None`.
 macro_rules! declining {
@@ -42,4 +42,13 @@ declining! {
     ) -> Tensor<3>;
     /// `a · b` for 4-D tensors: no kernel here, so `None`.
     pub fn batched_matmul(a: &Tensor<4>, b: &Tensor<4>) -> Tensor<4>;
+    /// A small model's fused pass: no kernel here, so `None` (the caller runs burn's).
+    pub fn fused_forward(
+        weights: &Tensor<1>,
+        shape: ModelShape,
+        epsilon: f64,
+        tokens: &[u32],
+        start: usize,
+        cache: &[KeysValues<'_>],
+    ) -> Tensor<2>;
 }

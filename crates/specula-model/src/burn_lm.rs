@@ -2,6 +2,7 @@
 //! [`LanguageModel`](specula_engine::LanguageModel) trait through burn's own forward pass
 //! ([`BurnPass`]), on any device: the reference, and the path that runs on WebGPU.
 
+mod fused;
 mod kv;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -18,6 +19,7 @@ pub struct BurnPass {
     model: Gpt,
     config: ModelConfig,
     device: Device,
+    fused: fused::Fused,
 }
 
 /// A [`Gpt`] with caches, on burn's forward pass.
@@ -42,7 +44,31 @@ impl BurnPass {
             model,
             config,
             device,
+            fused: fused::Fused::default(),
         })
+    }
+
+    /// Runs passes of at most `max_positions` new positions of the shared prefix (capped
+    /// at 64; 0, the default, for none) through the fused pass on WebGPU: every block in
+    /// one dispatch (`specula_kernels::fused_forward`) where burn's pass takes about a
+    /// dozen per block, for the same logits up to float rounding. Its one workgroup walks
+    /// the positions in order, so it suits a model as small as the draft, whose pass is
+    /// bound by dispatches, and passes of very few positions; a pass or device the kernel
+    /// does not take runs burn's as before.
+    pub fn set_fused(&mut self, max_positions: usize) {
+        self.fused.set_max_positions(max_positions);
+    }
+
+    /// The longest pass the fused pass takes (0: it is off).
+    #[must_use]
+    pub fn fused_positions(&self) -> usize {
+        self.fused.max_positions()
+    }
+
+    /// How many passes the fused kernel ran (the rest ran burn's).
+    #[must_use]
+    pub fn fused_passes(&self) -> u64 {
+        self.fused.passes()
     }
 
     fn int_tensor(&self, tokens: &[u32], shape: [usize; 2]) -> Tensor<2, Int> {
@@ -91,6 +117,18 @@ impl ForwardPass for BurnPass {
     fn write(&self, shared: &mut Vec<LayerKv>, start: usize, kv: BurnKv) -> bool {
         kv::write(shared, start, kv);
         true
+    }
+
+    async fn forward_in_place(
+        &self,
+        tokens: &[u32],
+        shared: &mut Vec<LayerKv>,
+        start: usize,
+    ) -> Option<Result<Vec<f32>>> {
+        let logits = self
+            .fused
+            .run(&self.model, &self.config, tokens, shared, start)?;
+        Some(read_async(logits).await)
     }
 }
 

@@ -211,6 +211,24 @@ impl<P: ForwardPass> CachedLm<P> {
             return Ok(());
         }
         let new = &prefix[keep..];
+        // Positions from `keep` on are stale (rolled back or never written), so a pass may
+        // write them as it goes.
+        if let Some(logits) = self
+            .pass
+            .forward_in_place(new, self.cache.store_mut(), keep)
+            .await
+        {
+            let logits = logits?;
+            self.stats.passes += 1;
+            self.stats.positions += new.len() as u64;
+            return if self.cache.record(new, &logits) {
+                Ok(())
+            } else {
+                Err(Error::Internal(
+                    "the fused pass's logits do not fit the cache",
+                ))
+            };
+        }
         let (logits, kv) = self
             .pass
             .forward(new, 1, self.cache.store(), keep, None)

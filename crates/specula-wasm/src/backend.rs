@@ -86,19 +86,26 @@ pub enum DraftBackend {
     /// Wherever the target runs.
     #[default]
     Same,
-    /// On the CPU inside wasm even when the target is on WebGPU. A draft's forward pass is
-    /// a few dozen GPU dispatches for very little arithmetic; on the CPU it costs a small
-    /// fraction of that (MODELS.md, "On WebGPU").
+    /// On the CPU inside wasm even when the target is on WebGPU: no dispatches at all
+    /// (MODELS.md, "On WebGPU").
     Cpu,
+    /// Wherever the target runs, but on WebGPU without the fused draft pass (one dispatch
+    /// per block): burn's operations and the few-row kernels, a few dozen dispatches per
+    /// call, as before the fusion. For measuring what the fusion saves.
+    Unfused,
 }
 
 impl DraftBackend {
-    /// Parses `"same" | "cpu"` (default same).
+    /// Parses `"same" | "cpu" | "unfused"` (default same).
     ///
     /// # Errors
     /// [`WasmError::InvalidOption`] for anything else.
     pub fn parse(name: Option<&str>) -> Result<Self> {
-        let choices = [("same", Self::Same), ("cpu", Self::Cpu)];
+        let choices = [
+            ("same", Self::Same),
+            ("cpu", Self::Cpu),
+            ("unfused", Self::Unfused),
+        ];
         one_of("draftBackend", name, Self::Same, &choices)
     }
 }

@@ -12,6 +12,12 @@ use specula_model::{CharTokenizer, ModelBundle, ModelRole};
 use crate::backend::{BackendInfo, DraftBackend, gpu_lost};
 use crate::error::{Result, WasmError};
 
+/// The longest draft pass on WebGPU that takes the fused pass: a draft call extends its
+/// cache by one or two positions. Its one workgroup costs ~2.3 ms per position on the
+/// software adapter where burn's multi-row kernels add ~0.6 ms to a ~4.5 ms call, so the
+/// fusion pays for one or two positions and loses on a prompt's first pass.
+const FUSED_DRAFT_POSITIONS: usize = 2;
+
 /// The two checked bundles, kept to rebuild the models on the CPU.
 #[derive(Debug, Clone)]
 pub struct Bundles {
@@ -77,7 +83,8 @@ impl Models {
     }
 
     /// Builds the target on `device` (described by `info`) and the draft there too or, for
-    /// [`DraftBackend::Cpu`], on the CPU.
+    /// [`DraftBackend::Cpu`], on the CPU. A draft on WebGPU takes the fused pass unless
+    /// [`DraftBackend::Unfused`].
     ///
     /// # Errors
     /// [`WasmError::Weights`] when the weights do not fit their description.
@@ -98,8 +105,16 @@ impl Models {
             }
             _ => device.clone(),
         };
+        let mut draft = build(&bundles.draft, &draft_device, "draft")?;
+        // The draft only: its pass is bound by dispatches, while the target's arithmetic
+        // needs more than the fused kernel's one workgroup.
+        if let DeviceLm::Burn(lm) = &mut draft
+            && draft_backend != DraftBackend::Unfused
+        {
+            lm.pass_mut().set_fused(FUSED_DRAFT_POSITIONS);
+        }
         Ok(Self {
-            draft: build(&bundles.draft, &draft_device, "draft")?,
+            draft,
             target: build(&bundles.target, device, "target")?,
             bundles,
             info,

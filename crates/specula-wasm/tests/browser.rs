@@ -1,7 +1,8 @@
 //! wasm-bindgen tests in headless Chromium with WebGPU (`--enable-unsafe-webgpu`, see
 //! webdriver.json): the models on WebGPU give the same greedy text as natively and as on
-//! the CPU inside wasm; speculative greedy equals autoregressive greedy; a lost device
-//! moves the generation to the CPU without losing text; overlapping calls are refused.
+//! the CPU inside wasm, the draft through its fused pass or burn's; speculative greedy
+//! equals autoregressive greedy; a lost device moves the generation to the CPU without
+//! losing text; overlapping calls are refused.
 #![cfg(target_arch = "wasm32")]
 
 mod common;
@@ -150,4 +151,22 @@ async fn overlapping_calls_and_abort_mid_round_leave_the_engine_usable() {
         .start_with(&common::greedy("speculative"))
         .expect("starts again");
     assert_eq!(run_to_end(&engine).await, common::expected_text());
+}
+
+#[wasm_bindgen_test]
+async fn the_fused_draft_and_burns_draft_give_the_recorded_greedy_text() {
+    // "same" runs the WebGPU draft through the fused pass, "unfused" through burn's.
+    for draft in [DraftBackend::Same, DraftBackend::Unfused] {
+        let engine = Engine::new();
+        let info = load_untrained_with(&engine, BackendChoice::WebGpu, draft).await;
+        assert_eq!((info.backend, info.draft_backend), ("webgpu", "webgpu"));
+        for method in ["speculative", "spectr"] {
+            engine.start_with(&common::greedy(method)).expect("starts");
+            assert_eq!(
+                run_to_end(&engine).await,
+                common::expected_text(),
+                "{method}, draft {draft:?}"
+            );
+        }
+    }
 }

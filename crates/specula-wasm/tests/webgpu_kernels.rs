@@ -1,10 +1,13 @@
 //! The WebGPU kernels of `specula-kernels` against burn's own operations, in headless
 //! Chromium with WebGPU (its own page: burn's WebGPU device can be initialised once per
-//! page, and the tests here share it). The models' greedy checks in `browser.rs` run them
-//! inside whole forward passes.
+//! page, and the tests here share it); the fused pass of a small model against burn's pass
+//! and the CPU through a model's cached steps. The models' greedy checks in `browser.rs`
+//! run them inside whole forward passes.
 #![cfg(target_arch = "wasm32")]
 
 use burn::tensor::{Device, Tensor, TensorData};
+use specula_engine::{ForwardRequest, Query, Role};
+use specula_model::{BurnLm, Gpt, ModelConfig, ModelRole};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -273,4 +276,134 @@ async fn the_attention_kernel_equals_burns_operations() {
     assert!(
         specula_kernels::attention(&tensor([1, 2, 3 * d], 31, &cpu), heads, None, None).is_none()
     );
+}
+
+/// A seeded model of `config` on burn's pass on `device`, the fused pass on (for passes of
+/// up to 64 positions) or off.
+fn burn_lm(config: &ModelConfig, device: &Device, fused: bool) -> BurnLm {
+    let model = Gpt::new(config, 7, 0.0, device).expect("a valid shape");
+    let mut lm = BurnLm::new(model, *config, device.clone()).expect("the model fits");
+    lm.pass_mut().set_fused(if fused { 64 } else { 0 });
+    lm
+}
+
+fn draft_request(sequences: Vec<Vec<u32>>, queries: &[(usize, usize)]) -> ForwardRequest {
+    ForwardRequest {
+        role: Role::Draft,
+        committed_len: 0,
+        sequences,
+        queries: queries
+            .iter()
+            .map(|&(sequence, prefix_len)| Query {
+                sequence,
+                prefix_len,
+            })
+            .collect(),
+    }
+}
+
+fn assert_logits_close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "{what}: logit {i} is {g}, the reference gives {w}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_fused_pass_equals_burns_pass_and_the_cpu_through_steps_rollbacks_and_branches() {
+    let device = webgpu().await;
+    // The bundled draft's shape (two blocks: a first and a last), and three blocks of odd
+    // widths (a middle block, three heads).
+    let odd = ModelConfig {
+        vocab_size: 11,
+        d_model: 24,
+        n_layers: 3,
+        n_heads: 3,
+        d_ff: 40,
+        max_seq: 32,
+    };
+    for config in [ModelConfig::for_role(ModelRole::Draft, 65), odd] {
+        let v = config.vocab_size as u32;
+        let mut fused = burn_lm(&config, &device, true);
+        let mut plain = burn_lm(&config, &device, false);
+        // As the draft is run: fused for passes of up to two positions.
+        let mut limited = burn_lm(&config, &device, true);
+        limited.pass_mut().set_fused(2);
+        // burn's CPU backend declines the kernel: the reference of both.
+        let mut cpu = burn_lm(&config, &Device::flex(), true);
+        let t: Vec<u32> = (0..12_u32).map(|i| (i * 7 + i * i + 3) % v).collect();
+        let rolled: Vec<u32> = [&t[..5], &[1 % v, 2 % v, 4 % v, 5 % v]].concat();
+        let one = [&rolled[..], &[6 % v, 7 % v]].concat();
+        let two = [&rolled[..], &[8 % v, 9 % v]].concat();
+        let steps = [
+            (
+                "a first pass of six positions",
+                draft_request(vec![t[..6].to_vec()], &[(0, 1), (0, 3), (0, 6)]),
+            ),
+            (
+                "one position",
+                draft_request(vec![t[..7].to_vec()], &[(0, 7)]),
+            ),
+            ("one more", draft_request(vec![t[..8].to_vec()], &[(0, 8)])),
+            // Back to five cached positions, four new ones over the stale tail.
+            (
+                "after a rollback",
+                draft_request(vec![rolled.clone()], &[(0, 6), (0, 9)]),
+            ),
+            // Two drafts after the prefix: burn's batched pass over a branch.
+            (
+                "two branches",
+                draft_request(vec![one.clone(), two], &[(0, 11), (1, 10), (1, 11)]),
+            ),
+            // The first branch promoted into the prefix, then one new position after it.
+            (
+                "after the branch",
+                draft_request(vec![[&one[..], &[3 % v]].concat()], &[(0, 12)]),
+            ),
+        ];
+        for (what, request) in &steps {
+            let what = format!("{what} (d_model {})", config.d_model);
+            let got = fused.answer_async(request).await.expect("fused");
+            let burn = plain.answer_async(request).await.expect("burn's");
+            let host = cpu.answer_async(request).await.expect("cpu");
+            assert_logits_close(&got, &burn, &format!("{what}: fused vs burn's pass"));
+            assert_logits_close(&got, &host, &format!("{what}: fused vs the CPU"));
+            let mixed = limited.answer_async(request).await.expect("limited");
+            assert_logits_close(&mixed, &burn, &format!("{what}: up to two positions"));
+        }
+        // The first pass, the steps, the rollback and the step after the branch.
+        assert_eq!(fused.pass().fused_passes(), 5, "d_model {}", config.d_model);
+        // Only the one-position steps.
+        assert_eq!(
+            limited.pass().fused_passes(),
+            3,
+            "d_model {}",
+            config.d_model
+        );
+        assert_eq!(plain.pass().fused_passes() + cpu.pass().fused_passes(), 0);
+    }
+
+    // Declined, with the same logits from burn's pass: working vectors beyond workgroup
+    // memory, and passes longer than 64 positions.
+    let long = ModelConfig {
+        vocab_size: 11,
+        d_model: 16,
+        n_layers: 1,
+        n_heads: 2,
+        d_ff: 32,
+        max_seq: 2048,
+    };
+    let mut fused = burn_lm(&long, &device, true);
+    let mut cpu = burn_lm(&long, &Device::flex(), false);
+    let tokens: Vec<u32> = (0..70_u32).map(|i| (i * 5 + 1) % 11).collect();
+    for len in [3, 70] {
+        let request = draft_request(vec![tokens[..len].to_vec()], &[(0, len)]);
+        let got = fused.answer_async(&request).await.expect("fused");
+        let host = cpu.answer_async(&request).await.expect("cpu");
+        assert_logits_close(&got, &host, &format!("declined, {len} positions"));
+    }
+    assert_eq!(fused.pass().fused_passes(), 0);
 }

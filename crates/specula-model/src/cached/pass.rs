@@ -59,4 +59,22 @@ pub trait ForwardPass: Debug {
     /// Writes `kv` (one row) into `shared` from position `start` on; `false`, and nothing
     /// written, when it does not fit.
     fn write(&self, shared: &mut Self::Shared, start: usize, kv: Self::Kv) -> bool;
+
+    /// [`forward`](Self::forward) of one row after the first `start` positions of
+    /// `shared` (and no branch), the new keys and values written into `shared` from
+    /// `start` on by the pass itself: the logits (`[n, vocab]`). `None`, with nothing
+    /// written, when the pass has no such path for this call; the caller then runs
+    /// `forward` and `write`. By default there is none.
+    ///
+    /// # Errors
+    /// As [`forward`](Self::forward); positions from `start` on may have been written.
+    fn forward_in_place(
+        &self,
+        tokens: &[u32],
+        shared: &mut Self::Shared,
+        start: usize,
+    ) -> impl Future<Output = Option<Result<Vec<f32>>>> {
+        let _ = (tokens, shared, start);
+        std::future::ready(None)
+    }
 }

@@ -59,6 +59,25 @@ impl<S> Prefix<S> {
         true
     }
 
+    /// The storage, for a pass that writes new keys/values itself (then [`record`]).
+    ///
+    /// [`record`]: Self::record
+    pub(super) fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Appends `tokens` and their `n × vocab` logits, their keys/values already written
+    /// into the store from the current length on. `false`, and nothing appended, when
+    /// `logits` is of another length.
+    pub(super) fn record(&mut self, tokens: &[u32], logits: &[f32]) -> bool {
+        if logits.len() != tokens.len() * self.vocab {
+            return false;
+        }
+        self.tokens.extend_from_slice(tokens);
+        self.logits.extend_from_slice(logits);
+        true
+    }
+
     /// The logits after the first `pos + 1` tokens, if cached.
     pub(super) fn logits_row(&self, pos: usize) -> Option<&[f32]> {
         self.logits.get(pos * self.vocab..(pos + 1) * self.vocab)

@@ -105,6 +105,36 @@ impl Gpt {
     }
 }
 
+impl Gpt {
+    /// Every inference parameter in one vector on the model's device, in the order of
+    /// `specula_kernels::ModelShape` (the fused WebGPU pass reads them from one buffer);
+    /// `None` for a layer without a bias or a norm without a shift, which it does not take.
+    #[must_use]
+    pub(crate) fn packed_params(&self) -> Option<Tensor<1>> {
+        let flat = |t: Tensor<2>| {
+            let n: usize = t.dims().iter().product();
+            t.reshape([n])
+        };
+        let linear = |l: &Linear| Some([flat(l.weight.val()), l.bias.as_ref()?.val()]);
+        let norm = |n: &LayerNorm| Some([n.gamma.val(), n.beta.as_ref()?.val()]);
+        let mut parts = vec![
+            flat(self.token_embedding.weight.val()),
+            flat(self.position_embedding.weight.val()),
+        ];
+        for b in &self.blocks {
+            parts.extend(norm(&b.norm_attn)?);
+            parts.extend(linear(&b.attn.qkv)?);
+            parts.extend(linear(&b.attn.proj)?);
+            parts.extend(norm(&b.norm_mlp)?);
+            parts.extend(linear(&b.fc_in)?);
+            parts.extend(linear(&b.fc_out)?);
+        }
+        parts.extend(norm(&self.final_norm)?);
+        parts.extend(linear(&self.head)?);
+        Some(Tensor::cat(parts, 0))
+    }
+}
+
 fn read_vec<const D: usize>(t: Tensor<D>) -> Option<Vec<f32>> {
     t.try_into_data().ok()?.try_into_vec::<f32>().ok()
 }

@@ -1,7 +1,8 @@
 // Browser benchmark (not in CI): tokens/s of autoregressive, speculative and SpecTr
 // decoding in one page run, per backend. Query: ?bench=1&backends=cpu,webgpu&tokens=64&repeat=3
 // (backend "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm;
-// the parallel rows' draft runs in a worker of its own, on the CPU, whatever the backend).
+// "webgpu-unfused": both on WebGPU, the draft without its fused pass; the parallel rows'
+// draft runs in a worker of its own, on the CPU, whatever the backend).
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -39,9 +40,10 @@ export async function bench(state, note) {
   const repeat = Number(params.get("repeat") ?? 3);
   state.results = [];
   for (const entry of backends) {
-    const [backend, draftBackend] = entry === "webgpu-cpu-draft" ? ["webgpu", "cpu"] : [entry, "same"];
+    const named = { "webgpu-cpu-draft": ["webgpu", "cpu"], "webgpu-unfused": ["webgpu", "unfused"] };
+    const [backend, draftBackend] = named[entry] ?? [entry, "same"];
     const s = await Specula.load({ backend, draftBackend });
-    note(`backend ${JSON.stringify(s.backend)}`);
+    note(`${entry}: backend ${JSON.stringify(s.backend)}`);
     // Warm-up: WebGPU compiles its kernels on first use of each shape.
     for (const { name, ...m } of METHODS) await s.complete({ ...m, prompt: PROMPT, maxTokens: 8, seed: 1 });
     // Rounds of every method in turn (so drifting machine load hits all alike), one seed
@@ -60,6 +62,7 @@ export async function bench(state, note) {
       const tps = all.map((x) => x.tps).sort((a, b) => a - b);
       const sum = (f) => all.reduce((a, x) => a + f(x), 0);
       const row = {
+        entry,
         backend: s.backend.backend,
         draftBackend: s.backend.draftBackend,
         adapter: s.backend.adapter,
@@ -84,7 +87,7 @@ export async function bench(state, note) {
     }
     // The theoretical factor from the measured α and c beside the measured speedup: c is
     // a draft call over a one-position target call (autoregressive's).
-    const rows = state.results.filter((r) => r.backend === s.backend.backend && r.draftBackend === s.backend.draftBackend);
+    const rows = state.results.filter((r) => r.entry === entry);
     const base = rows.find((r) => r.method === "autoregressive");
     for (const r of rows) {
       const { gamma, parallelDraft } = METHODS.find((m) => m.name === r.method) ?? {};
@@ -94,7 +97,7 @@ export async function bench(state, note) {
       r.verifyCostRatio = r.targetMsPerCall / base.targetMsPerCall;
       r.theoryFactor = theory(a, gamma, r.costRatio, parallelDraft === true);
       r.measuredSpeedup = r.medianTokensPerSecond / base.medianTokensPerSecond;
-      note(`${r.method}: α ${a.toFixed(3)}, c ${r.costRatio.toFixed(3)}, target γ+1 / 1 position ${r.verifyCostRatio.toFixed(2)}, engine ${r.engineMsPerRound.toFixed(3)} ms/round; theory ${r.theoryFactor.toFixed(2)}×, measured ${r.measuredSpeedup.toFixed(2)}×`);
+      note(`${r.method}: α ${a.toFixed(3)}, c ${r.costRatio.toFixed(3)} (draft ${r.draftMsPerCall.toFixed(2)} / target ${base.targetMsPerCall.toFixed(2)} ms), target γ+1 / 1 position ${r.verifyCostRatio.toFixed(2)}, engine ${r.engineMsPerRound.toFixed(3)} ms/round; theory ${r.theoryFactor.toFixed(2)}×, measured ${r.measuredSpeedup.toFixed(2)}×`);
     }
     s.terminate();
   }
