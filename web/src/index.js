@@ -41,7 +41,7 @@ function unclonable(value, path = "", seen = new Set()) {
 function notPlainData(options, error) {
   const found = unclonable(options);
   const field = found?.path || "options";
-  const got = found ? describe(found.value) : error.message;
+  const got = found ? describe(found.value) : error?.message;
   return optionError(field, `${field} must be plain data (strings, numbers, booleans, arrays, objects), got ${got}`);
 }
 
@@ -340,7 +340,8 @@ export class Specula {
     let signal;
     ({ options, signal } = splitSignal(options));
     const parallel = options !== null && typeof options === "object" && options.parallelDraft === true;
-    if (parallel && unclonable(options)) throw notPlainData(options, new Error("not plain data"));
+    // Checked here: its worker is sent the options only once the draft worker has loaded.
+    if (parallel && unclonable(options)) throw notPlainData(options);
     const queue = [];
     let wake = null;
     const push = (item) => {

@@ -22,8 +22,9 @@ use crate::backend::{BackendChoice, BackendInfo};
 use crate::error::{Result, WasmError};
 use crate::fields::Fields;
 use crate::generation::Generation;
-use crate::js_options::generate_options;
+use crate::js_options::{generate_options, required};
 use crate::js_value::to_js;
+use crate::models::{check_alphabets, check_role};
 use crate::remote::{RemotePair, RemoteTarget};
 
 /// What the target's answers said of where it runs.
@@ -142,9 +143,6 @@ impl DraftEngine {
     /// do not check or the two models' alphabets differ; `busy` while a generation runs.
     pub fn load(&self, options: JsValue) -> std::result::Result<(), JsValue> {
         let f = Fields::new(&options, "draft load options", &LOAD_KEYS)?;
-        let required = |name: &str, v: Option<Vec<u8>>| {
-            v.ok_or_else(|| WasmError::option(format!("{name} is required in load options")))
-        };
         let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
         let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
         let target_meta = required(
@@ -164,18 +162,9 @@ impl DraftEngine {
             .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;
         let target = ModelMeta::from_json(&target_meta)
             .map_err(|e| WasmError::Weights(format!("target model: {e}")))?;
-        if draft.meta.role != ModelRole::Draft || target.role != ModelRole::Target {
-            return Err(WasmError::Weights(
-                "these are not a draft model's weights and a target model's description".into(),
-            )
-            .into());
-        }
-        if draft.meta.tokenizer != target.tokenizer {
-            return Err(WasmError::Weights(
-                "the draft and target models have different alphabets; they must share one".into(),
-            )
-            .into());
-        }
+        check_role("draft", &draft.meta, ModelRole::Draft)?;
+        check_role("target", &target, ModelRole::Target)?;
+        check_alphabets(&draft.meta, &target)?;
         let context = draft.meta.config.max_seq.min(target.config.max_seq);
         let model = DeviceLm::build(&draft, &Device::flex())
             .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;

@@ -24,14 +24,16 @@ const LOAD_KEYS: [&str; 6] = [
     "targetWeights",
 ];
 
+/// A load option that must be given: its bytes, or the error naming it.
+pub(crate) fn required(name: &str, value: Option<Vec<u8>>) -> Result<Vec<u8>> {
+    value.ok_or_else(|| WasmError::option(format!("{name} is required in load options")))
+}
+
 /// `load` options: the backend and both models' description (JSON text) and weights.
 pub(crate) fn load_options(value: &JsValue) -> Result<(BackendChoice, DraftBackend, Bundles)> {
     let f = Fields::new(value, "load options", &LOAD_KEYS)?;
     let backend = BackendChoice::parse(f.string("backend")?.as_deref())?;
     let draft_backend = DraftBackend::parse(f.string("draftBackend")?.as_deref())?;
-    let required = |name: &str, v: Option<Vec<u8>>| {
-        v.ok_or_else(|| WasmError::option(format!("{name} is required in load options")))
-    };
     let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
     let target_meta = required(
         "targetMeta",

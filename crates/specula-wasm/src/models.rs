@@ -7,7 +7,7 @@
 use burn::tensor::Device;
 use specula_engine::{ForwardRequest, ForwardResponse, Role};
 use specula_host::DeviceLm;
-use specula_model::{CharTokenizer, ModelBundle, ModelRole};
+use specula_model::{CharTokenizer, ModelBundle, ModelMeta, ModelRole};
 
 use crate::backend::{BackendInfo, DraftBackend, gpu_lost};
 use crate::error::{Result, WasmError};
@@ -41,25 +41,43 @@ impl Bundles {
         let load = |name: &str, meta: &[u8], weights: &[u8], role: ModelRole| {
             let bundle = ModelBundle::from_parts(meta, weights)
                 .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))?;
-            if bundle.meta.role != role {
-                return Err(WasmError::Weights(format!(
-                    "{name} model: these weights are for the {} model",
-                    bundle.meta.role.name()
-                )));
-            }
-            Ok(bundle)
+            check_role(name, &bundle.meta, role)?;
+            Ok::<_, WasmError>(bundle)
         };
         let bundles = Self {
             draft: load("draft", draft_meta, draft_weights, ModelRole::Draft)?,
             target: load("target", target_meta, target_weights, ModelRole::Target)?,
         };
-        if bundles.draft.meta.tokenizer != bundles.target.meta.tokenizer {
-            return Err(WasmError::Weights(
-                "the draft and target models have different alphabets; they must share one".into(),
-            ));
-        }
+        check_alphabets(&bundles.draft.meta, &bundles.target.meta)?;
         Ok(bundles)
     }
+}
+
+/// Checks that `meta` describes a `role` model (`name` in the message).
+///
+/// # Errors
+/// [`WasmError::Weights`] naming the model and the role its weights are for.
+pub(crate) fn check_role(name: &str, meta: &ModelMeta, role: ModelRole) -> Result<()> {
+    if meta.role == role {
+        return Ok(());
+    }
+    Err(WasmError::Weights(format!(
+        "{name} model: these weights are for the {} model",
+        meta.role.name()
+    )))
+}
+
+/// Checks that the draft and the target share one alphabet.
+///
+/// # Errors
+/// [`WasmError::Weights`] when they do not.
+pub(crate) fn check_alphabets(draft: &ModelMeta, target: &ModelMeta) -> Result<()> {
+    if draft.tokenizer == target.tokenizer {
+        return Ok(());
+    }
+    Err(WasmError::Weights(
+        "the draft and target models have different alphabets; they must share one".into(),
+    ))
 }
 
 /// Both models, ready (the target on the chosen device).
