@@ -190,7 +190,8 @@ impl DraftEngine {
     pub fn start(&self, options: JsValue) -> std::result::Result<(), JsValue> {
         let options = generate_options(&options)?;
         let mut state = self.idle()?;
-        let pair = state.pair.as_ref().ok_or(WasmError::NotLoaded)?;
+        let state = &mut *state;
+        let pair = state.pair.as_mut().ok_or(WasmError::NotLoaded)?;
         let generation = Generation::start(pair, options.resolve().map_err(WasmError::from)?)?;
         state.generation = Some(generation);
         self.abort.set(false);

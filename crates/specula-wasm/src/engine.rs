@@ -92,7 +92,8 @@ impl Engine {
         if let Some(what) = state.busy {
             return Err(WasmError::Busy(what).into());
         }
-        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        let state = &mut *state;
+        let models = state.models.as_mut().ok_or(WasmError::NotLoaded)?;
         let generation = Generation::start(models, options.resolve().map_err(WasmError::from)?)?;
         state.generation = Some(generation);
         self.abort.set(false);
@@ -247,7 +248,8 @@ impl Engine {
         if let Some(what) = state.busy {
             return Err(WasmError::Busy(what));
         }
-        let models = state.models.as_ref().ok_or(WasmError::NotLoaded)?;
+        let state = &mut *state;
+        let models = state.models.as_mut().ok_or(WasmError::NotLoaded)?;
         state.generation = Some(Generation::start(models, options.resolve()?)?);
         self.abort.set(false);
         Ok(())

@@ -132,7 +132,8 @@ impl Generation {
     ///
     /// # Errors
     /// [`WasmError::Prompt`] for characters outside the alphabet; engine errors.
-    pub fn start(models: &impl Pair, options: Resolved) -> Result<Self> {
+    pub fn start(models: &mut impl Pair, options: Resolved) -> Result<Self> {
+        models.begin();
         let tokenizer = models.tokenizer();
         let prompt_tokens = encode_prompt(tokenizer, &options.prompt)?;
         let window = models.context().max(2);
@@ -320,7 +321,7 @@ pub(crate) mod tests {
         }
         .resolve()
         .expect("options");
-        let mut generation = Generation::start(&models, options).expect("starts");
+        let mut generation = Generation::start(&mut models, options).expect("starts");
         let abort = Cell::new(false);
         let mut rounds = Vec::new();
         while let Some(round) = block_on(generation.next_round(&mut models, &abort)).expect("round")

@@ -38,6 +38,9 @@ pub trait Pair {
     fn context(&self) -> usize;
     /// Forgets the cached positions of the models this pair holds (the window slid).
     fn reset(&mut self);
+    /// A new generation starts: anything still running for an earlier one (an aborted
+    /// generation's call) must not reach it.
+    fn begin(&mut self) {}
     /// Where the target runs now (`"webgpu"` or `"cpu"`).
     fn backend(&self) -> &'static str;
     /// Why the models moved to the CPU, once, after it happened.

@@ -137,6 +137,12 @@ impl<T: RemoteTarget> Pair for RemotePair<T> {
         self.in_flight = None;
     }
 
+    fn begin(&mut self) {
+        // An aborted generation's target call may still be running; its answer is for
+        // another decoder.
+        self.in_flight = None;
+    }
+
     fn backend(&self) -> &'static str {
         self.target.backend()
     }
@@ -178,6 +184,8 @@ impl<T: RemoteTarget> Pair for RemotePair<T> {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    use std::rc::Rc;
+
     use burn::tensor::Device;
     use specula_engine::options::DecodeOptions;
 
@@ -213,6 +221,8 @@ mod tests {
         delay: usize,
         calls: usize,
         pauses: usize,
+        /// Set at every pause, when given: an abort that arrives while drafts are drawn.
+        abort_at_pause: Option<Rc<Cell<bool>>>,
     }
 
     impl RemoteTarget for LocalTarget {
@@ -228,6 +238,9 @@ mod tests {
         }
         async fn pause(&mut self) {
             self.pauses += 1;
+            if let Some(abort) = &self.abort_at_pause {
+                abort.set(true);
+            }
         }
         fn backend(&self) -> &'static str {
             "cpu"
@@ -270,6 +283,7 @@ mod tests {
             delay,
             calls: 0,
             pauses: 0,
+            abort_at_pause: None,
         };
         let context = draft.config().max_seq.min(target.lm.config().max_seq);
         let tokenizer = bundles.target.meta.tokenizer.clone();
@@ -303,6 +317,34 @@ mod tests {
             assert!(early[0] > 0, "seed {seed}: {early:?}");
             assert!(early[3] > early[0], "seed {seed}: {early:?}");
         }
+    }
+
+    #[test]
+    fn a_call_left_running_by_an_abort_does_not_reach_the_next_generation() {
+        // Aborted while drafting early (the flag set at the first pause): γ = 4 leaves a
+        // five-row target call running; the next generation drafts γ = 3.
+        let mut pair = remote_pair(50);
+        let abort = Rc::new(Cell::new(false));
+        pair.target_mut().abort_at_pause = Some(Rc::clone(&abort));
+        let options_a = DecodeOptions {
+            gamma: Some(4.0),
+            ..options(1, 1.0, 60)
+        }
+        .resolve()
+        .expect("options");
+        let mut first = Generation::start(&mut pair, options_a).expect("starts");
+        while block_on(first.next_round(&mut pair, &abort))
+            .expect("round")
+            .is_some()
+        {}
+        assert!(
+            abort.get() && pair.in_flight.is_some(),
+            "the abort left a target call running"
+        );
+        pair.target_mut().abort_at_pause = None;
+        let next = options(2, 1.0, 60);
+        let (text, _) = run(&mut pair, &next);
+        assert_eq!(text, run(&mut remote_pair(50), &next).0);
     }
 
     #[test]
