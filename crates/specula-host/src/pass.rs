@@ -4,7 +4,8 @@
 
 use burn::tensor::Device;
 use specula_model::{
-    CachedLm, Error, ForwardPass, Gpt, ModelBundle, ModelConfig, Result, RowsKv, load_model,
+    CachedLm, Error, ForwardPass, Gpt, GptPass, ModelBundle, ModelConfig, Result, RowsKv,
+    load_model,
 };
 
 use crate::dense::gather_panels;
@@ -101,12 +102,22 @@ impl HostPass {
     }
 }
 
+impl GptPass for HostPass {
+    fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+}
+
 impl ForwardPass for HostPass {
     type Kv = HostKv;
     type Shared = HostCache;
 
-    fn config(&self) -> &ModelConfig {
-        &self.config
+    fn vocab_size(&self) -> usize {
+        self.config.vocab_size
+    }
+
+    fn max_seq(&self) -> usize {
+        self.config.max_seq
     }
 
     fn new_shared(&self) -> HostCache {

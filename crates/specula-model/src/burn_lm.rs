@@ -3,11 +3,11 @@
 //! ([`BurnPass`]), on any device: the reference, and the path that runs on WebGPU.
 
 mod fused;
-mod kv;
+pub(crate) mod kv;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use crate::cached::{CachedLm, ForwardPass};
+use crate::cached::{CachedLm, ForwardPass, GptPass};
 use crate::config::ModelConfig;
 use crate::error::{Error, RequestProblem, Result};
 use crate::transformer::{Gpt, KvContext, LayerKv};
@@ -81,8 +81,12 @@ impl ForwardPass for BurnPass {
     type Kv = BurnKv;
     type Shared = Vec<LayerKv>;
 
-    fn config(&self) -> &ModelConfig {
-        &self.config
+    fn vocab_size(&self) -> usize {
+        self.config.vocab_size
+    }
+
+    fn max_seq(&self) -> usize {
+        self.config.max_seq
     }
 
     fn new_shared(&self) -> Vec<LayerKv> {
@@ -129,6 +133,12 @@ impl ForwardPass for BurnPass {
             .fused
             .run(&self.model, &self.config, tokens, shared, start)?;
         Some(read_async(logits).await)
+    }
+}
+
+impl GptPass for BurnPass {
+    fn config(&self) -> &ModelConfig {
+        &self.config
     }
 }
 
@@ -181,14 +191,14 @@ impl BurnLm {
     }
 }
 
-fn read<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
+pub(crate) fn read<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
     t.try_into_data()
         .map_err(|e| Error::ReadBack(format!("{e:?}")))?
         .try_into_vec::<f32>()
         .map_err(|e| Error::ReadBack(format!("{e:?}")))
 }
 
-async fn read_async<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
+pub(crate) async fn read_async<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
     t.into_data_async()
         .await
         .map_err(|e| Error::ReadBack(format!("{e:?}")))?

@@ -20,7 +20,7 @@ use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError}
 use crate::config::ModelConfig;
 use crate::error::{Error, RequestProblem, Result};
 use branch::Branch;
-pub use pass::{ForwardPass, RowsKv};
+pub use pass::{ForwardPass, GptPass, RowsKv};
 use prefix::Prefix;
 
 /// Work counters, for measuring cost per position.
@@ -39,7 +39,8 @@ pub struct ForwardStats {
 #[derive(Debug)]
 pub struct CachedLm<P: ForwardPass> {
     pass: P,
-    config: ModelConfig,
+    vocab_size: usize,
+    max_seq: usize,
     cache: Prefix<P::Shared>,
     branch: Option<Branch<P::Kv>>,
     stats: ForwardStats,
@@ -48,11 +49,12 @@ pub struct CachedLm<P: ForwardPass> {
 impl<P: ForwardPass> CachedLm<P> {
     /// `pass` with empty caches.
     pub fn from_pass(pass: P) -> Self {
-        let config = *pass.config();
-        let cache = Prefix::new(pass.new_shared(), config.vocab_size);
+        let (vocab_size, max_seq) = (pass.vocab_size(), pass.max_seq());
+        let cache = Prefix::new(pass.new_shared(), vocab_size);
         Self {
             pass,
-            config,
+            vocab_size,
+            max_seq,
             cache,
             branch: None,
             stats: ForwardStats::default(),
@@ -71,10 +73,10 @@ impl<P: ForwardPass> CachedLm<P> {
         &mut self.pass
     }
 
-    /// The model's shape.
+    /// The most positions a sequence may have.
     #[must_use]
-    pub fn config(&self) -> &ModelConfig {
-        &self.config
+    pub fn max_seq(&self) -> usize {
+        self.max_seq
     }
 
     /// Work done so far.
@@ -123,7 +125,7 @@ impl<P: ForwardPass> CachedLm<P> {
     /// # Errors
     /// As [`answer`](Self::answer).
     pub async fn answer_async(&mut self, request: &ForwardRequest) -> Result<Vec<f32>> {
-        let vocab = self.config.vocab_size;
+        let vocab = self.vocab_size;
         // How far each sequence is needed: up to its longest query.
         let mut need = vec![0_usize; request.sequences.len()];
         for q in &request.queries {
@@ -243,13 +245,13 @@ impl<P: ForwardPass> CachedLm<P> {
     }
 
     fn check_tokens(&self, tokens: &[u32]) -> Result<()> {
-        if tokens.len() > self.config.max_seq {
+        if tokens.len() > self.max_seq {
             return Err(Error::BadRequest(RequestProblem::TooLong {
                 len: tokens.len(),
-                max_seq: self.config.max_seq,
+                max_seq: self.max_seq,
             }));
         }
-        let vocab = self.config.vocab_size;
+        let vocab = self.vocab_size;
         match tokens.iter().find(|&&t| t as usize >= vocab) {
             Some(&token) => Err(Error::UnknownToken { token, vocab }),
             None => Ok(()),
@@ -257,9 +259,17 @@ impl<P: ForwardPass> CachedLm<P> {
     }
 }
 
+impl<P: GptPass> CachedLm<P> {
+    /// The model's shape.
+    #[must_use]
+    pub fn config(&self) -> &ModelConfig {
+        self.pass.config()
+    }
+}
+
 impl<P: ForwardPass> LanguageModel for CachedLm<P> {
     fn vocab_size(&self) -> usize {
-        self.config.vocab_size
+        self.vocab_size
     }
 
     fn forward(
@@ -267,7 +277,7 @@ impl<P: ForwardPass> LanguageModel for CachedLm<P> {
         request: &ForwardRequest,
     ) -> std::result::Result<ForwardResponse, ModelError> {
         let logits = self.answer(request)?;
-        Ok(ForwardResponse::new(self.config.vocab_size, logits))
+        Ok(ForwardResponse::new(self.vocab_size, logits))
     }
 }
 

@@ -32,6 +32,7 @@ mod cached;
 mod config;
 mod error;
 mod init;
+mod llama;
 mod tokenizer;
 mod transformer;
 mod upgrade;
@@ -40,12 +41,13 @@ mod weights;
 
 pub use backend::Backend;
 pub use burn_lm::{BurnKv, BurnLm, BurnPass};
-pub use cached::{CachedLm, ForwardPass, ForwardStats, RowsKv};
+pub use cached::{CachedLm, ForwardPass, ForwardStats, GptPass, RowsKv};
 pub use config::{
     MAX_D_FF, MAX_D_MODEL, MAX_HEADS, MAX_KV_ENTRIES, MAX_LAYERS, MAX_PARAMS, MAX_SEQ,
     MAX_VOCAB_SIZE, ModelConfig, ModelRole,
 };
 pub use error::{Error, RequestProblem, Result};
+pub use llama::{LlamaLm, LlamaPass};
 pub use tokenizer::CharTokenizer;
 pub use transformer::{BlockParams, Gpt, GptParams, KvContext, LayerKv, LinearParams, NormParams};
 pub use upgrade::{Upgrade, upgrade_dir};

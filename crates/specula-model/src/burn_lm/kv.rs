@@ -75,7 +75,7 @@ impl RowsKv for BurnKv {
 }
 
 /// An empty shared-prefix store for `config`.
-pub(super) fn new_shared(config: &ModelConfig, device: &Device) -> Vec<LayerKv> {
+pub(crate) fn new_shared(config: &ModelConfig, device: &Device) -> Vec<LayerKv> {
     let shape = [1, config.n_heads, config.max_seq, config.head_dim()];
     (0..config.n_layers)
         .map(|_| LayerKv {
@@ -86,7 +86,7 @@ pub(super) fn new_shared(config: &ModelConfig, device: &Device) -> Vec<LayerKv> 
 }
 
 /// The keys and values of the first `len` positions of `shared`, or `None` for `len` = 0.
-pub(super) fn view(shared: &[LayerKv], len: usize) -> Option<Vec<LayerKv>> {
+pub(crate) fn view(shared: &[LayerKv], len: usize) -> Option<Vec<LayerKv>> {
     (len > 0).then(|| {
         shared
             .iter()
@@ -99,7 +99,7 @@ pub(super) fn view(shared: &[LayerKv], len: usize) -> Option<Vec<LayerKv>> {
 }
 
 /// Writes `new` (one row) into `shared` from position `start` on.
-pub(super) fn write(shared: &mut Vec<LayerKv>, start: usize, new: BurnKv) {
+pub(crate) fn write(shared: &mut Vec<LayerKv>, start: usize, new: BurnKv) {
     // Move the tensors out so each is uniquely owned and written in place; a clone here
     // would make slice_assign copy the whole preallocated cache.
     let old = std::mem::take(shared);

@@ -66,7 +66,7 @@ impl<P: ForwardPass> CachedLm<P> {
             return 0;
         };
         let kv = b.layers.row_prefix(r, m);
-        let vocab = self.config.vocab_size;
+        let vocab = self.vocab_size;
         let logits = b.logits[r * b.len * vocab..(r * b.len + m) * vocab].to_vec();
         if self
             .cache
@@ -85,7 +85,7 @@ impl<P: ForwardPass> CachedLm<P> {
         suffix_rows: &[usize],
         base: usize,
     ) -> Result<Suffix<P::Kv>> {
-        let vocab = self.config.vocab_size;
+        let vocab = self.vocab_size;
         let parents = self.branch_parents(rows, suffix_rows, base);
         let reused = match (&parents, &self.branch) {
             (Some(_), Some(b)) => b.len,

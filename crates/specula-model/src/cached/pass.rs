@@ -34,8 +34,11 @@ pub trait ForwardPass: Debug {
     /// one row, preallocated.
     type Shared: Debug;
 
-    /// The model's shape.
-    fn config(&self) -> &ModelConfig;
+    /// Tokens in the vocabulary: the length of every row of logits.
+    fn vocab_size(&self) -> usize;
+
+    /// The most positions a sequence may have: the length of the shared-prefix store.
+    fn max_seq(&self) -> usize;
 
     /// An empty shared-prefix store.
     fn new_shared(&self) -> Self::Shared;
@@ -77,4 +80,10 @@ pub trait ForwardPass: Debug {
         let _ = (tokens, shared, start);
         std::future::ready(None)
     }
+}
+
+/// A pass of the bundled GPT architecture, whose whole shape is a [`ModelConfig`].
+pub trait GptPass: ForwardPass {
+    /// The model's shape.
+    fn config(&self) -> &ModelConfig;
 }
