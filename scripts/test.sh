@@ -38,6 +38,12 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo doc (library crates, warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specula-engine -p specula-model -p specula-host -p specula-train -p specula-wasm
 
+echo "== SmolLM2-135M and its Python reference (fetched and cached outside the clone)"
+# The real-model tests (crates/specula-model/tests/smollm2.rs) read these; requiring them
+# makes a missing fixture a failure instead of a skip.
+eval "$(bash scripts/smollm2-reference.sh)"
+export SPECULA_REQUIRE_REAL_MODELS=1
+
 echo "== cargo test (release: the statistical tests draw millions of samples)"
 cargo test --workspace --release --locked
 

@@ -15,6 +15,7 @@ pub use dequant::TensorKind;
 pub use file::{GgufFile, TensorEntry};
 pub mod llama;
 pub mod model;
+pub mod synthetic;
 
 pub use llama::{LlamaConfig, LlamaWeights, RopeStyle};
 pub use model::GgufModel;

@@ -66,6 +66,8 @@ pub struct BpeTokenizer {
     /// byte symbol, and [`BpeTokenizer::token_bytes`] must agree with it.
     literal: Vec<bool>,
     merges: Vec<String>,
+    /// Bytes the vocabulary has no symbol for (and no unknown token to stand in).
+    missing_bytes: Vec<u8>,
     fingerprint: u64,
     bos: Option<u32>,
     eos: Option<u32>,
@@ -149,19 +151,16 @@ impl BpeTokenizer {
         let unk = (0..n)
             .find(|&id| token_type(id) == TYPE_UNKNOWN)
             .map(|id| spec.tokens[id].clone());
-        if unk.is_none() {
-            // Without an unknown token the BPE model silently drops any byte it has no
-            // symbol for, which would lose text instead of refusing the file.
-            if let Some(byte) =
-                (0..=255u8).find(|&b| !vocab.contains_key(&byte_symbol(b).to_string()))
-            {
-                return Err(err(format!(
-                    "the vocabulary lacks the byte-level symbol {:?} of byte 0x{byte:02x}, \
-                     and has no unknown token",
-                    byte_symbol(byte)
-                )));
-            }
-        }
+        // Without an unknown token the BPE model silently drops any byte it has no symbol
+        // for (SmolLM2 has none for 0x00-0x08 and a few more): `encode` refuses text with
+        // such a byte instead of losing it.
+        let missing_bytes: Vec<u8> = if unk.is_none() {
+            (0..=255u8)
+                .filter(|&b| !vocab.contains_key(&byte_symbol(b).to_string()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let merge_pairs = parse_merges(&spec.merges, &vocab)?;
 
         let mut builder = BPE::builder()
@@ -199,6 +198,7 @@ impl BpeTokenizer {
             tokens: spec.tokens,
             literal,
             merges: spec.merges,
+            missing_bytes,
             fingerprint,
             bos: spec.bos,
             eos: spec.eos,
@@ -218,9 +218,23 @@ impl BpeTokenizer {
     ///
     /// # Errors
     ///
-    /// [`GgufError::Tokenizer`] if the underlying tokenizer fails, which a tokenizer
-    /// [`BpeTokenizer::new`] accepted is not expected to do.
+    /// [`GgufError::Tokenizer`] naming the first character with a byte the vocabulary
+    /// cannot spell, or if the underlying tokenizer fails.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, GgufError> {
+        if !self.missing_bytes.is_empty()
+            && let Some((position, ch)) = text.chars().enumerate().find(|(_, c)| {
+                let mut buf = [0; 4];
+                c.encode_utf8(&mut buf)
+                    .bytes()
+                    .any(|b| self.missing_bytes.contains(&b))
+            })
+        {
+            return Err(err(format!(
+                "character {ch:?} (U+{:04X}) at position {position} cannot be encoded: the \
+                 vocabulary has no symbol for one of its bytes",
+                ch as u32
+            )));
+        }
         let encoding = self
             .inner
             .encode_fast(text, false)

@@ -259,8 +259,17 @@ fn bad_specs_are_refused() {
     );
     check(&|s| s.bos = Some(100_000), "bos token id 100000");
     check(&|s| s.eos = Some(u32::MAX), "eos token id");
-    // A missing byte symbol would silently drop that byte from the text.
-    check(&|s| s.tokens[0] = "⁇".to_owned(), "byte");
+}
+
+#[test]
+fn text_with_a_byte_the_vocabulary_cannot_spell_is_refused_not_dropped() {
+    let mut spec = spec(None);
+    let a = id_in(&spec.tokens, "a") as usize;
+    spec.tokens[a] = "⁇".to_owned();
+    let tok = BpeTokenizer::new(spec).unwrap();
+    let e = tok.encode("bab").unwrap_err().to_string();
+    assert!(e.contains("'a'") && e.contains("position 1"), "{e}");
+    assert!(tok.encode("bb").is_ok());
 }
 
 #[test]
