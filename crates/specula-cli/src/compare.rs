@@ -98,7 +98,7 @@ pub fn exact(
         ..LabLogits::default()
     };
     let (after, alone) = lab::needs(config, position);
-    let vocab = pair.tokenizer.alphabet().len();
+    let vocab = pair.tokenizer.vocab_size();
     if after {
         let contexts = lab::contexts_for_second(prompt, vocab, false);
         logits.after_prompt = last_rows(&mut pair.target, Role::Target, n, contexts)?;

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+pub use crate::models::ModelSource;
+
 use clap::Args;
 use specula_engine::DecodeConfig;
 use specula_engine::options::{DecodeOptions, MethodName, OptionError};
@@ -91,6 +93,23 @@ pub struct DecodeArgs {
     /// Load draft.{json,bpk} and target.{json,bpk} from DIR instead of the bundled pair.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub models: Option<PathBuf>,
+    /// A Llama-family GGUF file as the target model (SmolLM2, Qwen2, ...) instead of the
+    /// bundled pair; see docs/real-models.md.
+    #[arg(
+        long,
+        value_name = "FILE.gguf",
+        allow_hyphen_values = true,
+        conflicts_with = "models"
+    )]
+    pub target: Option<PathBuf>,
+    /// The draft model's GGUF file (same tokenizer as --target); lookup needs none.
+    #[arg(
+        long,
+        value_name = "FILE.gguf",
+        allow_hyphen_values = true,
+        requires = "target"
+    )]
+    pub draft: Option<PathBuf>,
     /// CPU threads: for burn, and for the host forward pass's dense layers (at most 2 there).
     #[arg(
         long,
@@ -121,8 +140,8 @@ pub struct DecodeSettings {
     pub config: DecodeConfig,
     /// Where the models run.
     pub backend: Backend,
-    /// A directory of model files, or the bundled pair.
-    pub models: Option<PathBuf>,
+    /// Which models to load.
+    pub models: ModelSource,
     /// CPU threads.
     pub threads: usize,
 }
@@ -177,7 +196,10 @@ impl DecodeArgs {
             prompt: resolved.prompt,
             config: resolved.config,
             backend,
-            models: self.models,
+            models: match (self.target, self.draft) {
+                (Some(target), draft) => ModelSource::Gguf { target, draft },
+                (None, _) => ModelSource::Bundled(self.models),
+            },
             threads: parse::uint("--threads", &self.threads, 1, 256)?,
         })
     }

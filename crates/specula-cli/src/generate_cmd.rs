@@ -43,11 +43,7 @@ struct Output<'a> {
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     let settings = args.decode.into_settings(args.max_tokens, "--max-tokens")?;
-    let mut pair = models::load(
-        settings.models.as_deref(),
-        settings.backend,
-        settings.threads,
-    )?;
+    let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());
     let config = DecodeConfig {
@@ -84,8 +80,18 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let mut failed = None;
+    // A BPE token can end inside a character: print the text decoded so far, holding
+    // back a tail that does not yet form whole characters.
+    let (mut emitted, mut printed) = (Vec::new(), 0);
     let run = decode::run(&mut pair, config, &prompt, |new| {
-        match write(&tokenizer.decode(new).unwrap_or_default()) {
+        emitted.extend_from_slice(new);
+        let text = tokenizer.decode(&emitted);
+        if text.ends_with(char::REPLACEMENT_CHARACTER) || text.len() < printed {
+            return true;
+        }
+        let fresh = text.get(printed..).unwrap_or_default().to_owned();
+        printed = text.len();
+        match write(&fresh) {
             Ok(go_on) => go_on,
             Err(e) => {
                 failed = Some(e);

@@ -1,13 +1,81 @@
-//! Loading the draft/target pair (bundled, or from a directory) and encoding prompts.
+//! Loading the draft/target pair (bundled, from a directory, or from GGUF files) and
+//! encoding prompts.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
+use specula_gguf::{BpeTokenizer, GgufModel};
 use specula_host::DeviceLm;
 use specula_model::{Backend, CharTokenizer, ModelBundle, ModelRole, bundled};
 
 use crate::error::CliError;
+
+/// Where the two models come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSource {
+    /// The bundled Shakespeare pair, or `draft.*`/`target.*` of a directory.
+    Bundled(Option<PathBuf>),
+    /// Llama-family GGUF files; without a draft (lookup), the target stands in for it
+    /// and is never asked.
+    Gguf {
+        /// The target's file.
+        target: PathBuf,
+        /// The draft's file.
+        draft: Option<PathBuf>,
+    },
+}
+
+/// The tokenizer both models share.
+#[derive(Debug, Clone)]
+pub enum PairTokenizer {
+    /// The bundled pair's characters.
+    Chars(CharTokenizer),
+    /// A GGUF file's byte-level BPE.
+    Bpe(Box<BpeTokenizer>),
+}
+
+impl PairTokenizer {
+    /// The number of tokens.
+    #[must_use]
+    pub fn vocab_size(&self) -> usize {
+        match self {
+            Self::Chars(t) => t.vocab_size(),
+            Self::Bpe(t) => t.vocab_size(),
+        }
+    }
+
+    /// Every token's text, in id order (a BPE token's bytes, lossily as UTF-8).
+    #[must_use]
+    pub fn token_texts(&self) -> Vec<String> {
+        match self {
+            Self::Chars(t) => t.token_texts(),
+            Self::Bpe(t) => (0..t.vocab_size() as u32)
+                .map(|id| t.token_text(id).unwrap_or_default())
+                .collect(),
+        }
+    }
+
+    /// The text of `tokens`.
+    #[must_use]
+    pub fn decode(&self, tokens: &[u32]) -> String {
+        match self {
+            Self::Chars(t) => t.decode(tokens).unwrap_or_default(),
+            Self::Bpe(t) => t.decode(tokens).unwrap_or_default(),
+        }
+    }
+
+    /// The tokens of `text`.
+    ///
+    /// # Errors
+    /// What the tokenizer says of text it cannot encode.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
+        match self {
+            Self::Chars(t) => t.encode(text).map_err(|e| e.to_string()),
+            Self::Bpe(t) => t.encode(text).map_err(|e| e.to_string()),
+        }
+    }
+}
 
 /// Both models and their shared tokenizer.
 #[derive(Debug)]
@@ -16,12 +84,81 @@ pub struct Pair {
     pub draft: DeviceLm,
     /// The target model.
     pub target: DeviceLm,
-    /// The tokenizer (the same alphabet for both).
-    pub tokenizer: CharTokenizer,
-    /// The target's bundle, to build it again on another forward pass (`specula bench`).
-    pub target_bundle: ModelBundle,
+    /// The tokenizer both share.
+    pub tokenizer: PairTokenizer,
+    /// The target's bundle, to build it again on another forward pass (`specula bench`);
+    /// `None` for GGUF models.
+    pub target_bundle: Option<ModelBundle>,
     /// The draft's bundle, likewise.
-    pub draft_bundle: ModelBundle,
+    pub draft_bundle: Option<ModelBundle>,
+}
+
+/// Loads the models `source` names on `backend`.
+///
+/// # Errors
+/// As [`load`] and [`load_gguf`].
+pub fn load_source(
+    source: &ModelSource,
+    backend: Backend,
+    threads: usize,
+) -> Result<Pair, CliError> {
+    match source {
+        ModelSource::Bundled(dir) => load(dir.as_deref(), backend, threads),
+        ModelSource::Gguf { target, draft } => {
+            load_gguf(target, draft.as_deref(), backend, threads)
+        }
+    }
+}
+
+/// Reads a GGUF model, naming `flag` in every error.
+fn read_gguf(path: &Path, flag: &str) -> Result<GgufModel, CliError> {
+    let bytes = crate::parse::read_regular_file(path)
+        .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))?;
+    GgufModel::from_bytes(bytes, None)
+        .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))
+}
+
+/// Loads a GGUF target, and a GGUF draft with the same tokenizer (or the target again
+/// in its place, for lookup, which never asks it), on burn's pass on `backend`.
+///
+/// # Errors
+/// Usage errors naming the flag for a file that does not load or a pair whose
+/// tokenizers differ; failures for a backend that cannot start.
+pub fn load_gguf(
+    target: &Path,
+    draft: Option<&Path>,
+    backend: Backend,
+    threads: usize,
+) -> Result<Pair, CliError> {
+    let _ = specula_model::set_cpu_threads(threads);
+    let target_model = read_gguf(target, "--target")?;
+    let draft_model = match draft {
+        Some(path) => Some(read_gguf(path, "--draft")?),
+        None => None,
+    };
+    if let Some(d) = &draft_model
+        && !d.tokenizer.same_vocabulary(&target_model.tokenizer)
+    {
+        return Err(CliError::usage(
+            "--draft: the draft's tokenizer differs from the target's (tokens or merges); \
+             speculative decoding needs one vocabulary",
+        ));
+    }
+    let device = backend
+        .device()
+        .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
+    let build = |m: &GgufModel| {
+        DeviceLm::from_gguf(m, &device).map_err(|e| CliError::failure(e.to_string()))
+    };
+    let target_lm = build(&target_model)?;
+    let draft_lm = build(draft_model.as_ref().unwrap_or(&target_model))?;
+    Ok(Pair {
+        draft: draft_lm,
+        target: target_lm,
+        tokenizer: PairTokenizer::Bpe(Box::new(target_model.tokenizer)),
+        target_bundle: None,
+        draft_bundle: None,
+    })
 }
 
 /// Loads the bundled pair, or `dir/{draft,target}.{json,bpk}`, on `backend`: on the CPU
@@ -80,9 +217,9 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
     Ok(Pair {
         draft: build(&draft)?,
         target: build(&target)?,
-        tokenizer: target.meta.tokenizer.clone(),
-        target_bundle: target,
-        draft_bundle: draft,
+        tokenizer: PairTokenizer::Chars(target.meta.tokenizer.clone()),
+        target_bundle: Some(target),
+        draft_bundle: Some(draft),
     })
 }
 
@@ -92,7 +229,7 @@ impl Pair {
     /// # Errors
     /// A failure when the weights do not build (they built once already).
     pub fn burn_target(&self) -> Result<DeviceLm, CliError> {
-        burn_model(&self.target_bundle)
+        burn_model(self.target_bundle.as_ref())
     }
 
     /// Both models on burn's forward pass on the CPU, replacing the host pass
@@ -101,8 +238,8 @@ impl Pair {
     /// # Errors
     /// A failure when the weights do not build (they built once already).
     pub fn use_burn_forward(&mut self) -> Result<(), CliError> {
-        self.draft = burn_model(&self.draft_bundle)?;
-        self.target = burn_model(&self.target_bundle)?;
+        self.draft = burn_model(self.draft_bundle.as_ref())?;
+        self.target = burn_model(self.target_bundle.as_ref())?;
         Ok(())
     }
 
@@ -116,19 +253,16 @@ impl Pair {
             .map_err(|e| CliError::usage(format!("--prompt: {e}")))
     }
 
-    /// The text of generated tokens (always in the alphabet).
+    /// The text of generated tokens.
     #[must_use]
     pub fn decode(&self, tokens: &[u32]) -> String {
-        self.tokenizer.decode(tokens).unwrap_or_default()
+        self.tokenizer.decode(tokens)
     }
 
     /// The positions both models can read: the context window (see `decode`).
     #[must_use]
     pub fn window(&self) -> usize {
-        self.target
-            .config()
-            .max_seq
-            .min(self.draft.config().max_seq)
+        self.target.max_seq().min(self.draft.max_seq())
     }
 
     /// Says on stderr (as a note) that a prompt of `prompt_len` tokens fills the window
@@ -156,11 +290,7 @@ impl Pair {
         new_tokens: usize,
         flag: &str,
     ) -> Result<(), CliError> {
-        let max = self
-            .target
-            .config()
-            .max_seq
-            .min(self.draft.config().max_seq);
+        let max = self.target.max_seq().min(self.draft.max_seq());
         if prompt_len + new_tokens > max {
             return Err(CliError::usage(format!(
                 "the prompt ({prompt_len} characters) plus {flag} {new_tokens} exceeds the models' {max} positions"
@@ -171,8 +301,11 @@ impl Pair {
 }
 
 /// The model of `bundle` on burn's forward pass on the CPU.
-fn burn_model(bundle: &ModelBundle) -> Result<DeviceLm, CliError> {
+fn burn_model(bundle: Option<&ModelBundle>) -> Result<DeviceLm, CliError> {
     bundle
+        .ok_or_else(|| {
+            CliError::usage("burn's GPT pass needs the bundled architecture, not a GGUF model")
+        })?
         .build(&Device::flex())
         .map(DeviceLm::Burn)
         .map_err(|e| CliError::failure(e.to_string()))

@@ -95,6 +95,19 @@ pub fn choice<'a>(flag: &str, raw: &str, choices: &[&'a str]) -> Result<&'a str,
         })
 }
 
+/// The bytes of the regular file at `path`; anything else (a directory, a FIFO that
+/// would block forever, a device) is refused before it is opened for reading.
+///
+/// # Errors
+/// What is wrong with the path, in words.
+pub fn read_regular_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    std::fs::read(path).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,11 +73,7 @@ struct Line<'a> {
 pub fn run(args: SampleArgs) -> Result<(), CliError> {
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
     let settings = args.decode.into_settings(Some(args.length), "--length")?;
-    let mut pair = models::load(
-        settings.models.as_deref(),
-        settings.backend,
-        settings.threads,
-    )?;
+    let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
@@ -93,6 +89,15 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             ));
         }
     };
+    let alphabet = match &pair.tokenizer {
+        models::PairTokenizer::Chars(t) => t.alphabet().iter().collect::<String>(),
+        models::PairTokenizer::Bpe(_) if args.compare => {
+            return Err(CliError::usage(
+                "--compare reports a character alphabet; GGUF models are not supported by it yet",
+            ));
+        }
+        models::PairTokenizer::Bpe(_) => String::new(),
+    };
     let exact = if args.compare {
         // What the models read of the prompt, as decode::run crops it.
         let context = specula_engine::window_start(&prompt, pair.window()).to_vec();
@@ -105,7 +110,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut counts = vec![0_u64; pair.tokenizer.alphabet().len()];
+    let mut counts = vec![0_u64; pair.tokenizer.vocab_size()];
     let mut stdout = std::io::stdout().lock();
     for _ in 0..samples {
         // 53 bits, so that the seed is one every surface accepts (`MAX_SEED`).
@@ -138,7 +143,6 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         }
     }
     if let Some(exact) = exact {
-        let alphabet: String = pair.tokenizer.alphabet().iter().collect();
         let report = compare::compare(samples, exact, alphabet, counts)?;
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(format!("cannot serialise the comparison: {e}")))?;

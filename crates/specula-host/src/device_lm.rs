@@ -5,7 +5,8 @@
 
 use burn::tensor::Device;
 use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError};
-use specula_model::{BurnLm, ForwardStats, ModelBundle, ModelConfig, Result};
+use specula_gguf::GgufModel;
+use specula_model::{BurnLm, ForwardStats, LlamaLm, ModelBundle, ModelConfig, Result};
 
 use crate::pass::{HostLm, HostPass};
 
@@ -20,6 +21,8 @@ pub enum DeviceLm {
     Host(HostLm),
     /// burn's pass (a GPU device, or burn's CPU backend to compare).
     Burn(BurnLm),
+    /// A Llama-family model from a GGUF file, on burn's pass.
+    Llama(LlamaLm),
 }
 
 impl DeviceLm {
@@ -39,12 +42,31 @@ impl DeviceLm {
         }
     }
 
-    /// The model's shape.
+    /// `model` (read from a GGUF file) on burn's pass on `device`.
+    ///
+    /// # Errors
+    /// The errors of [`LlamaLm::load`].
+    pub fn from_gguf(model: &GgufModel, device: &Device) -> Result<Self> {
+        Ok(Self::Llama(LlamaLm::load(model, device)?))
+    }
+
+    /// The shape of a bundled-architecture model; `None` for a GGUF model.
     #[must_use]
-    pub fn config(&self) -> &ModelConfig {
+    pub fn gpt_config(&self) -> Option<&ModelConfig> {
         match self {
-            Self::Host(lm) => lm.config(),
-            Self::Burn(lm) => lm.config(),
+            Self::Host(lm) => Some(lm.config()),
+            Self::Burn(lm) => Some(lm.config()),
+            Self::Llama(_) => None,
+        }
+    }
+
+    /// The most positions a sequence may have.
+    #[must_use]
+    pub fn max_seq(&self) -> usize {
+        match self {
+            Self::Host(lm) => lm.max_seq(),
+            Self::Burn(lm) => lm.max_seq(),
+            Self::Llama(lm) => lm.max_seq(),
         }
     }
 
@@ -54,6 +76,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.stats(),
             Self::Burn(lm) => lm.stats(),
+            Self::Llama(lm) => lm.stats(),
         }
     }
 
@@ -62,6 +85,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.reset(),
             Self::Burn(lm) => lm.reset(),
+            Self::Llama(lm) => lm.reset(),
         }
     }
 
@@ -70,6 +94,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.truncate(len),
             Self::Burn(lm) => lm.truncate(len),
+            Self::Llama(lm) => lm.truncate(len),
         }
     }
 
@@ -82,13 +107,18 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.answer_async(request).await,
             Self::Burn(lm) => lm.answer_async(request).await,
+            Self::Llama(lm) => lm.answer_async(request).await,
         }
     }
 }
 
 impl LanguageModel for DeviceLm {
     fn vocab_size(&self) -> usize {
-        self.config().vocab_size
+        match self {
+            Self::Host(lm) => lm.vocab_size(),
+            Self::Burn(lm) => lm.vocab_size(),
+            Self::Llama(lm) => lm.vocab_size(),
+        }
     }
 
     fn forward(
@@ -98,6 +128,7 @@ impl LanguageModel for DeviceLm {
         match self {
             Self::Host(lm) => lm.forward(request),
             Self::Burn(lm) => lm.forward(request),
+            Self::Llama(lm) => lm.forward(request),
         }
     }
 }

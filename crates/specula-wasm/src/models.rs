@@ -156,10 +156,7 @@ impl Models {
     /// The longest sequence both models can read.
     #[must_use]
     pub fn context(&self) -> usize {
-        self.draft
-            .config()
-            .max_seq
-            .min(self.target.config().max_seq)
+        self.draft.max_seq().min(self.target.max_seq())
     }
 
     /// Where the models run.
@@ -212,7 +209,7 @@ impl Models {
             Role::Draft => &mut self.draft,
             Role::Target => &mut self.target,
         };
-        let vocab = model.config().vocab_size;
+        let vocab = specula_engine::LanguageModel::vocab_size(model);
         let logits = model.answer_async(request).await?;
         Ok(ForwardResponse::new(vocab, logits))
     }

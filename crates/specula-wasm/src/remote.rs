@@ -89,7 +89,7 @@ impl<T: RemoteTarget> RemotePair<T> {
         request: &ForwardRequest,
         abort: &Cell<bool>,
     ) -> Result<Advance> {
-        let vocab = self.draft.config().vocab_size;
+        let vocab = specula_engine::LanguageModel::vocab_size(&self.draft);
         let logits = self
             .draft
             .answer_async(request)
@@ -285,7 +285,7 @@ mod tests {
             pauses: 0,
             abort_at_pause: None,
         };
-        let context = draft.config().max_seq.min(target.lm.config().max_seq);
+        let context = draft.max_seq().min(target.lm.max_seq());
         let tokenizer = bundles.target.meta.tokenizer.clone();
         RemotePair::new(draft, tokenizer, context, target)
     }
