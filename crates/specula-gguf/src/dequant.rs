@@ -1,8 +1,9 @@
-//! Tensor payloads to f32: the plain float types directly, ggml's block quantizations
-//! through `ggml-quants` (its block structs, built here from the file's bytes without
-//! `unsafe`, and its `dequantize`).
+//! Tensor payloads to f32: the plain float types directly, ggml's 32-weight block
+//! quantizations through `ggml-quants` (its block structs, built here from the file's
+//! bytes without `unsafe`, and its `dequantize`), and the K-quants here, since
+//! `ggml-quants` 0.1 leaves their `dequantize` unimplemented (it panics).
 
-use ggml_quants::{Q4_0, Q4_1, Q4K, Q6K, Q8_0, Quantize};
+use ggml_quants::{Q4_0, Q4_1, Q8_0, Quantize};
 use half::{bf16, f16};
 
 use crate::error::{GgufError, Result};
@@ -129,26 +130,68 @@ pub fn dequantize(tensor: &str, kind: TensorKind, data: &[u8]) -> Result<Vec<f32
                 };
                 out.extend(Quantize::<f32, 32>::dequantize(&block));
             }
-            TensorKind::Q4K => {
-                let block = Q4K {
-                    delta_min: delta_min(b),
-                    scales: array(b, 4),
-                    qs: array(b, 16),
-                };
-                out.extend(Quantize::<f32, 256>::dequantize(&block));
-            }
-            TensorKind::Q6K => {
-                let block = Q6K {
-                    ql: array(b, 0),
-                    qh: array(b, 128),
-                    scales: array(b, 192),
-                    delta: half_at(b, 208),
-                };
-                out.extend(Quantize::<f32, 256>::dequantize(&block));
-            }
+            TensorKind::Q4K => dequantize_q4_k(b, &mut out),
+            TensorKind::Q6K => dequantize_q6_k(b, &mut out),
         }
     }
     Ok(out)
+}
+
+/// The scale and minimum of sub-block `j` of a Q4_K block: 6 bits each, packed into
+/// 12 bytes (the top two bits of the last four sub-blocks' pairs sit in the first
+/// eight bytes' high bits).
+fn q4_k_scale_min(j: usize, q: &[u8]) -> (f32, f32) {
+    let (scale, min) = if j < 4 {
+        (q[j] & 63, q[j + 4] & 63)
+    } else {
+        (
+            (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4),
+            (q[j + 4] >> 4) | ((q[j] >> 6) << 4),
+        )
+    };
+    (f32::from(scale), f32::from(min))
+}
+
+/// One Q4_K block (144 bytes: d, dmin, 12 bytes of scales, 128 of nibbles): each
+/// 64 weights take the low then the high nibbles of 32 bytes, each half with its own
+/// scale and minimum.
+fn dequantize_q4_k(b: &[u8], out: &mut Vec<f32>) {
+    let (d, dmin) = (half_at(b, 0).to_f32(), half_at(b, 2).to_f32());
+    let (scales, qs) = (&b[4..16], &b[16..144]);
+    for (chunk, q) in qs.chunks_exact(32).enumerate() {
+        let (s1, m1) = q4_k_scale_min(2 * chunk, scales);
+        let (s2, m2) = q4_k_scale_min(2 * chunk + 1, scales);
+        out.extend(q.iter().map(|&x| d * s1 * f32::from(x & 0xF) - dmin * m1));
+        out.extend(q.iter().map(|&x| d * s2 * f32::from(x >> 4) - dmin * m2));
+    }
+}
+
+/// One Q6_K block (210 bytes: 128 of low nibbles, 64 of high bit pairs, 16 signed
+/// scales, d): each half of 128 weights is four runs of 32, built from 4 + 2 bits and
+/// centred on 32.
+fn dequantize_q6_k(b: &[u8], out: &mut Vec<f32>) {
+    let d = half_at(b, 208).to_f32();
+    let (ql, qh, scales) = (&b[..128], &b[128..192], &b[192..208]);
+    for half in 0..2 {
+        let (ql, qh) = (
+            &ql[64 * half..64 * half + 64],
+            &qh[32 * half..32 * half + 32],
+        );
+        let sc = &scales[8 * half..8 * half + 8];
+        let mut y = [0f32; 128];
+        for l in 0..32 {
+            let is = l / 16;
+            let q = |low: u8, shift: u8| {
+                f32::from(((low & 0xF) | (((qh[l] >> shift) & 3) << 4)) as i8 - 32)
+            };
+            let scale = |k: usize| d * f32::from(sc[is + k] as i8);
+            y[l] = scale(0) * q(ql[l], 0);
+            y[l + 32] = scale(2) * q(ql[l + 32], 2);
+            y[l + 64] = scale(4) * q(ql[l] >> 4, 4);
+            y[l + 96] = scale(6) * q(ql[l + 32] >> 4, 6);
+        }
+        out.extend(y);
+    }
 }
 
 fn delta_min(b: &[u8]) -> ggml_quants::DeltaMin {

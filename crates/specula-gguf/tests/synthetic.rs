@@ -273,10 +273,9 @@ fn unsupported_tensor_types_other_than_k_quants_are_errors_not_panics() {
     }
 }
 
-/// `ggml-quants` 0.1.0 leaves Q4_K's and Q6_K's `dequantize` as `todo!()`, so a file
-/// with either type panics on load instead of loading (or being refused).
+/// Q4_K and Q6_K tensors load (their decoders are specula-gguf's own: `ggml-quants`
+/// 0.1.0 leaves them as `todo!()`, which panicked here before).
 #[test]
-#[ignore = "ggml-quants 0.1.0 Q4K/Q6K dequantize is todo!(): loading panics"]
 fn k_quant_tensors_load_without_panicking() {
     let spec = SyntheticLlama {
         d_model: 256,
