@@ -197,6 +197,13 @@ impl DecodeArgs {
             config: resolved.config,
             backend,
             models: match (self.target, self.draft) {
+                (Some(_), None) if resolved.config.method.needs_draft() => {
+                    return Err(CliError::usage(format!(
+                        "--draft: {} needs a draft model (FILE.gguf with the target's \
+                         tokenizer); only lookup runs without one",
+                        resolved.config.method.name()
+                    )));
+                }
                 (Some(target), draft) => ModelSource::Gguf { target, draft },
                 (None, _) => ModelSource::Bundled(self.models),
             },

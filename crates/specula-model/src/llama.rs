@@ -52,9 +52,16 @@ impl LlamaPass {
         let (d, kv, ff) = (config.d_model, config.kv_dim(), config.d_ff);
         let vector =
             |v: &[f32]| Tensor::<1>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
-        // The file stores `[out, in]`; the pass multiplies on the right by `[in, out]`.
+        // The file stores `[out, in]`; the pass multiplies on the right by `[in, out]`,
+        // transposed here once: a transposed view would be copied by every matmul.
         let matrix = |v: &[f32], out: usize, inp: usize| {
-            Tensor::<2>::from_data(TensorData::new(v.to_vec(), [out, inp]), device).transpose()
+            let mut t = vec![0.0; v.len()];
+            for (o, row) in v.chunks_exact(inp).enumerate() {
+                for (i, &x) in row.iter().enumerate() {
+                    t[i * out + o] = x;
+                }
+            }
+            Tensor::<2>::from_data(TensorData::new(t, [inp, out]), device)
         };
         let blocks = w
             .layers
