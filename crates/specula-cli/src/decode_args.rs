@@ -192,21 +192,22 @@ impl DecodeArgs {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
         };
+        let models = match (self.target, self.draft) {
+            (Some(_), None) if resolved.config.method.needs_draft() => {
+                return Err(CliError::usage(format!(
+                    "--draft: {} needs a draft model (FILE.gguf with the target's \
+                     tokenizer); only lookup and autoregressive run without one",
+                    resolved.config.method.name()
+                )));
+            }
+            (Some(target), draft) => ModelSource::Gguf { target, draft },
+            (None, _) => ModelSource::Bundled(self.models),
+        };
         Ok(DecodeSettings {
             prompt: resolved.prompt,
             config: resolved.config,
             backend,
-            models: match (self.target, self.draft) {
-                (Some(_), None) if resolved.config.method.needs_draft() => {
-                    return Err(CliError::usage(format!(
-                        "--draft: {} needs a draft model (FILE.gguf with the target's \
-                         tokenizer); only lookup runs without one",
-                        resolved.config.method.name()
-                    )));
-                }
-                (Some(target), draft) => ModelSource::Gguf { target, draft },
-                (None, _) => ModelSource::Bundled(self.models),
-            },
+            models,
             threads: parse::uint("--threads", &self.threads, 1, 256)?,
         })
     }
