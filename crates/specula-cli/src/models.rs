@@ -114,8 +114,17 @@ pub fn load_source(
 fn read_gguf(path: &Path, flag: &str) -> Result<GgufModel, CliError> {
     let bytes = crate::parse::read_regular_file(path)
         .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))?;
-    GgufModel::from_bytes(bytes, None)
+    GgufModel::from_bytes(bytes, available_memory())
         .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))
+}
+
+/// The memory the system reports available (Linux's `MemAvailable`), or `None` where it
+/// does not say.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Loads a GGUF target, and a GGUF draft with the same tokenizer (or the target again

@@ -9,8 +9,9 @@ use crate::file::GgufFile;
 pub const ARCHITECTURES: &[&str] = &["llama", "qwen2"];
 
 /// The most positions a loaded model is given: its K/V cache is sized for this many or
-/// the file's context length, whichever is smaller.
-pub const MAX_CONTEXT: usize = 4096;
+/// the file's context length, whichever is smaller. The cache also keeps every cached
+/// position's logits (196 KB a position at SmolLM2's 49,152 tokens), which bounds it.
+pub const MAX_CONTEXT: usize = 2048;
 
 /// How rotary embedding pairs the dimensions of a head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,12 +167,14 @@ impl LlamaConfig {
         embed + head + d + self.n_layers as u64 * block
     }
 
-    /// Bytes the model takes once loaded: the weights in f32 plus a K/V cache of
-    /// `max_seq` positions.
+    /// Bytes the model takes once loaded: the weights in f32 plus, for `max_seq`
+    /// positions, the K/V cache and the logits the cache keeps.
     #[must_use]
     pub fn loaded_bytes(&self) -> u64 {
-        let cache = 2 * self.n_layers as u64 * self.max_seq as u64 * self.kv_dim() as u64;
-        4 * (self.num_params() + cache)
+        let positions = self.max_seq as u64;
+        let cache = 2 * self.n_layers as u64 * positions * self.kv_dim() as u64;
+        let logits = positions * self.vocab_size as u64;
+        4 * (self.num_params() + cache + logits)
     }
 }
 
