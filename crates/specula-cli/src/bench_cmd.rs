@@ -21,6 +21,14 @@ pub const PROMPTS: [&str; 4] = [
     "KING RICHARD III:\n",
 ];
 
+/// The fixed prompts for GGUF models (plain English; the chat form is left to the user).
+pub const GGUF_PROMPTS: [&str; 4] = [
+    "Once upon a time, there was a little",
+    "The capital of France is",
+    "Here is a short poem about the sea:\n",
+    "def fibonacci(n):\n",
+];
+
 /// Flags of `specula bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -93,6 +101,22 @@ pub struct BenchArgs {
     /// Load the pair from DIR instead of the bundled one.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub models: Option<std::path::PathBuf>,
+    /// A Llama-family GGUF file as the target (with --draft) instead of the bundled pair.
+    #[arg(
+        long,
+        value_name = "FILE.gguf",
+        allow_hyphen_values = true,
+        conflicts_with = "models"
+    )]
+    pub target: Option<std::path::PathBuf>,
+    /// The draft's GGUF file (same tokenizer as --target).
+    #[arg(
+        long,
+        value_name = "FILE.gguf",
+        allow_hyphen_values = true,
+        requires = "target"
+    )]
+    pub draft: Option<std::path::PathBuf>,
     /// CPU threads: for burn, and for the host forward pass's dense layers (at most 2 there).
     #[arg(
         long,
@@ -184,8 +208,24 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         specula_engine::options::limits::MAX_NGRAM,
     )?;
     let threads = parse::uint("--threads", &args.threads, 1, 256)?;
-    let mut pair = models::load(args.models.as_deref(), Backend::Cpu, threads)?;
-    let prompts: Vec<Vec<u32>> = PROMPTS
+    let (source, prompt_texts) = match (args.target, args.draft) {
+        (Some(target), Some(draft)) => (
+            models::ModelSource::Gguf {
+                target,
+                draft: Some(draft),
+            },
+            GGUF_PROMPTS,
+        ),
+        (Some(_), None) => {
+            return Err(CliError::usage(
+                "--draft: bench runs the drafting methods; give a draft model with the \
+                 target's tokenizer",
+            ));
+        }
+        (None, _) => (models::ModelSource::Bundled(args.models), PROMPTS),
+    };
+    let mut pair = models::load_source(&source, Backend::Cpu, threads)?;
+    let prompts: Vec<Vec<u32>> = prompt_texts
         .iter()
         .map(|p| pair.encode(p))
         .collect::<Result<_, _>>()?;
@@ -221,7 +261,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     if args.json {
         let report = Report {
-            prompts: PROMPTS.to_vec(),
+            prompts: prompt_texts.to_vec(),
             tokens_per_prompt: tokens,
             repeat,
             temperature,

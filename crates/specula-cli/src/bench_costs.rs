@@ -44,8 +44,18 @@ fn median_ms(reps: usize, mut f: impl FnMut() -> Result<(), CliError>) -> Result
     Ok(median(times))
 }
 
+/// The text whose first 100 tokens are the cached prefix of the cost table.
+fn prefix_text(pair: &models::Pair) -> String {
+    match pair.tokenizer {
+        models::PairTokenizer::Chars(_) => "ROMEO:\nI will not speak of it; ".repeat(4),
+        models::PairTokenizer::Bpe(_) => "The old lighthouse keeper climbed the stairs \
+            every evening, counting the steps and listening to the sea below. "
+            .repeat(8),
+    }
+}
+
 pub(crate) fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Costs, CliError> {
-    let prefix = pair.encode(&"ROMEO:\nI will not speak of it; ".repeat(4))?;
+    let prefix = pair.encode(&prefix_text(pair))?;
     let prefix = &prefix[..100.min(prefix.len())];
     let forward = |lm: &mut DeviceLm, sequences: Vec<Vec<u32>>, queries: Vec<Query>| {
         lm.truncate(prefix.len());
@@ -96,7 +106,12 @@ pub(crate) fn measure_costs(pair: &mut models::Pair, ks: &[usize]) -> Result<Cos
         Ok(counts.iter().copied().zip(ms).collect::<Vec<_>>())
     };
     let target_positions_ms = position_costs(&mut pair.target, &[1, 2, 3, 4, 5, 8])?;
-    let target_positions_burn_forward_ms = position_costs(&mut pair.burn_target()?, &[1, 5, 8])?;
+    // A GGUF target runs on burn's pass already: there is no second pass to compare.
+    let target_positions_burn_forward_ms = if pair.target_bundle.is_some() {
+        position_costs(&mut pair.burn_target()?, &[1, 5, 8])?
+    } else {
+        Vec::new()
+    };
     let mut draft_rows_ms = Vec::new();
     for k in std::iter::once(1).chain(ks.iter().copied()) {
         let sequences: Vec<Vec<u32>> = (0..k as u32)
@@ -143,7 +158,10 @@ pub(crate) fn costs_table(c: &Costs) -> String {
             ms / one
         );
     }
-    let one_burn = c.target_positions_burn_forward_ms[0].1;
+    let one_burn = c
+        .target_positions_burn_forward_ms
+        .first()
+        .map_or(1.0, |r| r.1);
     for &(n, ms) in &c.target_positions_burn_forward_ms {
         let _ = writeln!(
             s,
