@@ -48,6 +48,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     pair.note_cropped_prompt(prompt.len());
     let config = DecodeConfig {
         token_text: Some(pair.tokenizer.token_texts()),
+        stop_tokens: pair.stop_tokens(&settings.config),
         ..settings.config
     };
     let method = config.method.name();
@@ -103,6 +104,15 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         return Err(e);
     }
     if run.stopped {
+        return Ok(());
+    }
+    // A tail held back for a character the run never completed is printed as it is
+    // (U+FFFD for the cut bytes, as `--json` gives it).
+    let text = tokenizer.decode(&emitted);
+    if let Some(tail) = text.get(printed..)
+        && !tail.is_empty()
+        && !write(tail)?
+    {
         return Ok(());
     }
     let metrics = VllmMetrics::from(&run.metrics);

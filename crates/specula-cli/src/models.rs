@@ -65,6 +65,25 @@ impl PairTokenizer {
         }
     }
 
+    /// What one token is, in messages: `characters` or `tokens`.
+    #[must_use]
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Self::Chars(_) => "characters",
+            Self::Bpe(_) => "tokens",
+        }
+    }
+
+    /// The token generation stops after by default: a GGUF file's end-of-sequence token
+    /// (SmolLM2's `<|im_end|>`); the bundled pair has none.
+    #[must_use]
+    pub fn end_token(&self) -> Option<u32> {
+        match self {
+            Self::Chars(_) => None,
+            Self::Bpe(t) => t.eos(),
+        }
+    }
+
     /// The tokens of `text`.
     ///
     /// # Errors
@@ -268,6 +287,19 @@ impl Pair {
         self.tokenizer.decode(tokens)
     }
 
+    /// The tokens `config` stops at, with the model's end token (docs/real-models.md):
+    /// a chat model's turn ends there, and what follows it is noise.
+    #[must_use]
+    pub fn stop_tokens(&self, config: &specula_engine::DecodeConfig) -> Vec<u32> {
+        let mut tokens = config.stop_tokens.clone();
+        if let Some(end) = self.tokenizer.end_token()
+            && !tokens.contains(&end)
+        {
+            tokens.push(end);
+        }
+        tokens
+    }
+
     /// The positions both models can read: the context window (see `decode`).
     #[must_use]
     pub fn window(&self) -> usize {
@@ -283,8 +315,9 @@ impl Pair {
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(
                 stderr,
-                "note: the prompt ({prompt_len} characters) fills the models' {window} \
-                 positions; they read its last {read}"
+                "note: the prompt ({prompt_len} {}) fills the models' {window} \
+                 positions; they read its last {read}",
+                self.tokenizer.unit()
             );
         }
     }
@@ -302,7 +335,8 @@ impl Pair {
         let max = self.target.max_seq().min(self.draft.max_seq());
         if prompt_len + new_tokens > max {
             return Err(CliError::usage(format!(
-                "the prompt ({prompt_len} characters) plus {flag} {new_tokens} exceeds the models' {max} positions"
+                "the prompt ({prompt_len} {}) plus {flag} {new_tokens} exceeds the models' {max} positions",
+                self.tokenizer.unit()
             )));
         }
         Ok(())

@@ -111,13 +111,18 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         None
     };
     let mut counts = vec![0_u64; pair.tokenizer.vocab_size()];
+    let (token_text, stop_tokens) = (
+        pair.tokenizer.token_texts(),
+        pair.stop_tokens(&settings.config),
+    );
     let mut stdout = std::io::stdout().lock();
     for _ in 0..samples {
         // 53 bits, so that the seed is one every surface accepts (`MAX_SEED`).
         let seed = seeds.next_u64() & MAX_SEED;
         let config = DecodeConfig {
             seed,
-            token_text: Some(pair.tokenizer.token_texts()),
+            token_text: Some(token_text.clone()),
+            stop_tokens: stop_tokens.clone(),
             ..settings.config.clone()
         };
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
