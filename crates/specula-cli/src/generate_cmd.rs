@@ -86,7 +86,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     let (mut emitted, mut printed) = (Vec::new(), 0);
     let run = decode::run(&mut pair, config, &prompt, |new| {
         emitted.extend_from_slice(new);
-        let text = tokenizer.decode(&emitted);
+        let text = tokenizer.decode(&emitted).unwrap_or_default();
         if text.ends_with(char::REPLACEMENT_CHARACTER) || text.len() < printed {
             return true;
         }
@@ -108,7 +108,7 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     }
     // A tail held back for a character the run never completed is printed as it is
     // (U+FFFD for the cut bytes, as `--json` gives it).
-    let text = tokenizer.decode(&emitted);
+    let text = tokenizer.decode(&emitted).unwrap_or_default();
     if let Some(tail) = text.get(printed..)
         && !tail.is_empty()
         && !write(tail)?

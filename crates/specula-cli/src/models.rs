@@ -5,9 +5,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
-use specula_gguf::{BpeTokenizer, GgufModel};
+use specula_gguf::GgufModel;
 use specula_host::DeviceLm;
-use specula_model::{Backend, CharTokenizer, ModelBundle, ModelRole, bundled};
+use specula_model::{Backend, ModelBundle, ModelRole, bundled};
 
 use crate::error::CliError;
 
@@ -27,74 +27,7 @@ pub enum ModelSource {
 }
 
 /// The tokenizer both models share.
-#[derive(Debug, Clone)]
-pub enum PairTokenizer {
-    /// The bundled pair's characters.
-    Chars(CharTokenizer),
-    /// A GGUF file's byte-level BPE.
-    Bpe(Box<BpeTokenizer>),
-}
-
-impl PairTokenizer {
-    /// The number of tokens.
-    #[must_use]
-    pub fn vocab_size(&self) -> usize {
-        match self {
-            Self::Chars(t) => t.vocab_size(),
-            Self::Bpe(t) => t.vocab_size(),
-        }
-    }
-
-    /// Every token's text, in id order (a BPE token's bytes, lossily as UTF-8).
-    #[must_use]
-    pub fn token_texts(&self) -> Vec<String> {
-        match self {
-            Self::Chars(t) => t.token_texts(),
-            Self::Bpe(t) => (0..t.vocab_size() as u32)
-                .map(|id| t.token_text(id).unwrap_or_default())
-                .collect(),
-        }
-    }
-
-    /// The text of `tokens`.
-    #[must_use]
-    pub fn decode(&self, tokens: &[u32]) -> String {
-        match self {
-            Self::Chars(t) => t.decode(tokens).unwrap_or_default(),
-            Self::Bpe(t) => t.decode(tokens).unwrap_or_default(),
-        }
-    }
-
-    /// What one token is, in messages: `characters` or `tokens`.
-    #[must_use]
-    pub fn unit(&self) -> &'static str {
-        match self {
-            Self::Chars(_) => "characters",
-            Self::Bpe(_) => "tokens",
-        }
-    }
-
-    /// The token generation stops after by default: a GGUF file's end-of-sequence token
-    /// (SmolLM2's `<|im_end|>`); the bundled pair has none.
-    #[must_use]
-    pub fn end_token(&self) -> Option<u32> {
-        match self {
-            Self::Chars(_) => None,
-            Self::Bpe(t) => t.eos(),
-        }
-    }
-
-    /// The tokens of `text`.
-    ///
-    /// # Errors
-    /// What the tokenizer says of text it cannot encode.
-    pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
-        match self {
-            Self::Chars(t) => t.encode(text).map_err(|e| e.to_string()),
-            Self::Bpe(t) => t.encode(text).map_err(|e| e.to_string()),
-        }
-    }
-}
+pub use specula_host::ModelTokenizer as PairTokenizer;
 
 /// Both models and their shared tokenizer.
 #[derive(Debug)]
@@ -284,7 +217,7 @@ impl Pair {
     /// The text of generated tokens.
     #[must_use]
     pub fn decode(&self, tokens: &[u32]) -> String {
-        self.tokenizer.decode(tokens)
+        self.tokenizer.decode(tokens).unwrap_or_default()
     }
 
     /// The tokens `config` stops at, with the model's end token (docs/real-models.md):

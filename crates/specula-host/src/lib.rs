@@ -29,10 +29,12 @@ mod host_attention;
 mod host_kv;
 mod host_memory;
 mod host_model;
+mod model_tokenizer;
 mod pass;
 mod prefetch;
 mod reduce;
 
 pub use device_lm::DeviceLm;
 pub use host_kv::{HostCache, HostKv};
+pub use model_tokenizer::ModelTokenizer;
 pub use pass::{HostLm, HostPass};
