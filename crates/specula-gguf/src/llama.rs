@@ -176,6 +176,13 @@ impl LlamaConfig {
         let logits = positions * self.vocab_size as u64;
         4 * (self.num_params() + cache + logits)
     }
+
+    /// Bytes loading takes at its peak: [`loaded_bytes`](Self::loaded_bytes) and, while
+    /// a forward pass copies them into its own layout, the dequantized weights again.
+    #[must_use]
+    pub fn load_peak_bytes(&self) -> u64 {
+        self.loaded_bytes() + 4 * self.num_params()
+    }
 }
 
 /// One block's weights, each matrix row-major `[out, in]`.

@@ -18,8 +18,9 @@ pub struct GgufModel {
 }
 
 impl GgufModel {
-    /// Parses `bytes`, builds the tokenizer, checks that the loaded model fits in
-    /// `available` bytes (when given), then dequantizes the weights.
+    /// Parses `bytes`, builds the tokenizer, checks that loading fits in `available`
+    /// bytes (when given; [`LlamaConfig::load_peak_bytes`]), then dequantizes the
+    /// weights.
     ///
     /// # Errors
     /// Any [`GgufError`]: a broken container, an unsupported architecture or tensor
@@ -27,21 +28,7 @@ impl GgufModel {
     /// the model needs.
     pub fn from_bytes(bytes: Vec<u8>, available: Option<u64>) -> Result<Self> {
         let file = GgufFile::parse(bytes)?;
-        let config = LlamaConfig::from_file(&file)?;
-        let tokenizer = BpeTokenizer::new(tokenizer_spec(&file)?)?;
-        if tokenizer.vocab_size() != config.vocab_size {
-            return Err(GgufError::Tokenizer(format!(
-                "{} tokens, but token_embd.weight has {} rows",
-                tokenizer.vocab_size(),
-                config.vocab_size
-            )));
-        }
-        let needed = config.loaded_bytes();
-        if let Some(available) = available
-            && needed > available
-        {
-            return Err(GgufError::TooLarge { needed, available });
-        }
+        let (config, tokenizer) = checked(&file, available)?;
         let weights = LlamaWeights::from_file(&file, &config)?;
         Ok(Self {
             config,
@@ -49,6 +36,37 @@ impl GgufModel {
             tokenizer,
         })
     }
+}
+
+/// The tokenizer of a model file, after every check [`GgufModel::from_bytes`] makes
+/// short of dequantizing the weights (to compare a pair's tokenizers before loading
+/// either).
+///
+/// # Errors
+/// As [`GgufModel::from_bytes`], but for tensor contents, which are not read.
+pub fn tokenizer_of(bytes: &[u8], available: Option<u64>) -> Result<BpeTokenizer> {
+    let file = GgufFile::parse(bytes.to_vec())?;
+    Ok(checked(&file, available)?.1)
+}
+
+/// The shape and the tokenizer of `file`, checked to agree and to fit `available`.
+fn checked(file: &GgufFile, available: Option<u64>) -> Result<(LlamaConfig, BpeTokenizer)> {
+    let config = LlamaConfig::from_file(file)?;
+    let tokenizer = BpeTokenizer::new(tokenizer_spec(file)?)?;
+    if tokenizer.vocab_size() != config.vocab_size {
+        return Err(GgufError::Tokenizer(format!(
+            "{} tokens, but token_embd.weight has {} rows",
+            tokenizer.vocab_size(),
+            config.vocab_size
+        )));
+    }
+    let needed = config.load_peak_bytes();
+    if let Some(available) = available
+        && needed > available
+    {
+        return Err(GgufError::TooLarge { needed, available });
+    }
+    Ok((config, tokenizer))
 }
 
 /// What the file's `tokenizer.ggml.*` keys say.

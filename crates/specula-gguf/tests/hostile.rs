@@ -367,7 +367,7 @@ fn empty_and_repeated_tokens_do_not_panic() {
 fn too_large_reports_what_the_model_needs_before_dequantizing() {
     let bytes = SyntheticLlama::tiny().build();
     let config = LlamaConfig::from_file(&GgufFile::parse(bytes.clone()).unwrap()).unwrap();
-    let needed = config.loaded_bytes();
+    let needed = config.load_peak_bytes();
     let err = GgufModel::from_bytes(bytes.clone(), Some(needed - 1)).unwrap_err();
     assert_eq!(
         err,

@@ -1,18 +1,17 @@
 //! SmolLM2-135M-Instruct (GGUF, Q4_1) on burn's CPU backend against the independent
 //! Python reference (scripts/reference/): logits at every position of four prompts,
 //! greedy continuations, the cache's rollback, and the tokenizer on 1,229 strings.
-//! The fixtures come from `scripts/smollm2-reference.sh`, which the test command runs;
-//! without them these tests say so and pass, unless `SPECULA_REQUIRE_REAL_MODELS` is
-//! set (the test command sets it, so CI can never skip them silently).
-
-use std::path::PathBuf;
-use std::sync::OnceLock;
+//! The fixtures come from `scripts/smollm2-reference.sh` (the skipping policy is in
+//! `common`).
 
 use burn::tensor::Device;
 use serde::Deserialize;
 use specula_engine::{ForwardRequest, LanguageModel, Role};
-use specula_gguf::GgufModel;
 use specula_model::LlamaLm;
+
+use common::{Fixtures, fixtures};
+
+mod common;
 
 /// Logits of the same dequantized weights in numpy (f32, another summation order) stay
 /// within this of ours; the largest difference seen over the four prompts was 9e-5.
@@ -36,39 +35,6 @@ struct BpeCase {
     text: String,
     ids: Vec<u32>,
     decoded: String,
-}
-
-struct Fixtures {
-    model: GgufModel,
-    dir: PathBuf,
-}
-
-fn fixtures() -> Option<&'static Fixtures> {
-    static FIXTURES: OnceLock<Option<Fixtures>> = OnceLock::new();
-    FIXTURES
-        .get_or_init(|| {
-            let (Ok(gguf), Ok(dir)) = (
-                std::env::var("SPECULA_SMOLLM2_GGUF"),
-                std::env::var("SPECULA_SMOLLM2_REF"),
-            ) else {
-                assert!(
-                    std::env::var_os("SPECULA_REQUIRE_REAL_MODELS").is_none(),
-                    "SPECULA_REQUIRE_REAL_MODELS is set but the SmolLM2 fixtures are not \
-                     (eval \"$(bash scripts/smollm2-reference.sh)\")"
-                );
-                eprintln!(
-                    "skipped: no SmolLM2 fixtures (eval \"$(bash scripts/smollm2-reference.sh)\")"
-                );
-                return None;
-            };
-            let bytes = std::fs::read(&gguf).expect("the SmolLM2 file");
-            let model = GgufModel::from_bytes(bytes, None).expect("SmolLM2 loads");
-            Some(Fixtures {
-                model,
-                dir: PathBuf::from(dir),
-            })
-        })
-        .as_ref()
 }
 
 fn reference(f: &Fixtures) -> (Reference, Vec<f32>) {

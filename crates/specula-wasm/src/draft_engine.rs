@@ -178,7 +178,8 @@ impl DraftEngine {
             status,
         };
         let mut state = self.idle()?;
-        state.pair = Some(RemotePair::new(model, target.tokenizer, context, remote));
+        let tokenizer = specula_host::ModelTokenizer::Chars(target.tokenizer);
+        state.pair = Some(RemotePair::new(model, tokenizer, context, remote));
         state.generation = None;
         Ok(())
     }

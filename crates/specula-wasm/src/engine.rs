@@ -18,7 +18,7 @@ use crate::forward;
 use crate::generation::{Generation, RoundReport, Summary};
 use crate::js_options::{generate_options, load_options};
 use crate::js_value::to_js;
-use crate::models::{Bundles, Models};
+use crate::models::{Bundles, Models, Sources};
 
 #[derive(Default)]
 struct State {
@@ -48,14 +48,16 @@ impl Engine {
 
     /// Loads both models (`{ backend, draftBackend, draftMeta, draftWeights, targetMeta,
     /// targetWeights }`, metas as JSON text, weights as bytes), checking their SHA-256
-    /// checksums. Resolves to the backend report `{ backend, draftBackend, requested,
+    /// checksums; or two Llama-family GGUF files (`{ backend, draftBackend, draftGguf,
+    /// targetGguf }` as bytes, docs/real-models.md), refused unless they share a tokenizer
+    /// and fit the memory left. Resolves to the backend report `{ backend, draftBackend, requested,
     /// adapter, isFallbackAdapter, reason }`.
     pub fn load(&self, options: JsValue) -> Promise {
         let parsed = load_options(&options);
         let state = Rc::clone(&self.state);
         future_to_promise(async move {
-            let (choice, draft, bundles) = parsed?;
-            let info = load_into(&state, choice, draft, bundles).await?;
+            let (choice, draft, sources) = parsed?;
+            let info = load_into(&state, choice, draft, sources).await?;
             Ok(to_js(&info)?)
         })
     }
@@ -76,9 +78,16 @@ impl Engine {
         }
     }
 
-    /// The characters the models know, in token order.
+    /// The characters the models know, in token order; empty for GGUF models, whose
+    /// tokens are byte-level BPE pieces (see `tokenize` and `detokenize`).
     pub fn alphabet(&self) -> std::result::Result<String, JsValue> {
-        self.with_models(|models| Ok(models.tokenizer().alphabet().iter().collect()))
+        self.with_models(|models| {
+            Ok(models
+                .tokenizer()
+                .alphabet()
+                .map(|a| a.iter().collect())
+                .unwrap_or_default())
+        })
     }
 
     /// Starts a generation (replacing any finished or idle one); throws on invalid options,
@@ -185,10 +194,9 @@ impl Engine {
                 .map(|&t| u32::try_from(t))
                 .collect::<std::result::Result<Vec<u32>, _>>()
                 .map_err(|_| WasmError::option_field("tokens", "tokens must be token ids >= 0"))?;
-            models
-                .tokenizer()
-                .decode(&ids)
-                .map_err(|e| WasmError::option_field("tokens", format!("tokens: {e}")))
+            models.tokenizer().decode(&ids).ok_or_else(|| {
+                WasmError::option_field("tokens", "tokens: an id lies outside the vocabulary")
+            })
         })
     }
 
@@ -233,7 +241,7 @@ impl Engine {
         draft: DraftBackend,
         bundles: Bundles,
     ) -> Result<BackendInfo> {
-        load_into(&self.state, choice, draft, bundles).await
+        load_into(&self.state, choice, draft, bundles.into()).await
     }
 
     /// [`start`](Self::start) from Rust.
@@ -287,7 +295,7 @@ async fn load_into(
     state: &Rc<RefCell<State>>,
     choice: BackendChoice,
     draft: DraftBackend,
-    bundles: Bundles,
+    sources: Sources,
 ) -> Result<BackendInfo> {
     {
         let mut s = state
@@ -299,7 +307,7 @@ async fn load_into(
         s.busy = Some("load");
     }
     let built = match backend::select(choice).await {
-        Ok((device, info)) => Models::build(bundles, &device, info, draft),
+        Ok((device, info)) => Models::build(sources, &device, info, draft),
         Err(e) => Err(e),
     };
     let mut s = state

@@ -53,6 +53,11 @@ impl Fields {
         (!value.is_undefined() && !value.is_null()).then_some(value)
     }
 
+    /// Whether `name` is given (neither absent, `undefined` nor `null`).
+    pub(crate) fn is_set(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
     fn wrong(&self, name: &str, expected: &str, value: &JsValue) -> WasmError {
         WasmError::option_field(
             name,

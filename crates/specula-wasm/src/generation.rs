@@ -14,7 +14,7 @@ use specula_engine::{
     slide_context, stretch_config, window_start,
 };
 
-use specula_model::CharTokenizer;
+use specula_host::ModelTokenizer;
 
 use crate::backend::BackendInfo;
 use crate::error::{Result, WasmError};
@@ -24,15 +24,20 @@ use specula_engine::options::Resolved;
 /// The token ids of a prompt.
 ///
 /// # Errors
-/// [`WasmError::Prompt`] naming the first character outside the alphabet, and the
-/// alphabet.
-pub(crate) fn encode_prompt(tokenizer: &CharTokenizer, prompt: &str) -> Result<Vec<u32>> {
-    tokenizer.encode(prompt).map_err(|e| {
-        let alphabet: String = tokenizer.alphabet().iter().collect();
-        WasmError::Prompt(format!(
-            "prompt: {e}; the models know only these characters: {alphabet:?}"
-        ))
-    })
+/// [`WasmError::Prompt`] naming the first character the tokenizer cannot encode (and a
+/// character model's alphabet).
+pub(crate) fn encode_prompt(tokenizer: &ModelTokenizer, prompt: &str) -> Result<Vec<u32>> {
+    tokenizer
+        .encode(prompt)
+        .map_err(|e| match tokenizer.alphabet() {
+            Some(alphabet) => {
+                let alphabet: String = alphabet.iter().collect();
+                WasmError::Prompt(format!(
+                    "prompt: {e}; the models know only these characters: {alphabet:?}"
+                ))
+            }
+            None => WasmError::Prompt(format!("prompt: {e}")),
+        })
 }
 
 /// What one round produced, for JavaScript.
@@ -91,6 +96,9 @@ pub struct Generation {
     decoder: Decoder,
     prompt: String,
     text: String,
+    /// Generated tokens whose text no round has reported yet: a BPE token can end inside
+    /// a character, whose bytes wait for the next round.
+    unreported: Vec<u32>,
     aborted: bool,
     /// The positions the models read.
     window: usize,
@@ -140,6 +148,12 @@ impl Generation {
         let context = window_start(&prompt_tokens, window).to_vec();
         let mut config = options.config;
         config.token_text = Some(tokenizer.token_texts());
+        // A GGUF model's turn ends at its end token (docs/real-models.md).
+        if let Some(end) = tokenizer.end_token()
+            && !config.stop_tokens.contains(&end)
+        {
+            config.stop_tokens.push(end);
+        }
         let total = config.max_new_tokens;
         let first = total.min(window - context.len());
         let decoder = stretch_decoder(&config, &context, first, 0, models.vocab())?;
@@ -147,6 +161,7 @@ impl Generation {
             decoder,
             prompt: options.prompt,
             text: String::new(),
+            unreported: Vec::new(),
             aborted: false,
             window,
             context,
@@ -220,9 +235,8 @@ impl Generation {
                     Some(_) => self.remaining = 0,
                     None => {}
                 }
-                let text = models.tokenizer().decode(&trace.emitted).map_err(|e| {
-                    WasmError::Internal(format!("cannot decode emitted tokens: {e}"))
-                })?;
+                self.unreported.extend_from_slice(&trace.emitted);
+                let text = self.new_text(models.tokenizer(), finish.is_some())?;
                 self.text.push_str(&text);
                 return Ok(Some(RoundReport {
                     round,
@@ -238,6 +252,19 @@ impl Generation {
                 }));
             }
         }
+    }
+
+    /// The text the tokens generated since the last report add: all of it at the end,
+    /// otherwise up to a character cut between tokens (held back for the next round).
+    fn new_text(&mut self, tokenizer: &ModelTokenizer, last: bool) -> Result<String> {
+        let text = tokenizer
+            .decode(&self.unreported)
+            .ok_or_else(|| WasmError::Internal("cannot decode emitted tokens".into()))?;
+        if !last && text.ends_with(char::REPLACEMENT_CHARACTER) {
+            return Ok(String::new());
+        }
+        self.unreported.clear();
+        Ok(text)
     }
 
     /// The text generated so far.

@@ -56,6 +56,14 @@ fn rows(logits: Vec<f32>, vocab: usize) -> Vec<Vec<f64>> {
 /// without sliding the context; `invalid_option` for a combination without a closed
 /// form; `model_failed` when a model fails.
 pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<LabExact> {
+    // The second position's closed form asks the target for one row per token of the
+    // vocabulary: 65 for the bundled pair, tens of thousands for a GGUF model.
+    if models.tokenizer().alphabet().is_none() {
+        return Err(WasmError::option(
+            "the lab's exact distributions take the bundled pair; GGUF models are not \
+             supported by it yet",
+        ));
+    }
     let prompt = encode_prompt(models.tokenizer(), &request.resolved.prompt)?;
     let window = models.context();
     if prompt.len() + RUN_TOKENS > window {

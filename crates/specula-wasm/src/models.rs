@@ -4,10 +4,13 @@
 //! The decoder keeps every committed token and waits for the same request after a failure,
 //! so the move loses no text.
 
+use std::rc::Rc;
+
 use burn::tensor::Device;
 use specula_engine::{ForwardRequest, ForwardResponse, Role};
-use specula_host::DeviceLm;
-use specula_model::{CharTokenizer, ModelBundle, ModelMeta, ModelRole};
+use specula_gguf::GgufModel;
+use specula_host::{DeviceLm, ModelTokenizer};
+use specula_model::{ModelBundle, ModelMeta, ModelRole};
 
 use crate::backend::{BackendInfo, DraftBackend, gpu_lost};
 use crate::error::{Result, WasmError};
@@ -53,6 +56,109 @@ impl Bundles {
     }
 }
 
+/// GGUF files of a draft and a target (docs/real-models.md), checked to share a
+/// tokenizer; the bytes are kept to rebuild the models on the CPU.
+#[derive(Debug, Clone)]
+pub struct GgufPair {
+    draft: Rc<[u8]>,
+    target: Rc<[u8]>,
+    tokenizer: ModelTokenizer,
+}
+
+impl GgufPair {
+    /// Reads both files' shape and tokenizer, refusing a pair whose tokenizers differ or
+    /// a model whose loading would not fit the memory left.
+    ///
+    /// # Errors
+    /// [`WasmError::Weights`] naming the model and what is wrong with its file.
+    pub fn from_files(draft: Vec<u8>, target: Vec<u8>) -> Result<Self> {
+        let (draft, target): (Rc<[u8]>, Rc<[u8]>) = (draft.into(), target.into());
+        let tokenizer = |name: &str, bytes: &[u8]| {
+            specula_gguf::model::tokenizer_of(bytes, available_memory())
+                .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
+        };
+        let draft_tokenizer = tokenizer("draft", &draft)?;
+        let target_tokenizer = tokenizer("target", &target)?;
+        if !draft_tokenizer.same_vocabulary(&target_tokenizer) {
+            return Err(WasmError::Weights(
+                "the draft and target models have different tokenizers (tokens or merges); \
+                 they must share one"
+                    .into(),
+            ));
+        }
+        Ok(Self {
+            draft,
+            target,
+            tokenizer: ModelTokenizer::Bpe(Box::new(target_tokenizer)),
+        })
+    }
+
+    /// The model of `role` on `device`, dequantized from its file again.
+    fn build(&self, role: Role, device: &Device) -> Result<DeviceLm> {
+        let (name, bytes) = match role {
+            Role::Draft => ("draft", &self.draft),
+            Role::Target => ("target", &self.target),
+        };
+        let model = GgufModel::from_bytes(bytes.to_vec(), available_memory())
+            .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))?;
+        DeviceLm::from_gguf(&model, device)
+            .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
+    }
+}
+
+/// What a pair is built from, kept to rebuild it on the CPU.
+#[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per loaded pair, never moved in a loop"
+)]
+pub enum Sources {
+    /// The bundled architecture's checked bundles.
+    Bundled(Bundles),
+    /// Two GGUF files.
+    Gguf(GgufPair),
+}
+
+impl Sources {
+    /// The model of `role` on `device`.
+    fn build(&self, role: Role, device: &Device) -> Result<DeviceLm> {
+        match self {
+            Self::Bundled(bundles) => {
+                let (bundle, name) = match role {
+                    Role::Draft => (&bundles.draft, "draft"),
+                    Role::Target => (&bundles.target, "target"),
+                };
+                DeviceLm::build(bundle, device)
+                    .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
+            }
+            Self::Gguf(pair) => pair.build(role, device),
+        }
+    }
+
+    /// The tokenizer both models share.
+    fn tokenizer(&self) -> ModelTokenizer {
+        match self {
+            Self::Bundled(bundles) => ModelTokenizer::Chars(bundles.target.meta.tokenizer.clone()),
+            Self::Gguf(pair) => pair.tokenizer.clone(),
+        }
+    }
+}
+
+/// The bytes this module's memory can still grow by: wasm32 addresses 4 GiB, of which
+/// the pages already taken are gone (their free space inside the heap is not counted, so
+/// this errs towards refusing). `None` natively, where the tests run without a limit.
+fn available_memory() -> Option<u64> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let pages = core::arch::wasm32::memory_size::<0>() as u64;
+        Some(65_536_u64.saturating_sub(pages) * 65_536)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        None
+    }
+}
+
 /// Checks that `meta` describes a `role` model (`name` in the message).
 ///
 /// # Errors
@@ -85,7 +191,8 @@ pub(crate) fn check_alphabets(draft: &ModelMeta, target: &ModelMeta) -> Result<(
 pub struct Models {
     draft: DeviceLm,
     target: DeviceLm,
-    bundles: Bundles,
+    sources: Sources,
+    tokenizer: ModelTokenizer,
     info: BackendInfo,
     /// Set when the models moved to the CPU since the last [`take_fallback`](Self::take_fallback).
     fallback: Option<String>,
@@ -107,15 +214,12 @@ impl Models {
     /// # Errors
     /// [`WasmError::Weights`] when the weights do not fit their description.
     pub fn build(
-        bundles: Bundles,
+        sources: impl Into<Sources>,
         device: &Device,
         mut info: BackendInfo,
         draft_backend: DraftBackend,
     ) -> Result<Self> {
-        let build = |bundle: &ModelBundle, device: &Device, name: &str| {
-            DeviceLm::build(bundle, device)
-                .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
-        };
+        let sources = sources.into();
         let draft_device = match draft_backend {
             DraftBackend::Cpu if info.backend != "cpu" => {
                 info.draft_backend = "cpu";
@@ -123,7 +227,7 @@ impl Models {
             }
             _ => device.clone(),
         };
-        let mut draft = build(&bundles.draft, &draft_device, "draft")?;
+        let mut draft = sources.build(Role::Draft, &draft_device)?;
         // The draft only: its pass is bound by dispatches, while the target's arithmetic
         // needs more than the fused kernel's one workgroup.
         if let DeviceLm::Burn(lm) = &mut draft
@@ -133,18 +237,19 @@ impl Models {
         }
         Ok(Self {
             draft,
-            target: build(&bundles.target, device, "target")?,
-            bundles,
+            target: sources.build(Role::Target, device)?,
+            tokenizer: sources.tokenizer(),
+            sources,
             info,
             fallback: None,
             simulated_loss: false,
         })
     }
 
-    /// The shared alphabet.
+    /// The shared tokenizer.
     #[must_use]
-    pub fn tokenizer(&self) -> &CharTokenizer {
-        &self.bundles.target.meta.tokenizer
+    pub fn tokenizer(&self) -> &ModelTokenizer {
+        &self.tokenizer
     }
 
     /// The vocabulary size.
@@ -225,19 +330,31 @@ impl Models {
     /// Rebuilds the models that are on the GPU on the CPU backend (the host forward pass).
     fn move_to_cpu(&mut self, reason: String) -> Result<()> {
         let device = Device::flex();
-        let build = |bundle: &ModelBundle, name: &str| {
-            DeviceLm::build(bundle, &device).map_err(|e| {
+        let build = |role: Role| {
+            self.sources.build(role, &device).map_err(|e| {
                 WasmError::Model(format!(
-                    "{reason}; rebuilding the {name} model on the CPU failed: {e}"
+                    "{reason}; rebuilding the {role} model on the CPU failed: {e}"
                 ))
             })
         };
         if self.on_gpu(Role::Draft) {
-            self.draft = build(&self.bundles.draft, "draft")?;
+            self.draft = build(Role::Draft)?;
         }
-        self.target = build(&self.bundles.target, "target")?;
+        self.target = build(Role::Target)?;
         self.info = BackendInfo::cpu(self.info.requested, Some(reason.clone()));
         self.fallback = Some(reason);
         Ok(())
+    }
+}
+
+impl From<Bundles> for Sources {
+    fn from(bundles: Bundles) -> Self {
+        Self::Bundled(bundles)
+    }
+}
+
+impl From<GgufPair> for Sources {
+    fn from(pair: GgufPair) -> Self {
+        Self::Gguf(pair)
     }
 }

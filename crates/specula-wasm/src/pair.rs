@@ -6,7 +6,7 @@
 use std::cell::Cell;
 
 use specula_engine::{Decoder, RoundTrace, Step};
-use specula_model::CharTokenizer;
+use specula_host::ModelTokenizer;
 
 use crate::error::Result;
 use crate::models::Models;
@@ -32,8 +32,8 @@ pub enum Advance {
     reason = "implemented and awaited only inside this crate, on one thread (wasm)"
 )]
 pub trait Pair {
-    /// The shared alphabet.
-    fn tokenizer(&self) -> &CharTokenizer;
+    /// The shared tokenizer.
+    fn tokenizer(&self) -> &ModelTokenizer;
     /// The longest sequence both models can read.
     fn context(&self) -> usize;
     /// Forgets the cached positions of the models this pair holds (the window slid).
@@ -59,7 +59,7 @@ pub trait Pair {
 }
 
 impl Pair for Models {
-    fn tokenizer(&self) -> &CharTokenizer {
+    fn tokenizer(&self) -> &ModelTokenizer {
         Models::tokenizer(self)
     }
 

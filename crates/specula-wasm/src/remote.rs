@@ -20,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 
 use specula_engine::{Decoder, ForwardRequest, ForwardResponse, Role, Step};
 use specula_host::DeviceLm;
-use specula_model::CharTokenizer;
+use specula_host::ModelTokenizer;
 
 use crate::error::{Result, WasmError};
 use crate::pair::{Advance, Pair};
@@ -50,7 +50,7 @@ pub trait RemoteTarget {
 /// The draft model (on this module's CPU) and a remote target.
 pub struct RemotePair<T: RemoteTarget> {
     draft: DeviceLm,
-    tokenizer: CharTokenizer,
+    tokenizer: ModelTokenizer,
     context: usize,
     target: T,
     in_flight: Option<T::Call>,
@@ -67,7 +67,7 @@ impl<T: RemoteTarget> std::fmt::Debug for RemotePair<T> {
 
 impl<T: RemoteTarget> RemotePair<T> {
     /// The pair of `draft` and `target`; `context` is the longest sequence both read.
-    pub fn new(draft: DeviceLm, tokenizer: CharTokenizer, context: usize, target: T) -> Self {
+    pub fn new(draft: DeviceLm, tokenizer: ModelTokenizer, context: usize, target: T) -> Self {
         Self {
             draft,
             tokenizer,
@@ -122,7 +122,7 @@ fn ready_now<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
 }
 
 impl<T: RemoteTarget> Pair for RemotePair<T> {
-    fn tokenizer(&self) -> &CharTokenizer {
+    fn tokenizer(&self) -> &ModelTokenizer {
         &self.tokenizer
     }
 
@@ -286,7 +286,7 @@ mod tests {
             abort_at_pause: None,
         };
         let context = draft.max_seq().min(target.lm.max_seq());
-        let tokenizer = bundles.target.meta.tokenizer.clone();
+        let tokenizer = ModelTokenizer::Chars(bundles.target.meta.tokenizer.clone());
         RemotePair::new(draft, tokenizer, context, target)
     }
 
