@@ -170,3 +170,16 @@ async fn the_fused_draft_and_burns_draft_give_the_recorded_greedy_text() {
         }
     }
 }
+
+#[wasm_bindgen_test]
+async fn a_gguf_pair_on_webgpu_and_on_the_cpu_in_chromium_matches_native() {
+    let cpu = Engine::new();
+    wasm_support::load_gguf(&cpu, "cpu").await;
+    wasm_support::check_gguf_case(&cpu, 1e-4).await;
+    let gpu = Engine::new();
+    let info = wasm_support::load_gguf(&gpu, "webgpu").await;
+    assert_eq!(info["backend"], "webgpu", "{info}");
+    // Another summation order on the GPU: within 1e-3, far below the greedy path's
+    // closest call (minGap in the fixture).
+    wasm_support::check_gguf_case(&gpu, 1e-3).await;
+}

@@ -12,6 +12,7 @@ use specula_wasm::{
     BackendChoice, DraftBackend, Engine, ModuleKind, plan, retarget, theory,
     validate_generate_options,
 };
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -416,4 +417,81 @@ fn theory_and_retarget_are_the_cores_closed_forms() {
     );
     let err = retarget(js(r#"{"probs":[0.5,0.5],"from":0}"#)).expect_err("from 0");
     assert_eq!(error_field(&err), "from");
+}
+
+#[wasm_bindgen_test]
+async fn a_gguf_pair_on_the_cpu_in_wasm_matches_native() {
+    let engine = Engine::new();
+    let info = wasm_support::load_gguf(&engine, "cpu").await;
+    assert_eq!(info["backend"], "cpu");
+    // A GGUF model's tokens are BPE pieces: it has no alphabet to list.
+    assert_eq!(engine.alphabet().expect("loaded"), "");
+    wasm_support::check_gguf_case(&engine, 1e-4).await;
+}
+
+#[wasm_bindgen_test]
+async fn gguf_load_options_are_checked() {
+    let engine = Engine::new();
+    let (draft, target) = common::gguf::files();
+    let load = |pairs: Vec<(&str, JsValue)>| {
+        let options = js_sys::Object::new();
+        for (k, v) in pairs {
+            js_sys::Reflect::set(&options, &k.into(), &v).expect("set");
+        }
+        JsFuture::from(engine.load(options.into()))
+    };
+    let bytes = |b: &[u8]| -> JsValue { js_sys::Uint8Array::from(b).into() };
+    // One file alone, a file mixed with the bundled format, and a file that is not GGUF.
+    let err = load(vec![("targetGguf", bytes(&target))])
+        .await
+        .expect_err("no draft");
+    assert!(
+        error_message(&err).contains("draftGguf"),
+        "{}",
+        error_message(&err)
+    );
+    let err = load(vec![
+        ("targetGguf", bytes(&target)),
+        ("draftGguf", bytes(&draft)),
+        ("draftMeta", "{}".into()),
+    ])
+    .await
+    .expect_err("mixed");
+    assert_eq!(error_code(&err), "invalid_option");
+    let err = load(vec![
+        ("targetGguf", bytes(&target)),
+        ("draftGguf", bytes(b"not a model")),
+    ])
+    .await
+    .expect_err("not GGUF");
+    assert_eq!(error_code(&err), "bad_weights");
+    assert!(
+        error_message(&err).contains("draft model"),
+        "{}",
+        error_message(&err)
+    );
+    // A draft with another vocabulary is refused before either model is built.
+    let other = specula_gguf::synthetic::SyntheticLlama {
+        vocab_size: specula_gguf::synthetic::BASE_VOCAB + 8,
+        ..specula_gguf::synthetic::SyntheticLlama::tiny()
+    }
+    .build();
+    let err = load(vec![
+        ("targetGguf", bytes(&target)),
+        ("draftGguf", bytes(&other)),
+    ])
+    .await
+    .expect_err("different tokenizers");
+    assert_eq!(error_code(&err), "bad_weights");
+    assert!(
+        error_message(&err).contains("tokenizer"),
+        "{}",
+        error_message(&err)
+    );
+    // The lab's closed forms take the bundled pair only, so far.
+    wasm_support::load_gguf(&engine, "cpu").await;
+    let err = JsFuture::from(engine.exact(js(r#"{"prompt":"the cat"}"#), None, None))
+        .await
+        .expect_err("lab");
+    assert_eq!(error_code(&err), "invalid_option");
 }

@@ -6,6 +6,8 @@
 
 use specula_engine::options::{DecodeOptions, MethodName};
 
+pub mod gguf;
+
 /// The model seed.
 pub const SEED: u64 = 7;
 /// The prompt.

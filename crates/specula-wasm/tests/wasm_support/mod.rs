@@ -101,3 +101,59 @@ pub fn error_field(err: &JsValue) -> String {
         .and_then(|m| m.as_string())
         .unwrap_or_default()
 }
+
+/// Loads the synthetic GGUF pair of `common::gguf` through `load`'s JavaScript options,
+/// as the package's worker passes downloaded files; resolves to the backend report.
+pub async fn load_gguf(engine: &Engine, backend: &str) -> serde_json::Value {
+    let (draft, target) = crate::common::gguf::files();
+    let options = js_sys::Object::new();
+    let set = |key: &str, value: JsValue| {
+        js_sys::Reflect::set(&options, &key.into(), &value).expect("set");
+    };
+    set("backend", backend.into());
+    set(
+        "draftGguf",
+        js_sys::Uint8Array::from(draft.as_slice()).into(),
+    );
+    set(
+        "targetGguf",
+        js_sys::Uint8Array::from(target.as_slice()).into(),
+    );
+    let info = wasm_bindgen_futures::JsFuture::from(engine.load(options.into()))
+        .await
+        .expect("the GGUF pair loads");
+    stringify(&info)
+}
+
+/// The GGUF case on a loaded engine: the target's logits at every prompt position within
+/// `tolerance` of the native ones, and every method's greedy text equal to native.
+pub async fn check_gguf_case(engine: &Engine, tolerance: f32) {
+    use crate::common::gguf;
+    let expected = gguf::expected();
+    let prompt: Vec<u32> = serde_json::from_value(expected["promptTokens"].clone()).expect("ids");
+    let tokens: Vec<i32> = engine
+        .tokenize(gguf::PROMPT)
+        .expect("the prompt encodes")
+        .to_vec();
+    assert_eq!(tokens, prompt.iter().map(|&t| t as i32).collect::<Vec<_>>());
+    let queries: Vec<serde_json::Value> = (1..=prompt.len())
+        .map(|n| serde_json::json!({ "sequence": 0, "prefixLen": n }))
+        .collect();
+    let request = serde_json::json!({
+        "committedLen": 0,
+        "sequences": [prompt],
+        "queries": queries,
+    });
+    let logits = wasm_bindgen_futures::JsFuture::from(
+        engine.forward("target".into(), js(&request.to_string())),
+    )
+    .await
+    .expect("a forward pass");
+    let logits = js_sys::Float32Array::from(logits).to_vec();
+    let diff = gguf::max_abs_diff(&logits, &gguf::expected_logits());
+    assert!(diff < tolerance, "logits differ from native by {diff}");
+    for method in ["autoregressive", "speculative", "spectr"] {
+        engine.start_with(&gguf::greedy(method)).expect("starts");
+        assert_eq!(run_to_end(engine).await, gguf::expected_text(), "{method}");
+    }
+}
