@@ -67,7 +67,7 @@ module wasm
 module wasm-cpu --no-default-features
 
 cp web/package.json web/README.md "$stage/"
-cp web/src/index.js web/src/errors.js web/src/decode.js web/src/cached-model.js web/src/limits.js web/src/worker.js web/src/weights.js \
+cp web/src/index.js web/src/errors.js web/src/decode.js web/src/cached-model.js web/src/load-options.js web/src/limits.js web/src/worker.js web/src/weights.js \
   web/src/index.d.ts web/src/types.d.ts "$stage/dist/"
 cp -r web/src/types "$stage/dist/"
 

@@ -14,7 +14,8 @@
 #      sequence-level exactness of every method, power, greedy, bad models and options)
 #   5. a fresh Vite 7 app installs the tarball, type-checks the package's declarations
 #      with tsc (strict), builds, is served on 127.0.0.1 and driven by playwright-core in
-#      /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort
+#      /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort, and a synthetic
+#      GGUF pair (the specula-gguf example synthetic_pair) against the native greedy text
 # CARGO_TARGET_DIR defaults as in scripts/test.sh. Set SPECULA_WEB_NO_WEBGPU=1 to skip the
 # WebGPU checks of step 5 (they need --enable-unsafe-webgpu to give an adapter), and
 # SPECULA_WEB_CLIPPY=0 to skip linting the wasm-only code (clippy for wasm32, ~4 min cold).
@@ -85,6 +86,14 @@ app_install() {
   (cd "$app" && npm install --no-audit --no-fund --loglevel=error "$tarball")
   # Bad weight sets for the hostile-input table, made from the package's own weights.
   node tests/web-package/bad-weights.mjs "$app/node_modules/specula/dist/weights" "$app/public/weights-bad"
+  # The GGUF pair of the wasm tests and, from its natively recorded case, what the page
+  # compares against (the logits stay behind: the page checks text and tokens).
+  cargo run --locked --release -p specula-gguf --example synthetic_pair -- "$app/public/gguf"
+  node -e '
+const fs = require("fs"), [fixture, out] = process.argv.slice(1);
+const { prompt, promptTokens, maxTokens, text, tokens } = JSON.parse(fs.readFileSync(fixture, "utf8"));
+fs.writeFileSync(out, JSON.stringify({ prompt, promptTokens, maxTokens, text, tokens: tokens.length }) + "\n");
+' crates/specula-wasm/tests/fixtures/gguf.json "$app/public/gguf/expected.json"
 }
 
 # The package's declarations (dist/index.d.ts and the generated dist/types.d.ts and

@@ -124,6 +124,16 @@ export interface Progress {
   total: number | null;
 }
 
+/** One GGUF file of {@link LoadOptions}: `target` or `draft`. */
+export interface GgufSource {
+  /**
+   * Where the file is served, resolved against the page's location like `weightsUrl`; a
+   * `blob:` or `data:` URL works too. At most 2 GiB (larger files are refused with code
+   * "bad_weights" before they are read whole); a failed download is "download_failed".
+   */
+  url: string | URL;
+}
+
 export interface LoadOptions {
   /** Default "auto": WebGPU when the browser gives an adapter, otherwise the CPU inside wasm. */
   backend?: Backend;
@@ -138,6 +148,17 @@ export interface LoadOptions {
   onProgress?: (progress: Progress) => void;
   /** Where draft.json, draft.bpk, target.json, target.bpk and manifest.json live (default: bundled with the package). */
   weightsUrl?: string | URL;
+  /**
+   * A Llama-family GGUF file as the target model (docs/real-models.md), instead of the
+   * bundled pair: give `draft` with it, and not `weightsUrl`. Both files are downloaded
+   * beside the wasm module, progress reports naming each by its URL's last path segment
+   * (or "target.gguf" and "draft.gguf"). They must share a tokenizer (else code
+   * "bad_weights"). With GGUF models {@link Specula.alphabet} is "", generation stops at
+   * the file's end token, and `sample()` and `parallelDraft` are refused ("invalid_option").
+   */
+  target?: GgufSource;
+  /** The draft model's GGUF file; required with `target`. */
+  draft?: GgufSource;
   /**
    * Where the full module's specula_wasm_bg.wasm (WebGPU and CPU) lives (default: bundled
    * with the package, dist/wasm/). Given without `wasmCpuUrl`, this module serves every
@@ -235,11 +256,15 @@ export class Specula {
   constructor();
   /** Creates an instance and loads the models. */
   static load(options?: LoadOptions): Promise<Specula>;
-  /** Downloads the wasm module and the weights (with progress), checks checksums, builds the models. */
+  /**
+   * Downloads the wasm module and the weights (with progress), checks checksums, builds the
+   * models: the bundled pair, weightsUrl's, or two GGUF files (`target`, `draft`). A failed
+   * load leaves the models loaded before it in place.
+   */
   load(options?: LoadOptions): Promise<BackendInfo>;
   /** Where the models run; null before load(). */
   readonly backend: BackendInfo | null;
-  /** The characters the models know; null before load(). */
+  /** The characters the models know; "" for GGUF models (byte-level BPE tokens); null before load(). */
   readonly alphabet: string | null;
   /**
    * The loaded pair as {@link decode} models: each answers decode()'s requests (`forward`)
@@ -248,7 +273,10 @@ export class Specula {
    * seed and options. Null before `load()`.
    */
   readonly models: { draft: DecodeModel; target: DecodeModel } | null;
-  /** The token ids of `text`, one per character of {@link alphabet} (`bad_prompt`, field "prompt", for any other). */
+  /**
+   * The token ids of `text`: one per character of {@link alphabet} (`bad_prompt`, field
+   * "prompt", for any other), or a GGUF model's byte-level BPE tokens.
+   */
   tokenize(text: string): Promise<Int32Array>;
   /** The text of token ids, as decode()'s rounds give them. */
   detokenize(tokens: ArrayLike<number>): Promise<string>;
@@ -262,7 +290,8 @@ export class Specula {
    * Generates round by round; the iterator's return value is the summary. With
    * `parallelDraft: true` the draft model and the decoder run in a second worker (the
    * CPU-only module, started on first use) that sends the target's requests to this
-   * instance's worker, so the next round is drafted while this one is verified.
+   * instance's worker, so the next round is drafted while this one is verified (not with
+   * GGUF models: refused with code "invalid_option", field "parallelDraft").
    */
   generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
   /** Runs a whole generation. */
@@ -273,7 +302,8 @@ export class Specula {
    * `lab.position`, tested against that character's exact distribution worked out from
    * the models (the target's for a lossless method, the closed form of mentored decoding
    * or of a planted bug). Rejects with code "aborted" (the counts so far as `result`)
-   * after `abort()` or `lab.signal`.
+   * after `abort()` or `lab.signal`. The bundled pair (or weightsUrl's) only: with GGUF
+   * models it rejects with code "invalid_option".
    */
   sample(options: GenerateOptions, lab?: SampleSettings): Promise<SampleResult>;
   /**

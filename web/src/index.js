@@ -3,14 +3,12 @@
 // "invalid_option" one also names the option in `field`.
 
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
+import { checkLoadOptions, urlsFor } from "./load-options.js";
 
 export { BUGS, LIMITS } from "./limits.js";
 export { SpeculaError } from "./errors.js";
 export { decode } from "./decode.js";
 export { cachedModel } from "./cached-model.js";
-
-const BACKENDS = ["auto", "webgpu", "cpu"];
-const DRAFT_BACKENDS = ["same", "cpu", "unfused"];
 
 /**
  * The first part of an options object that a worker cannot be sent (a function, a symbol,
@@ -136,7 +134,7 @@ function draftWorker(specula) {
     const { port1, port2 } = new MessageChannel();
     specula.channel.worker.postMessage({ type: "serve", id: 0, port: port1 }, [port1]);
     const ready = channel
-      .request({ type: "loadDraft", urls: specula.urls, targetInfo: specula.backendInfo, port: port2 }, undefined, [port2])
+      .request({ type: "loadDraft", urls: specula.modelUrls, targetInfo: specula.backendInfo, port: port2 }, undefined, [port2])
       .then(() => channel);
     ready.catch(() => {
       channel.terminate();
@@ -158,7 +156,7 @@ function stopDraftWorker(specula) {
 /** One bundled model as a decode() model: its requests go to the worker's engine. */
 function bundledModel(specula, role) {
   return {
-    vocabSize: specula.alphabet.length,
+    vocabSize: specula.vocabSizeValue,
     async forward(request) {
       const plain = {
         committedLen: request.committedLen,
@@ -170,94 +168,20 @@ function bundledModel(specula, role) {
   };
 }
 
-function checkLoadOptions(options) {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) {
-    throw optionError("options", `load options must be an object, got ${describe(options)}`);
-  }
-  const { backend = "auto", draftBackend = "same", onProgress, weightsUrl, wasmUrl, wasmCpuUrl, ...unknown } = options;
-  const extra = Object.keys(unknown);
-  if (extra.length > 0) {
-    throw optionError(
-      extra[0],
-      `unknown option ${JSON.stringify(extra[0])} in load options; the options are: backend, draftBackend, onProgress, weightsUrl, wasmUrl, wasmCpuUrl`,
-    );
-  }
-  if (!BACKENDS.includes(backend)) {
-    throw optionError(
-      "backend",
-      `unknown backend ${typeof backend === "string" ? JSON.stringify(backend) : describe(backend)}; use "auto", "webgpu" or "cpu"`,
-    );
-  }
-  if (!DRAFT_BACKENDS.includes(draftBackend)) {
-    throw optionError(
-      "draftBackend",
-      `unknown draftBackend ${typeof draftBackend === "string" ? JSON.stringify(draftBackend) : describe(draftBackend)}; use "same" (where the target runs), "cpu" or "unfused"`,
-    );
-  }
-  if (onProgress !== undefined && typeof onProgress !== "function") {
-    throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);
-  }
-  for (const [name, value] of [
-    ["weightsUrl", weightsUrl],
-    ["wasmUrl", wasmUrl],
-    ["wasmCpuUrl", wasmCpuUrl],
-  ]) {
-    if (value !== undefined && typeof value !== "string" && !(value instanceof URL)) {
-      throw optionError(name, `${name} must be a string or URL, got ${describe(value)}`);
-    }
-  }
-  return { backend, draftBackend, onProgress, weightsUrl, wasmUrl, wasmCpuUrl };
-}
-
-/** `f()`, or an "invalid_option" SpeculaError naming the option when `new URL` refuses it. */
-function resolving(name, value, f) {
-  try {
-    return f();
-  } catch (error) {
-    throw optionError(name, `${name} ${JSON.stringify(String(value))} is not a URL: ${error.message}`);
-  }
-}
-
-function urlsFor({ weightsUrl, wasmUrl, wasmCpuUrl }) {
-  const urls = {};
-  if (weightsUrl !== undefined) {
-    // A URL with an opaque path (data:, blob:) parses but cannot have files under it.
-    resolving("weightsUrl", weightsUrl, () => {
-      const base = new URL(String(weightsUrl), globalThis.location?.href);
-      if (!base.pathname.endsWith("/")) base.pathname += "/";
-      for (const [key, file] of [
-        ["manifest", "manifest.json"],
-        ["draftMeta", "draft.json"],
-        ["draftWeights", "draft.bpk"],
-        ["targetMeta", "target.json"],
-        ["targetWeights", "target.bpk"],
-      ]) {
-        urls[key] = new URL(file, base).href;
-      }
-    });
-  }
-  if (wasmUrl !== undefined) {
-    urls.wasm = resolving("wasmUrl", wasmUrl, () => new URL(String(wasmUrl), globalThis.location?.href).href);
-    // A caller who serves only the full module gets it for everything (the worker's
-    // moduleFor): the package's CPU-only module may not be served next to it.
-    if (wasmCpuUrl === undefined) urls.wasmCpu = null;
-  }
-  if (wasmCpuUrl !== undefined) {
-    urls.wasmCpu = resolving("wasmCpuUrl", wasmCpuUrl, () => new URL(String(wasmCpuUrl), globalThis.location?.href).href);
-  }
-  return urls;
-}
-
 /** The bundled draft/target models in a worker. Create with `await Specula.load()`. */
 export class Specula {
   /** Starts the worker; call `load()` before generating. */
   constructor() {
     this.channel = new Channel();
     this.urls = null; // set by load(); plan() uses the same wasm URL
+    // Those of the last load() that succeeded: a failed one leaves its models in place.
+    this.modelUrls = null;
+    this.gguf = false; // whether the models loaded are GGUF files (target, draft)
     this.loaded = false;
     this.generation = null; // { id, aborted } of the running generation
     this.backendInfo = null;
     this.alphabetText = null;
+    this.vocabSizeValue = 0;
     this.bundled = null;
     this.draftChannel = null; // the draft worker, under parallel drafting
     this.draftReady = null; // Promise of it, loaded
@@ -275,7 +199,10 @@ export class Specula {
     return specula;
   }
 
-  /** Downloads the wasm module and the weights (with progress), checks checksums, builds the models. */
+  /**
+   * Downloads the wasm module and the weights (with progress), checks checksums, builds the
+   * models: the bundled pair, the pair at `weightsUrl`, or two GGUF files (`target`, `draft`).
+   */
   async load(options = {}) {
     const checked = checkLoadOptions(options);
     if (this.generation) {
@@ -289,8 +216,11 @@ export class Specula {
       checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
     );
     this.loaded = true;
+    this.modelUrls = this.urls;
+    this.gguf = this.urls.targetGguf !== undefined;
     this.backendInfo = reply.backend;
     this.alphabetText = reply.alphabet;
+    this.vocabSizeValue = reply.vocabSize;
     this.bundled = null;
     return reply.backend;
   }
@@ -340,6 +270,13 @@ export class Specula {
     let signal;
     ({ options, signal } = splitSignal(options));
     const parallel = options !== null && typeof options === "object" && options.parallelDraft === true;
+    // The draft worker reads description and weight files (bundled or weightsUrl), not GGUF.
+    if (parallel && this.gguf) {
+      throw optionError(
+        "parallelDraft",
+        "parallelDraft does not support GGUF models (load()'s target and draft) yet; generate without it",
+      );
+    }
     // Checked here: its worker is sent the options only once the draft worker has loaded.
     if (parallel && unclonable(options)) throw notPlainData(options);
     const queue = [];

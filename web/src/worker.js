@@ -1,13 +1,14 @@
 // The Web Worker that owns the wasm module (the full one or the CPU-only one) and the models,
 // so the page never freezes.
 // Protocol (every message carries the `id` of the request it answers):
-//   page -> worker: load {backend, draftBackend, urls} | generate {options} | abort
+//   page -> worker: load {backend, draftBackend, urls} (urls.targetGguf and urls.draftGguf
+//                     for a GGUF pair, else the bundled files) | generate {options} | abort
 //                   | serve {port} (answer the target's requests arriving on `port`)
 //                   | loadDraft {urls, port, targetInfo} (be a draft worker: the draft
 //                     model and the decoder here, the target behind `port`)
 //                   | sample {options, position, runs} | memory
 //                   | plan {options} | check {options} | theory {options} | retarget {options}
-//   worker -> page: progress {file, loaded, total} | ready {backend, alphabet}
+//   worker -> page: progress {file, loaded, total} | ready {backend, alphabet, vocabSize}
 //                   round {round} | done {summary | value} | abort {summary | value}
 //                   | runs {value} (sample's running counts)
 //                   error {error: {name, message, code, field}}
@@ -154,6 +155,61 @@ function byteLimit(name) {
   return name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20);
 }
 
+// The most bytes of one GGUF file: the wasm module's 4 GiB holds a copy of the file and the
+// weights dequantized from it, so a larger file could not load; refusing it early spares
+// the download.
+const GGUF_LIMIT = 2 ** 31;
+
+/**
+ * The names progress reports give the GGUF files: each URL's last path segment, or
+ * "target.gguf" and "draft.gguf" where those would not tell the two apart (a data: or
+ * blob: URL, a path ending in "/", two files of the same name).
+ */
+function ggufNames(urls) {
+  const last = (url) => {
+    try {
+      const { protocol, pathname } = new URL(url);
+      return /^(https?|file):$/.test(protocol) ? decodeURIComponent(pathname.slice(pathname.lastIndexOf("/") + 1)) : "";
+    } catch {
+      return "";
+    }
+  };
+  const target = last(urls.targetGguf);
+  const draft = last(urls.draftGguf);
+  if (!target || !draft || target === draft) return { target: "target.gguf", draft: "draft.gguf" };
+  return { target, draft };
+}
+
+/** Both GGUF files' bytes, downloaded side by side with progress: `{ draftGguf, targetGguf }`. */
+async function ggufFiles(urls, report) {
+  const names = ggufNames(urls);
+  const [draftGguf, targetGguf] = await Promise.all([
+    fetchWithProgress(urls.draftGguf, names.draft, undefined, report, GGUF_LIMIT),
+    fetchWithProgress(urls.targetGguf, names.target, undefined, report, GGUF_LIMIT),
+  ]);
+  return { draftGguf, targetGguf };
+}
+
+/** The bundled pair's four files (or weightsUrl's), as Engine.load takes them. */
+async function bundleFiles(urls, report) {
+  let sizes = {};
+  try {
+    const manifest = await (await fetch(urls.manifest)).json();
+    sizes = manifest.files ?? {};
+  } catch {
+    // Sizes only improve progress reports; Content-Length is the fallback.
+  }
+  const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, byteLimit(name));
+  const [draftMeta, draftWeights, targetMeta, targetWeights] = await Promise.all([
+    get("draftMeta", "draft.json"),
+    get("draftWeights", "draft.bpk"),
+    get("targetMeta", "target.json"),
+    get("targetWeights", "target.bpk"),
+  ]);
+  const text = new TextDecoder();
+  return { draftMeta: text.decode(draftMeta), draftWeights, targetMeta: text.decode(targetMeta), targetWeights };
+}
+
 async function load(id, { backend, draftBackend, urls: given }) {
   if (loading || running !== null) {
     throw Object.assign(new Error("the engine is busy; wait for the current call to finish"), {
@@ -167,40 +223,17 @@ async function load(id, { backend, draftBackend, urls: given }) {
     const cpuReason = backend === "cpu" ? "" : backend === "auto" ? await noAdapter() : null;
     const kind = moduleFor(urls, cpuReason === null ? "full" : "cpu");
     // The weights download while the module downloads and compiles.
-    const weights = (async () => {
-      let sizes = {};
-      try {
-        const manifest = await (await fetch(urls.manifest)).json();
-        sizes = manifest.files ?? {};
-      } catch {
-        // Sizes only improve progress reports; Content-Length is the fallback.
-      }
-      const report = (p) => post({ type: "progress", id, ...p });
-      const get = (key, name) => fetchWithProgress(urls[key], name, sizes[name]?.bytes, report, byteLimit(name));
-      return Promise.all([
-        get("draftMeta", "draft.json"),
-        get("draftWeights", "draft.bpk"),
-        get("targetMeta", "target.json"),
-        get("targetWeights", "target.bpk"),
-      ]);
-    })();
-    const [exports, [draftMeta, draftWeights, targetMeta, targetWeights]] = await Promise.all([
+    const report = (p) => post({ type: "progress", id, ...p });
+    const [exports, models] = await Promise.all([
       ensureWasm(id, urls, kind),
-      weights,
+      urls.targetGguf ? ggufFiles(urls, report) : bundleFiles(urls, report),
     ]);
-    const text = new TextDecoder();
     const next = new exports.Engine();
     let info;
     try {
-      // Checks each SHA-256, builds both models, picks WebGPU or the CPU.
-      info = await next.load({
-        backend,
-        draftBackend,
-        draftMeta: text.decode(draftMeta),
-        draftWeights,
-        targetMeta: text.decode(targetMeta),
-        targetWeights,
-      });
+      // Checks each SHA-256 (the GGUF pair: a shared tokenizer), builds both models, picks
+      // WebGPU or the CPU.
+      info = await next.load({ backend, draftBackend, ...models });
     } catch (error) {
       next.free();
       throw error;
@@ -211,7 +244,7 @@ async function load(id, { backend, draftBackend, urls: given }) {
     engineModule = kind;
     // The CPU-only module's own reason is that it has no WebGPU; the cause is the browser's.
     if (cpuReason && kind === "cpu") info.reason = cpuReason;
-    post({ type: "ready", id, backend: info, alphabet: engine.alphabet() });
+    post({ type: "ready", id, backend: info, alphabet: engine.alphabet(), vocabSize: engine.vocabSize() });
   } finally {
     loading = false;
   }

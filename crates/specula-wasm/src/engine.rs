@@ -90,6 +90,13 @@ impl Engine {
         })
     }
 
+    /// The number of tokens the models know (the alphabet's length for the bundled pair,
+    /// the BPE vocabulary for GGUF models).
+    #[wasm_bindgen(js_name = vocabSize)]
+    pub fn vocab_size(&self) -> std::result::Result<f64, JsValue> {
+        self.with_models(|models| Ok(models.vocab() as f64))
+    }
+
     /// Starts a generation (replacing any finished or idle one); throws on invalid options,
     /// before `load`, or while a call is running.
     pub fn start(&self, options: JsValue) -> std::result::Result<(), JsValue> {

@@ -255,7 +255,7 @@ impl Models {
     /// The vocabulary size.
     #[must_use]
     pub fn vocab(&self) -> usize {
-        self.tokenizer().vocab_size()
+        self.tokenizer.vocab_size()
     }
 
     /// The longest sequence both models can read.

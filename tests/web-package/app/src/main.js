@@ -1,6 +1,7 @@
 // The package test's page: uses `specula` exactly as an app would (installed from the
 // packed tarball, bundled by Vite) and records every check in window.__specula.
 import { Specula, SpeculaError, cachedModel, decode, plan, retarget, theory } from "specula";
+import { ggufChecks } from "./gguf.js";
 import { runHostile } from "./hostile.js";
 import { labChecks } from "./lab.js";
 import { parallelChecks } from "./parallel.js";
@@ -259,6 +260,7 @@ async function main() {
     );
     auto.terminate();
   }
+  await ggufChecks(check, wantGpu);
   cpu.terminate();
   state.ok = state.failures.length === 0;
 }

@@ -23,6 +23,7 @@ import {
   type ErrorCode,
   type FinishReason,
   type GenerateOptions,
+  type GgufSource,
   type Limits,
   type Method,
   type MethodConfig,
@@ -227,6 +228,15 @@ export function mistakes(specula: Specula): void {
   void plan({ method: "speculative", target: [1], draft: [1], bug: "cache-reset" });
   // @ts-expect-error not a backend.
   void Specula.load({ backend: "webgl" });
+  // @ts-expect-error a GGUF file is { url }, not the URL itself.
+  void Specula.load({ target: "/target.gguf", draft: { url: "/draft.gguf" } });
+}
+
+/** A GGUF pair, one file picked by the user (a blob: URL). */
+export async function ggufLoad(picked: Blob): Promise<string> {
+  const draft: GgufSource = { url: new URL("/models/draft.gguf", location.href) };
+  const specula = await Specula.load({ backend: "cpu", target: { url: URL.createObjectURL(picked) }, draft });
+  return (await specula.complete({ prompt: "Once upon a time", temperature: 0, maxTokens: 8 })).text;
 }
 
 /** decode() over models of the caller's: a synchronous one and a batched async one. */
