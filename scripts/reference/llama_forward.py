@@ -38,17 +38,19 @@ class Model:
     def __init__(self, path):
         reader = gguf.GGUFReader(path)
         arch = field(reader, "general.architecture")
-        if arch != "llama":
+        if arch not in ("llama", "qwen2"):
             raise SystemExit(f"unsupported architecture {arch!r}")
-        self.n_layer = int(field(reader, "llama.block_count"))
-        self.n_embd = int(field(reader, "llama.embedding_length"))
-        self.n_ff = int(field(reader, "llama.feed_forward_length"))
-        self.n_head = int(field(reader, "llama.attention.head_count"))
-        self.n_head_kv = int(field(reader, "llama.attention.head_count_kv", self.n_head))
+        # llama.cpp rotates adjacent pairs for llama files and halves for qwen2 (NeoX).
+        self.rope_style = "neox" if arch == "qwen2" else "norm"
+        self.n_layer = int(field(reader, f"{arch}.block_count"))
+        self.n_embd = int(field(reader, f"{arch}.embedding_length"))
+        self.n_ff = int(field(reader, f"{arch}.feed_forward_length"))
+        self.n_head = int(field(reader, f"{arch}.attention.head_count"))
+        self.n_head_kv = int(field(reader, f"{arch}.attention.head_count_kv", self.n_head))
         self.head_dim = self.n_embd // self.n_head
-        self.rope_dims = int(field(reader, "llama.rope.dimension_count", self.head_dim))
-        self.rope_base = float(field(reader, "llama.rope.freq_base", 10000.0))
-        self.eps = float(field(reader, "llama.attention.layer_norm_rms_epsilon"))
+        self.rope_dims = int(field(reader, f"{arch}.rope.dimension_count", self.head_dim))
+        self.rope_base = float(field(reader, f"{arch}.rope.freq_base", 10000.0))
+        self.eps = float(field(reader, f"{arch}.attention.layer_norm_rms_epsilon"))
 
         self.w = {}
         for t in reader.tensors:
@@ -171,12 +173,14 @@ def main():
     ap.add_argument("--prompts", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=32, help="greedy continuation length")
-    ap.add_argument("--rope-style", choices=["norm", "neox"], default="norm",
-                    help="RoPE pairing (debug only: 'neox' reproduces the wrong pairing)")
+    ap.add_argument("--rope-style", choices=["norm", "neox"], default=None,
+                    help="RoPE pairing; default: the architecture's (norm for llama, neox for qwen2)")
     args = ap.parse_args()
 
     t0 = time.time()
     m = Model(args.model)
+    if args.rope_style is None:
+        args.rope_style = m.rope_style
     t_load = time.time() - t0
     with open(args.prompts) as f:
         prompts = json.load(f)["prompts"]

@@ -1,0 +1,84 @@
+//! The Qwen2 path (q/k/v biases, rotary embedding over split halves, an untied head) on
+//! burn's CPU backend against the independent Python reference, over a synthetic Qwen2
+//! file with random weights (no real Qwen2 file can be had here): logits at every
+//! position of two prompts and the greedy continuation. The fixtures come from
+//! `scripts/smollm2-reference.sh` (`SPECULA_QWEN2_REF`), under the same policy as
+//! smollm2.rs: skipped without them unless `SPECULA_REQUIRE_REAL_MODELS` is set.
+
+use burn::tensor::Device;
+use serde::Deserialize;
+use specula_engine::{ForwardRequest, LanguageModel, Role};
+use specula_gguf::{GgufModel, RopeStyle};
+use specula_model::LlamaLm;
+
+/// The reference and burn sum in other orders; random weights give logits of a few units.
+const TOLERANCE: f32 = 1e-4;
+
+#[derive(Deserialize)]
+struct Reference {
+    vocab: usize,
+    prompts: Vec<Vec<u32>>,
+    greedy: Vec<Vec<u32>>,
+    top2_gap: Vec<Vec<f32>>,
+}
+
+#[test]
+fn a_qwen2_file_scores_as_the_reference_does() {
+    let Ok(dir) = std::env::var("SPECULA_QWEN2_REF") else {
+        assert!(
+            std::env::var_os("SPECULA_REQUIRE_REAL_MODELS").is_none(),
+            "SPECULA_REQUIRE_REAL_MODELS is set but SPECULA_QWEN2_REF is not \
+             (eval \"$(bash scripts/smollm2-reference.sh)\")"
+        );
+        eprintln!("skipped: no Qwen2 reference (eval \"$(bash scripts/smollm2-reference.sh)\")");
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let model = GgufModel::from_bytes(std::fs::read(dir.join("model.gguf")).expect("file"), None)
+        .expect("the Qwen2 file loads");
+    let c = &model.config;
+    assert!(c.qkv_bias && !c.tied_output && c.rope_style == RopeStyle::Halves);
+    let reference: Reference =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("logits.json")).expect("json"))
+            .expect("logits.json parses");
+    let expected: Vec<f32> = std::fs::read(dir.join("logits.f32"))
+        .expect("logits.f32")
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(reference.vocab, c.vocab_size);
+    let mut lm = LlamaLm::load(&model, &Device::flex()).expect("the pass builds");
+    let mut offset = 0;
+    let mut compared = 0;
+    for ((prompt, greedy), gaps) in reference
+        .prompts
+        .iter()
+        .zip(&reference.greedy)
+        .zip(&reference.top2_gap)
+    {
+        let n = prompt.len() * reference.vocab;
+        let ours = lm.logits_uncached(prompt).expect("a forward pass");
+        let diff = ours
+            .iter()
+            .zip(&expected[offset..offset + n])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < TOLERANCE, "logits differ by {diff} over {prompt:?}");
+        offset += n;
+        lm.reset();
+        let mut tokens = prompt.clone();
+        for (&next, &gap) in greedy.iter().zip(gaps) {
+            if gap < 2.0 * TOLERANCE {
+                break;
+            }
+            let request =
+                ForwardRequest::last_positions(Role::Target, tokens.len(), vec![tokens.clone()]);
+            let row = lm.forward(&request).expect("a cached step").logits;
+            let best = (0..row.len()).fold(0, |b, i| if row[i] > row[b] { i } else { b });
+            assert_eq!(best as u32, next, "after {tokens:?}");
+            tokens.push(next);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 12, "only {compared} greedy steps compared");
+}
