@@ -36,7 +36,7 @@ echo "== cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo doc (library crates, warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specula-engine -p specula-model -p specula-host -p specula-train -p specula-wasm
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specula-engine -p specula-gguf -p specula-model -p specula-host -p specula-train -p specula-wasm
 
 echo "== SmolLM2-135M and its Python reference (fetched and cached outside the clone)"
 # The real-model tests (crates/specula-model/tests/smollm2.rs) read these; requiring them
