@@ -29,11 +29,15 @@
 //! about 18 + λ, against a critical value of 62 at p = 1e-6.
 //!
 //! The runs are decoded in lockstep, [`LOCKSTEP`] decoders at a time, every step's
-//! requests merged into one forward per model: on the CPU a forward of one row costs
-//! nearly as much as one of dozens, and one run at a time took 0.1 to 0.25 s. The file
-//! takes about a minute in release on two cores; [`RUNS`] is sized for that.
+//! requests merged into one forward per model and committed prefix: on the CPU a forward
+//! of one row costs nearly as much as one of dozens, and one run at a time took 0.1 to
+//! 0.25 s. What remains is the target's positions, about 3 per run for speculative
+//! sampling and 5 for SpecTr. [`RUNS`] is the fewest (in hundreds) at which every near
+//! miss's expected statistic lies over 2.5 standard deviations above the critical value
+//! (the closest, k-Seq's, 2.9); the file then takes about a minute in release on two
+//! cores (63 s; 112 s while other builds shared them).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use burn::tensor::Device;
@@ -297,54 +301,62 @@ fn sample(pair: &mut Pair, method: &Method, bug: Option<Bug>) -> Sampled {
 }
 
 /// Answers the next request of every decoder that has not emitted two tokens yet, with
-/// one forward per model over all of them; `false` once none is left.
+/// one forward per model and committed prefix (requests that share their committed
+/// tokens are merged, so that the cache holds those once and only the drafted suffixes
+/// run batched; going from one prefix to the next rolls the cache back); `false` once
+/// none is left.
 fn step(decoders: &mut [Decoder], draft: &mut LlamaLm, target: &mut LlamaLm) -> bool {
-    let mut waiting: [Vec<(usize, ForwardRequest)>; 2] = Default::default();
+    type Group = Vec<(usize, ForwardRequest)>;
+    let mut waiting: [BTreeMap<Vec<u32>, Group>; 2] = Default::default();
     for (i, decoder) in decoders.iter_mut().enumerate() {
         if decoder.generated().len() >= 2 {
             // The tokens tested are out; the rest of the run would only cost time.
             continue;
         }
-        match decoder.next_request().expect("a request") {
-            Step::Draft(request) => waiting[0].push((i, request)),
-            Step::Target(request) => waiting[1].push((i, request)),
-            Step::Done(_) => {}
+        let (model, request) = match decoder.next_request().expect("a request") {
+            Step::Draft(request) => (0, request),
+            Step::Target(request) => (1, request),
+            Step::Done(_) => continue,
             Step::Parallel { .. } => unreachable!("parallel drafting is off"),
-        }
+        };
+        let committed = decoder.tokens()[..request.committed_len].to_vec();
+        waiting[model]
+            .entry(committed)
+            .or_default()
+            .push((i, request));
     }
     let mut any = false;
-    for (model, group) in [draft, target].into_iter().zip(waiting) {
-        let Some(committed_len) = group.iter().map(|(_, r)| r.committed_len).min() else {
-            continue;
-        };
-        any = true;
-        let mut merged = ForwardRequest {
-            role: group[0].1.role,
-            committed_len,
-            sequences: Vec::new(),
-            queries: Vec::new(),
-        };
-        for (_, request) in &group {
-            let offset = merged.sequences.len();
-            merged.queries.extend(request.queries.iter().map(|q| Query {
-                sequence: offset + q.sequence,
-                prefix_len: q.prefix_len,
-            }));
-            merged.sequences.extend_from_slice(&request.sequences);
-        }
-        let response = model.forward(&merged).expect("a forward");
-        let vocab = response.vocab;
-        let mut rows = response.logits.chunks_exact(vocab);
-        for (i, request) in &group {
-            let logits: Vec<f32> = rows
-                .by_ref()
-                .take(request.queries.len())
-                .flatten()
-                .copied()
-                .collect();
-            decoders[*i]
-                .supply(ForwardResponse::new(vocab, logits))
-                .expect("the decoder takes its rows");
+    for (model, groups) in [draft, target].into_iter().zip(waiting) {
+        for (committed, group) in groups {
+            any = true;
+            let mut merged = ForwardRequest {
+                role: group[0].1.role,
+                committed_len: committed.len(),
+                sequences: Vec::new(),
+                queries: Vec::new(),
+            };
+            for (_, request) in &group {
+                let offset = merged.sequences.len();
+                merged.queries.extend(request.queries.iter().map(|q| Query {
+                    sequence: offset + q.sequence,
+                    prefix_len: q.prefix_len,
+                }));
+                merged.sequences.extend_from_slice(&request.sequences);
+            }
+            let response = model.forward(&merged).expect("a forward");
+            let vocab = response.vocab;
+            let mut rows = response.logits.chunks_exact(vocab);
+            for (i, request) in &group {
+                let logits: Vec<f32> = rows
+                    .by_ref()
+                    .take(request.queries.len())
+                    .flatten()
+                    .copied()
+                    .collect();
+                decoders[*i]
+                    .supply(ForwardResponse::new(vocab, logits))
+                    .expect("the decoder takes its rows");
+            }
         }
     }
     any
