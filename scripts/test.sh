@@ -41,7 +41,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p specula-core -p specu
 echo "== SmolLM2-135M and its Python reference (fetched and cached outside the clone)"
 # The real-model tests (crates/specula-model/tests/smollm2.rs) read these; requiring them
 # makes a missing fixture a failure instead of a skip.
-eval "$(bash scripts/smollm2-reference.sh)"
+# An assignment, so that a failing fetch stops the run here (`eval "$(…)"` would not).
+real_models="$(bash scripts/smollm2-reference.sh)"
+eval "$real_models"
 export SPECULA_REQUIRE_REAL_MODELS=1
 
 echo "== cargo test (release: the statistical tests draw millions of samples)"
