@@ -6,21 +6,16 @@
 //! smollm2.rs: skipped without them unless `SPECULA_REQUIRE_REAL_MODELS` is set.
 
 use burn::tensor::Device;
-use serde::Deserialize;
 use specula_engine::{ForwardRequest, LanguageModel, Role};
 use specula_gguf::{GgufModel, RopeStyle};
 use specula_model::LlamaLm;
 
+use common::{argmax, max_abs_diff, read_reference};
+
+mod common;
+
 /// The reference and burn sum in other orders; random weights give logits of a few units.
 const TOLERANCE: f32 = 1e-4;
-
-#[derive(Deserialize)]
-struct Reference {
-    vocab: usize,
-    prompts: Vec<Vec<u32>>,
-    greedy: Vec<Vec<u32>>,
-    top2_gap: Vec<Vec<f32>>,
-}
 
 #[test]
 fn a_qwen2_file_scores_as_the_reference_does() {
@@ -38,14 +33,7 @@ fn a_qwen2_file_scores_as_the_reference_does() {
         .expect("the Qwen2 file loads");
     let c = &model.config;
     assert!(c.qkv_bias && !c.tied_output && c.rope_style == RopeStyle::Halves);
-    let reference: Reference =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("logits.json")).expect("json"))
-            .expect("logits.json parses");
-    let expected: Vec<f32> = std::fs::read(dir.join("logits.f32"))
-        .expect("logits.f32")
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let (reference, expected) = read_reference(&dir);
     assert_eq!(reference.vocab, c.vocab_size);
     let mut lm = LlamaLm::load(&model, &Device::flex()).expect("the pass builds");
     let mut offset = 0;
@@ -58,11 +46,7 @@ fn a_qwen2_file_scores_as_the_reference_does() {
     {
         let n = prompt.len() * reference.vocab;
         let ours = lm.logits_uncached(prompt).expect("a forward pass");
-        let diff = ours
-            .iter()
-            .zip(&expected[offset..offset + n])
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f32::max);
+        let diff = max_abs_diff(&ours, &expected[offset..offset + n]);
         assert!(diff < TOLERANCE, "logits differ by {diff} over {prompt:?}");
         offset += n;
         lm.reset();
@@ -74,8 +58,7 @@ fn a_qwen2_file_scores_as_the_reference_does() {
             let request =
                 ForwardRequest::last_positions(Role::Target, tokens.len(), vec![tokens.clone()]);
             let row = lm.forward(&request).expect("a cached step").logits;
-            let best = (0..row.len()).fold(0, |b, i| if row[i] > row[b] { i } else { b });
-            assert_eq!(best as u32, next, "after {tokens:?}");
+            assert_eq!(argmax(&row), next, "after {tokens:?}");
             tokens.push(next);
             compared += 1;
         }

@@ -9,21 +9,13 @@ use serde::Deserialize;
 use specula_engine::{ForwardRequest, LanguageModel, Role};
 use specula_model::LlamaLm;
 
-use common::{Fixtures, fixtures};
+use common::{Fixtures, Reference, argmax, fixtures, max_abs_diff, read_reference};
 
 mod common;
 
 /// Logits of the same dequantized weights in numpy (f32, another summation order) stay
 /// within this of ours; the largest difference seen over the four prompts was 9e-5.
 const LOGIT_TOLERANCE: f32 = 1e-3;
-
-#[derive(Deserialize)]
-struct Reference {
-    vocab: usize,
-    prompts: Vec<Vec<u32>>,
-    greedy: Vec<Vec<u32>>,
-    top2_gap: Vec<Vec<f32>>,
-}
 
 #[derive(Deserialize)]
 struct BpeCases {
@@ -38,36 +30,11 @@ struct BpeCase {
 }
 
 fn reference(f: &Fixtures) -> (Reference, Vec<f32>) {
-    let json = std::fs::read_to_string(f.dir.join("logits.json")).expect("logits.json");
-    let reference: Reference = serde_json::from_str(&json).expect("logits.json parses");
-    let bytes = std::fs::read(f.dir.join("logits.f32")).expect("logits.f32");
-    let logits = bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    (reference, logits)
+    read_reference(&f.dir)
 }
 
 fn model(f: &Fixtures) -> LlamaLm {
     LlamaLm::load(&f.model, &Device::flex()).expect("the pass builds")
-}
-
-fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
-fn argmax(row: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, &v) in row.iter().enumerate() {
-        if v > row[best] {
-            best = i;
-        }
-    }
-    best as u32
 }
 
 #[test]

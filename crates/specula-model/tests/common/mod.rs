@@ -6,9 +6,10 @@
 // Each test binary compiles its own copy of this module and reads only some of it.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use serde::Deserialize;
 use specula_gguf::GgufModel;
 
 /// SmolLM2-135M-Instruct and the directory of the Python reference's outputs.
@@ -45,4 +46,49 @@ pub fn fixtures() -> Option<&'static Fixtures> {
             })
         })
         .as_ref()
+}
+
+/// What `scripts/reference/llama_forward.py` writes beside `logits.f32`.
+#[derive(Deserialize)]
+pub struct Reference {
+    /// Entries per row of logits.
+    pub vocab: usize,
+    /// The prompts' token ids.
+    pub prompts: Vec<Vec<u32>>,
+    /// Each prompt's greedy continuation.
+    pub greedy: Vec<Vec<u32>>,
+    /// The gap between the top two logits at each greedy step.
+    pub top2_gap: Vec<Vec<f32>>,
+}
+
+/// The reference in `dir` and its logits at every position of every prompt, row-major.
+pub fn read_reference(dir: &Path) -> (Reference, Vec<f32>) {
+    let json = std::fs::read_to_string(dir.join("logits.json")).expect("logits.json");
+    let reference: Reference = serde_json::from_str(&json).expect("logits.json parses");
+    let bytes = std::fs::read(dir.join("logits.f32")).expect("logits.f32");
+    let logits = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    (reference, logits)
+}
+
+/// The largest difference between two sets of logits of one length.
+pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// The index of the largest entry (the first of equals).
+pub fn argmax(row: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] {
+            best = i;
+        }
+    }
+    best as u32
 }
