@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use specula_gguf::synthetic::{MatrixType, SyntheticLlama};
+use specula_gguf::synthetic::SyntheticLlama;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -15,16 +15,7 @@ fn main() -> ExitCode {
         eprintln!("usage: synthetic_pair OUTDIR");
         return ExitCode::from(2);
     };
-    // Must stay the pair of tests/common/gguf.rs's files(): the fixture's text is theirs.
-    let target = SyntheticLlama {
-        seed: 4,
-        untied_output: true,
-        ..SyntheticLlama::tiny()
-    };
-    let draft = SyntheticLlama {
-        matrix_type: MatrixType::Q4_1,
-        ..target.clone()
-    };
+    let (draft, target) = SyntheticLlama::reference_pair();
     let dir = Path::new(dir);
     if let Err(e) = std::fs::create_dir_all(dir) {
         eprintln!("error: cannot create {}: {e}", dir.display());

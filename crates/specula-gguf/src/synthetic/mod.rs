@@ -229,6 +229,25 @@ impl SyntheticLlama {
         }
     }
 
+    /// The pair the wasm and package tests record (specula-wasm's tests/fixtures/gguf.json),
+    /// `(draft, target)`: the target is [`tiny`](Self::tiny) with its own output head (a
+    /// tied head on random weights repeats one token) and seed 4, whose greedy path has no
+    /// near tie; the draft is the same weights stored as Q4_1, close but not equal, so
+    /// drafts are both accepted and rejected.
+    #[must_use]
+    pub fn reference_pair() -> (Self, Self) {
+        let target = Self {
+            seed: 4,
+            untied_output: true,
+            ..Self::tiny()
+        };
+        let draft = Self {
+            matrix_type: MatrixType::Q4_1,
+            ..target.clone()
+        };
+        (draft, target)
+    }
+
     /// SmolLM2-360M's shape (960 wide, 32 layers, 15/5 heads, 2560, 49,152 tokens,
     /// context 8192, RoPE base 100,000), Q8_0, with random weights.
     #[must_use]

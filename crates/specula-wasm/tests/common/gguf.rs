@@ -4,7 +4,7 @@
 //! test (`SPECULA_BLESS=1` rewrites it); wasm on the CPU and on WebGPU must reproduce it.
 
 use specula_engine::options::{DecodeOptions, MethodName};
-use specula_gguf::synthetic::{MatrixType, SyntheticLlama};
+use specula_gguf::synthetic::SyntheticLlama;
 
 /// The prompt.
 pub const PROMPT: &str = "the cat sat on the mat";
@@ -13,20 +13,10 @@ pub const MAX_TOKENS: usize = 20;
 /// The recorded logits and continuation.
 pub const FIXTURE: &str = include_str!("../fixtures/gguf.json");
 
-/// The target: the synthetic model with its own output head (a tied head on random
-/// weights repeats one token), and the draft: the same weights stored as Q4_1, so its
-/// guesses are close but not equal and both acceptance and rejection happen.
+/// The draft's and the target's files
+/// ([`SyntheticLlama::reference_pair`]).
 pub fn files() -> (Vec<u8>, Vec<u8>) {
-    let target = SyntheticLlama {
-        // Of seeds 2 to 12, one whose greedy path has no near tie (gguf_native.rs).
-        seed: 4,
-        untied_output: true,
-        ..SyntheticLlama::tiny()
-    };
-    let draft = SyntheticLlama {
-        matrix_type: MatrixType::Q4_1,
-        ..target.clone()
-    };
+    let (draft, target) = SyntheticLlama::reference_pair();
     (draft.build(), target.build())
 }
 
