@@ -5,6 +5,7 @@ use std::io::Write;
 use clap::Args;
 use serde::Serialize;
 use specula_engine::{DecodeConfig, DraftShape, FinishReason, Method};
+use specula_host::TextStream;
 
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
@@ -81,17 +82,9 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         return Ok(());
     }
     let mut failed = None;
-    // A BPE token can end inside a character: print the text decoded so far, holding
-    // back a tail that does not yet form whole characters.
-    let (mut emitted, mut printed) = (Vec::new(), 0);
+    let mut stream = TextStream::default();
     let run = decode::run(&mut pair, config, &prompt, |new| {
-        emitted.extend_from_slice(new);
-        let text = tokenizer.decode(&emitted).unwrap_or_default();
-        if text.ends_with(char::REPLACEMENT_CHARACTER) || text.len() < printed {
-            return true;
-        }
-        let fresh = text.get(printed..).unwrap_or_default().to_owned();
-        printed = text.len();
+        let fresh = stream.push(&tokenizer, new, false).unwrap_or_default();
         match write(&fresh) {
             Ok(go_on) => go_on,
             Err(e) => {
@@ -106,13 +99,9 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     if run.stopped {
         return Ok(());
     }
-    // A tail held back for a character the run never completed is printed as it is
-    // (U+FFFD for the cut bytes, as `--json` gives it).
-    let text = tokenizer.decode(&emitted).unwrap_or_default();
-    if let Some(tail) = text.get(printed..)
-        && !tail.is_empty()
-        && !write(tail)?
-    {
+    // A tail held back for a character the run never completed, as `--json` gives it.
+    let tail = stream.push(&tokenizer, &[], true).unwrap_or_default();
+    if !write(&tail)? {
         return Ok(());
     }
     let metrics = VllmMetrics::from(&run.metrics);

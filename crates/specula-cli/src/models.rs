@@ -225,11 +225,7 @@ impl Pair {
     #[must_use]
     pub fn stop_tokens(&self, config: &specula_engine::DecodeConfig) -> Vec<u32> {
         let mut tokens = config.stop_tokens.clone();
-        if let Some(end) = self.tokenizer.end_token()
-            && !tokens.contains(&end)
-        {
-            tokens.push(end);
-        }
+        self.tokenizer.add_end_token(&mut tokens);
         tokens
     }
 

@@ -36,5 +36,5 @@ mod reduce;
 
 pub use device_lm::DeviceLm;
 pub use host_kv::{HostCache, HostKv};
-pub use model_tokenizer::ModelTokenizer;
+pub use model_tokenizer::{ModelTokenizer, TextStream};
 pub use pass::{HostLm, HostPass};

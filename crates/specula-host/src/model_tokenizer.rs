@@ -83,4 +83,42 @@ impl ModelTokenizer {
             Self::Bpe(t) => t.eos(),
         }
     }
+
+    /// `stop_tokens` with the [`end_token`](Self::end_token) added when it is missing:
+    /// every surface stops a GGUF model's turn there (docs/real-models.md).
+    pub fn add_end_token(&self, stop_tokens: &mut Vec<u32>) {
+        if let Some(end) = self.end_token()
+            && !stop_tokens.contains(&end)
+        {
+            stop_tokens.push(end);
+        }
+    }
+}
+
+/// Generated tokens turned into text piece by piece: a BPE token can end inside a
+/// character, whose bytes wait for the token that completes it.
+#[derive(Debug, Default)]
+pub struct TextStream {
+    unreported: Vec<u32>,
+}
+
+impl TextStream {
+    /// The text `tokens` add: what the tokens since the last report decode to, or `""`
+    /// while they end inside a character, unless `last` (then the cut bytes come out as
+    /// U+FFFD, as a decoding of the whole would give them). `None` for an id the
+    /// tokenizer does not know.
+    pub fn push(
+        &mut self,
+        tokenizer: &ModelTokenizer,
+        tokens: &[u32],
+        last: bool,
+    ) -> Option<String> {
+        self.unreported.extend_from_slice(tokens);
+        let text = tokenizer.decode(&self.unreported)?;
+        if !last && text.ends_with(char::REPLACEMENT_CHARACTER) {
+            return Some(String::new());
+        }
+        self.unreported.clear();
+        Some(text)
+    }
 }

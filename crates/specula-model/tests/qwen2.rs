@@ -6,11 +6,10 @@
 //! smollm2.rs: skipped without them unless `SPECULA_REQUIRE_REAL_MODELS` is set.
 
 use burn::tensor::Device;
-use specula_engine::{ForwardRequest, LanguageModel, Role};
 use specula_gguf::{GgufModel, RopeStyle};
 use specula_model::LlamaLm;
 
-use common::{argmax, max_abs_diff, read_reference};
+use common::{check_greedy, max_abs_diff, read_reference};
 
 mod common;
 
@@ -37,31 +36,13 @@ fn a_qwen2_file_scores_as_the_reference_does() {
     assert_eq!(reference.vocab, c.vocab_size);
     let mut lm = LlamaLm::load(&model, &Device::flex()).expect("the pass builds");
     let mut offset = 0;
-    let mut compared = 0;
-    for ((prompt, greedy), gaps) in reference
-        .prompts
-        .iter()
-        .zip(&reference.greedy)
-        .zip(&reference.top2_gap)
-    {
+    for prompt in &reference.prompts {
         let n = prompt.len() * reference.vocab;
         let ours = lm.logits_uncached(prompt).expect("a forward pass");
         let diff = max_abs_diff(&ours, &expected[offset..offset + n]);
         assert!(diff < TOLERANCE, "logits differ by {diff} over {prompt:?}");
         offset += n;
-        lm.reset();
-        let mut tokens = prompt.clone();
-        for (&next, &gap) in greedy.iter().zip(gaps) {
-            if gap < 2.0 * TOLERANCE {
-                break;
-            }
-            let request =
-                ForwardRequest::last_positions(Role::Target, tokens.len(), vec![tokens.clone()]);
-            let row = lm.forward(&request).expect("a cached step").logits;
-            assert_eq!(argmax(&row), next, "after {tokens:?}");
-            tokens.push(next);
-            compared += 1;
-        }
     }
+    let compared = check_greedy(&mut lm, &reference, TOLERANCE);
     assert!(compared >= 12, "only {compared} greedy steps compared");
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use specula_engine::{ForwardRequest, LanguageModel, Role};
 use specula_model::LlamaLm;
 
-use common::{Fixtures, Reference, argmax, fixtures, max_abs_diff, read_reference};
+use common::{Fixtures, Reference, check_greedy, fixtures, max_abs_diff, read_reference};
 
 mod common;
 
@@ -81,30 +81,7 @@ fn logits_at_every_position_equal_the_reference() {
 fn greedy_continuations_equal_the_reference_up_to_a_near_tie() {
     let Some(f) = fixtures() else { return };
     let (reference, _) = reference(f);
-    let mut lm = model(f);
-    let mut compared = 0;
-    for ((prompt, greedy), gaps) in reference
-        .prompts
-        .iter()
-        .zip(&reference.greedy)
-        .zip(&reference.top2_gap)
-    {
-        lm.reset();
-        let mut tokens = prompt.clone();
-        for (&expected, &gap) in greedy.iter().zip(gaps) {
-            // Past a step whose top two logits lie within the tolerance, either token is
-            // a correct greedy choice and the continuations may part.
-            if gap < 2.0 * LOGIT_TOLERANCE {
-                break;
-            }
-            let request =
-                ForwardRequest::last_positions(Role::Target, tokens.len(), vec![tokens.clone()]);
-            let logits = lm.forward(&request).expect("a cached step").logits;
-            assert_eq!(argmax(&logits), expected, "after {tokens:?}");
-            tokens.push(expected);
-            compared += 1;
-        }
-    }
+    let compared = check_greedy(&mut model(f), &reference, LOGIT_TOLERANCE);
     assert!(compared >= 32, "only {compared} greedy steps were compared");
 }
 

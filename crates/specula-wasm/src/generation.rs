@@ -14,7 +14,7 @@ use specula_engine::{
     slide_context, stretch_config, window_start,
 };
 
-use specula_host::ModelTokenizer;
+use specula_host::{ModelTokenizer, TextStream};
 
 use crate::backend::BackendInfo;
 use crate::error::{Result, WasmError};
@@ -96,9 +96,8 @@ pub struct Generation {
     decoder: Decoder,
     prompt: String,
     text: String,
-    /// Generated tokens whose text no round has reported yet: a BPE token can end inside
-    /// a character, whose bytes wait for the next round.
-    unreported: Vec<u32>,
+    /// The generated tokens' text, round by round.
+    stream: TextStream,
     aborted: bool,
     /// The positions the models read.
     window: usize,
@@ -149,11 +148,7 @@ impl Generation {
         let mut config = options.config;
         config.token_text = Some(tokenizer.token_texts());
         // A GGUF model's turn ends at its end token (docs/real-models.md).
-        if let Some(end) = tokenizer.end_token()
-            && !config.stop_tokens.contains(&end)
-        {
-            config.stop_tokens.push(end);
-        }
+        tokenizer.add_end_token(&mut config.stop_tokens);
         let total = config.max_new_tokens;
         let first = total.min(window - context.len());
         let decoder = stretch_decoder(&config, &context, first, 0, models.vocab())?;
@@ -161,7 +156,7 @@ impl Generation {
             decoder,
             prompt: options.prompt,
             text: String::new(),
-            unreported: Vec::new(),
+            stream: TextStream::default(),
             aborted: false,
             window,
             context,
@@ -235,8 +230,10 @@ impl Generation {
                     Some(_) => self.remaining = 0,
                     None => {}
                 }
-                self.unreported.extend_from_slice(&trace.emitted);
-                let text = self.new_text(models.tokenizer(), finish.is_some())?;
+                let text = self
+                    .stream
+                    .push(models.tokenizer(), &trace.emitted, finish.is_some())
+                    .ok_or_else(|| WasmError::Internal("cannot decode emitted tokens".into()))?;
                 self.text.push_str(&text);
                 return Ok(Some(RoundReport {
                     round,
@@ -252,19 +249,6 @@ impl Generation {
                 }));
             }
         }
-    }
-
-    /// The text the tokens generated since the last report add: all of it at the end,
-    /// otherwise up to a character cut between tokens (held back for the next round).
-    fn new_text(&mut self, tokenizer: &ModelTokenizer, last: bool) -> Result<String> {
-        let text = tokenizer
-            .decode(&self.unreported)
-            .ok_or_else(|| WasmError::Internal("cannot decode emitted tokens".into()))?;
-        if !last && text.ends_with(char::REPLACEMENT_CHARACTER) {
-            return Ok(String::new());
-        }
-        self.unreported.clear();
-        Ok(text)
     }
 
     /// The text generated so far.

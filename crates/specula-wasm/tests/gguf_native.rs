@@ -96,12 +96,7 @@ fn the_synthetic_gguf_pair_reproduces_its_recorded_logits_and_greedy_text() {
     assert!(min_gap > 1e-2, "a near tie ({min_gap}) on the greedy path");
     let text = tokenizer.decode(&tokens).expect("decodes");
 
-    let bless = std::env::var_os("SPECULA_BLESS").is_some();
-    assert!(
-        !(bless && std::env::var_os("CI").is_some()),
-        "SPECULA_BLESS is set in CI: a blessed run rewrites the fixture instead of checking it"
-    );
-    if bless {
+    if common::blessing() {
         let json = serde_json::json!({
             "prompt": gguf::PROMPT,
             "promptTokens": prompt,

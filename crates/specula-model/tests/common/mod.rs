@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
+use specula_engine::{ForwardRequest, LanguageModel, Role};
 use specula_gguf::GgufModel;
+use specula_model::LlamaLm;
 
 /// SmolLM2-135M-Instruct and the directory of the Python reference's outputs.
 pub struct Fixtures {
@@ -91,4 +93,33 @@ pub fn argmax(row: &[f32]) -> u32 {
         }
     }
     best as u32
+}
+
+/// Walks each prompt's reference greedy continuation through `lm`'s cache, one token a
+/// call, asserting that its argmax picks the reference's token, up to the first step whose
+/// top two logits lie within `2 · tolerance` (past it either token is a correct greedy
+/// choice and the continuations may part). Returns the steps compared.
+pub fn check_greedy(lm: &mut LlamaLm, reference: &Reference, tolerance: f32) -> usize {
+    let mut compared = 0;
+    for ((prompt, greedy), gaps) in reference
+        .prompts
+        .iter()
+        .zip(&reference.greedy)
+        .zip(&reference.top2_gap)
+    {
+        lm.reset();
+        let mut tokens = prompt.clone();
+        for (&expected, &gap) in greedy.iter().zip(gaps) {
+            if gap < 2.0 * tolerance {
+                break;
+            }
+            let request =
+                ForwardRequest::last_positions(Role::Target, tokens.len(), vec![tokens.clone()]);
+            let logits = lm.forward(&request).expect("a cached step").logits;
+            assert_eq!(argmax(&logits), expected, "after {tokens:?}");
+            tokens.push(expected);
+            compared += 1;
+        }
+    }
+    compared
 }

@@ -41,3 +41,17 @@ pub fn expected_text() -> String {
         .expect("greedy.json has a text")
         .to_string()
 }
+
+/// Whether this run rewrites the fixtures (`SPECULA_BLESS`) instead of checking them;
+/// refused in CI, where a blessed run could not fail.
+///
+/// # Panics
+/// When `SPECULA_BLESS` and `CI` are both set.
+pub fn blessing() -> bool {
+    let bless = std::env::var_os("SPECULA_BLESS").is_some();
+    assert!(
+        !(bless && std::env::var_os("CI").is_some()),
+        "SPECULA_BLESS is set in CI: a blessed run rewrites the fixture instead of checking it"
+    );
+    bless
+}
