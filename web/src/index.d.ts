@@ -267,6 +267,12 @@ export class Specula {
   /** The characters the models know; "" for GGUF models (byte-level BPE tokens); null before load(). */
   readonly alphabet: string | null;
   /**
+   * Every token's text, in id order: the bundled pair's characters, or a GGUF model's
+   * byte-level BPE pieces as text (" the", "\n"; U+FFFD for a byte that is not UTF-8
+   * alone). Null before load().
+   */
+  readonly tokenTexts: readonly string[] | null;
+  /**
    * The loaded pair as {@link decode} models: each answers decode()'s requests (`forward`)
    * with one batched pass in this instance's worker, so `decode({ ...s.models, prompt:
    * await s.tokenize(text), ...options })` gives the tokens `generate()` gives for the same
@@ -302,8 +308,10 @@ export class Specula {
    * `lab.position`, tested against that character's exact distribution worked out from
    * the models (the target's for a lossless method, the closed form of mentored decoding
    * or of a planted bug). Rejects with code "aborted" (the counts so far as `result`)
-   * after `abort()` or `lab.signal`. The bundled pair (or weightsUrl's) only: with GGUF
-   * models it rejects with code "invalid_option".
+   * after `abort()` or `lab.signal`. With GGUF models the tokens are BPE tokens and the
+   * second position reads one target row per token the target can emit first: without a
+   * `topK` small enough for those rows to fit it rejects with code "invalid_option",
+   * field "topK".
    */
   sample(options: GenerateOptions, lab?: SampleSettings): Promise<SampleResult>;
   /**

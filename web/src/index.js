@@ -182,6 +182,7 @@ export class Specula {
     this.backendInfo = null;
     this.alphabetText = null;
     this.vocabSizeValue = 0;
+    this.tokenTextsValue = null;
     this.bundled = null;
     this.draftChannel = null; // the draft worker, under parallel drafting
     this.draftReady = null; // Promise of it, loaded
@@ -221,6 +222,7 @@ export class Specula {
     this.backendInfo = reply.backend;
     this.alphabetText = reply.alphabet;
     this.vocabSizeValue = reply.vocabSize;
+    this.tokenTextsValue = Object.freeze(reply.tokenTexts);
     this.bundled = null;
     return reply.backend;
   }
@@ -253,9 +255,18 @@ export class Specula {
     return this.backendInfo;
   }
 
-  /** The characters the models know. */
+  /** The characters the models know; "" for GGUF models (see {@link tokenTexts}). */
   get alphabet() {
     return this.alphabetText;
+  }
+
+  /**
+   * Every token's text, in id order (frozen): the bundled pair's characters, or a GGUF
+   * model's byte-level BPE pieces as text (" the", "\n"; U+FFFD for a byte that is not
+   * UTF-8 alone). Null before load().
+   */
+  get tokenTexts() {
+    return this.tokenTextsValue;
   }
 
   /**

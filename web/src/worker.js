@@ -8,7 +8,7 @@
 //                     model and the decoder here, the target behind `port`)
 //                   | sample {options, position, runs} | memory
 //                   | plan {options} | check {options} | theory {options} | retarget {options}
-//   worker -> page: progress {file, loaded, total} | ready {backend, alphabet, vocabSize}
+//   worker -> page: progress {file, loaded, total} | ready {backend, alphabet, vocabSize, tokenTexts}
 //                   round {round} | done {summary | value} | abort {summary | value}
 //                   | runs {value} (sample's running counts)
 //                   error {error: {name, message, code, field}}
@@ -244,7 +244,7 @@ async function load(id, { backend, draftBackend, urls: given }) {
     engineModule = kind;
     // The CPU-only module's own reason is that it has no WebGPU; the cause is the browser's.
     if (cpuReason && kind === "cpu") info.reason = cpuReason;
-    post({ type: "ready", id, backend: info, alphabet: engine.alphabet(), vocabSize: engine.vocabSize() });
+    post({ type: "ready", id, backend: info, alphabet: engine.alphabet(), vocabSize: engine.vocabSize(), tokenTexts: engine.tokenTexts() });
   } finally {
     loading = false;
   }
@@ -314,15 +314,15 @@ async function sample(id, { options, position, runs }) {
   sampleAborted = false;
   try {
     const exact = await engine.exact(options, position, runs);
-    const alphabet = new Map([...engine.alphabet()].map((c, i) => [c, i]));
     const counts = new Array(exact.expected.length).fill(0);
     let done = 0;
     let reported = performance.now();
     while (done < exact.runs && !sampleAborted) {
       engine.start({ ...options, seed: exact.firstSeed + done, maxTokens: exact.runTokens });
-      while ((await engine.nextRound()) !== null);
-      const text = [...engine.summary().text];
-      counts[alphabet.get(text[exact.position - 1])] += 1;
+      // Counted by token id: a character of the bundled pair, a BPE token of a GGUF pair.
+      const tokens = [];
+      for (let round; (round = await engine.nextRound()) !== null; ) tokens.push(...round.tokens);
+      counts[tokens[exact.position - 1]] += 1;
       done += 1;
       if (performance.now() - reported >= SAMPLE_REPORT_MS) {
         post({ type: "runs", id, value: lab(exact, counts, done) });

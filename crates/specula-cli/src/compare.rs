@@ -1,4 +1,4 @@
-//! `specula sample --compare`: the first (or second) generated character of many runs against its
+//! `specula sample --compare`: the first (or second) generated token of many runs against its
 //! exact distribution, worked out from the models at the prompt. For a lossless method it
 //! is the target's (processed by temperature, top-k and top-p; prompt lookup included, as
 //! it is lossless); for mentored decoding and typical acceptance the closed-form output of
@@ -25,7 +25,7 @@ pub struct Comparison {
     /// Where the exact distribution comes from: `target`, `mentored`, `typical` or the
     /// bug's name.
     pub exact: String,
-    /// The characters, in token order.
+    /// The characters, in token order (empty for a BPE vocabulary: see `top`).
     pub alphabet: String,
     /// The exact distribution of the first generated character.
     pub expected: Vec<f64>,
@@ -44,7 +44,41 @@ pub struct Comparison {
     pub target_p_value: f64,
     /// Total variation between the exact distribution and the target's.
     pub tv_exact_target: f64,
+    /// The most likely tokens under the exact distribution, most likely first: what a
+    /// large (BPE) vocabulary's `expected` and `counts` say at a glance.
+    pub top: Vec<TopToken>,
+    /// Every other token, pooled.
+    pub rest: Pooled,
 }
+
+/// One of [`Comparison::top`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopToken {
+    /// The token id.
+    pub token: u32,
+    /// Its text.
+    pub text: String,
+    /// Its exact probability.
+    pub expected: f64,
+    /// How often it was counted.
+    pub count: u64,
+}
+
+/// The tokens outside [`Comparison::top`], together.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pooled {
+    /// How many tokens.
+    pub tokens: usize,
+    /// Their exact probability.
+    pub expected: f64,
+    /// How often one of them was counted.
+    pub count: u64,
+}
+
+/// How many tokens [`Comparison::top`] lists.
+pub const TOP_TOKENS: usize = 12;
 
 /// One model's next-token logits at the end of each of `sequences` (sharing their first
 /// `committed` tokens), one row each.
@@ -98,22 +132,23 @@ pub fn exact(
         ..LabLogits::default()
     };
     let (after, alone) = lab::needs(config, position);
-    let vocab = pair.tokenizer.vocab_size();
-    if after {
-        let contexts = lab::contexts_for_second(prompt, vocab, false);
-        logits.after_prompt = last_rows(&mut pair.target, Role::Target, n, contexts)?;
-    }
-    if alone {
-        let contexts = lab::contexts_for_second(prompt, vocab, true);
-        logits.alone = last_rows(&mut pair.target, Role::Target, 0, contexts)?;
-    }
-    lab::exact(config, position, &logits).map_err(|e| {
+    let refused = |e: specula_engine::options::OptionError| {
         if e.field == "position" {
             CliError::option(&e, "--position")
         } else {
             option_error(&e, "--length")
         }
-    })
+    };
+    if after {
+        logits.first_tokens = lab::first_tokens(config, &logits.target).map_err(refused)?;
+        let contexts = lab::contexts_for_second(prompt, &logits.first_tokens, false);
+        logits.after_prompt = last_rows(&mut pair.target, Role::Target, n, contexts)?;
+    }
+    if alone {
+        let contexts = lab::contexts_for_second(prompt, &logits.first_tokens, true);
+        logits.alone = last_rows(&mut pair.target, Role::Target, 0, contexts)?;
+    }
+    lab::exact(config, position, &logits).map_err(refused)
 }
 
 /// The comparison of `counts` with the exact distribution `exact`.
@@ -124,11 +159,31 @@ pub fn compare(
     samples: u64,
     exact: Exact,
     alphabet: String,
+    token_texts: &[String],
     counts: Vec<u64>,
 ) -> Result<Comparison, CliError> {
     let fit = lab::fit(&counts, &exact.expected, &exact.target)
         .map_err(|e| CliError::failure(format!("the counts: {e}")))?;
+    let mut order: Vec<usize> = (0..exact.expected.len()).collect();
+    order.sort_by(|&a, &b| exact.expected[b].total_cmp(&exact.expected[a]));
+    let (shown, others) = order.split_at(TOP_TOKENS.min(order.len()));
+    let top = shown
+        .iter()
+        .map(|&t| TopToken {
+            token: t as u32,
+            text: token_texts.get(t).cloned().unwrap_or_default(),
+            expected: exact.expected[t],
+            count: counts[t],
+        })
+        .collect();
+    let rest = Pooled {
+        tokens: others.len(),
+        expected: others.iter().map(|&t| exact.expected[t]).sum(),
+        count: others.iter().map(|&t| counts[t]).sum(),
+    };
     Ok(Comparison {
+        top,
+        rest,
         samples,
         exact: exact.kind,
         alphabet,

@@ -91,11 +91,6 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     };
     let alphabet = match &pair.tokenizer {
         models::PairTokenizer::Chars(t) => t.alphabet().iter().collect::<String>(),
-        models::PairTokenizer::Bpe(_) if args.compare => {
-            return Err(CliError::usage(
-                "--compare reports a character alphabet; GGUF models are not supported by it yet",
-            ));
-        }
         models::PairTokenizer::Bpe(_) => String::new(),
     };
     let exact = if args.compare {
@@ -148,7 +143,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         }
     }
     if let Some(exact) = exact {
-        let report = compare::compare(samples, exact, alphabet, counts)?;
+        let report = compare::compare(samples, exact, alphabet, &token_text, counts)?;
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(format!("cannot serialise the comparison: {e}")))?;
         writeln!(stdout, "{json}")

@@ -3,193 +3,13 @@
 //! the refusals of files and flags the CLI cannot take; and, when the SmolLM2 fixtures
 //! are present, one greedy continuation of the real model.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+mod gguf_support;
 
+use std::process::Command;
+
+use gguf_support::*;
 use serde_json::Value;
-use specula_gguf::GgufModel;
-use specula_gguf::synthetic::{BASE_VOCAB, MatrixType, SyntheticLlama};
-
-/// A run on the tiny models takes well under a second; a run still going after this is
-/// hung (a FIFO read, a loop), and waiting longer would only hide it. Generous, for a
-/// loaded CI machine.
-const RUN_LIMIT: Duration = Duration::from_secs(120);
-
-/// Refusals happen before any model runs, so they get less time before they count as hung.
-const REFUSAL_LIMIT: Duration = Duration::from_secs(30);
-
-const PROMPT: &str = "the cat sat on the mat";
-
-/// A directory under the system's temp dir, unique to this process and call, removed
-/// when dropped (also when the test fails).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "specula-gguf-{name}-{}-{nanos}-{}",
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Self(dir)
-    }
-
-    /// Writes `bytes` to `name` in the directory and returns its path as an argument.
-    fn write(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).expect("write");
-        arg(&path)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn arg(path: &Path) -> String {
-    path.display().to_string()
-}
-
-/// The target: the tiny synthetic model with its own output head (a tied head makes
-/// these random weights repeat one token, which would hide a wrong token in the tests'
-/// comparisons), context `context`.
-fn target_model(context: u32) -> SyntheticLlama {
-    SyntheticLlama {
-        seed: 2,
-        untied_output: true,
-        context,
-        ..SyntheticLlama::tiny()
-    }
-}
-
-/// A draft for [`target_model`]: its weights quantized to Q4_1, the same tokenizer. It
-/// agrees with the target's argmax about half the time, so that greedy runs take both
-/// the acceptance and the rejection path (a random draft of fewer layers agrees almost
-/// never).
-fn draft_model(context: u32) -> SyntheticLlama {
-    SyntheticLlama {
-        matrix_type: MatrixType::Q4_1,
-        ..target_model(context)
-    }
-}
-
-/// A draft of another shape: one layer, other weights; it rejects nearly every token.
-fn small_draft_model(context: u32) -> SyntheticLlama {
-    SyntheticLlama {
-        seed: 5,
-        n_layers: 1,
-        ..target_model(context)
-    }
-}
-
-/// A scratch directory holding `target.gguf`, `draft.gguf` and `small.gguf`, and their
-/// paths.
-fn models(name: &str, context: u32) -> (Scratch, String, String, String) {
-    let dir = Scratch::new(name);
-    let target = dir.write("target.gguf", &target_model(context).build());
-    let draft = dir.write("draft.gguf", &draft_model(context).build());
-    let small = dir.write("small.gguf", &small_draft_model(context).build());
-    (dir, target, draft, small)
-}
-
-/// [`models`] without the small draft.
-fn pair(name: &str, context: u32) -> (Scratch, String, String) {
-    let (dir, target, draft, _) = models(name, context);
-    (dir, target, draft)
-}
-
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `specula args`, killing it and failing the test if it runs past `limit`.
-/// Output goes to files, so that a chatty child cannot block on a full pipe while the
-/// test polls it.
-fn run_within(args: &[&str], limit: Duration) -> Run {
-    let dir = Scratch::new("out");
-    let (out_path, err_path) = (dir.0.join("stdout"), dir.0.join("stderr"));
-    let file = |p: &Path| std::fs::File::create(p).expect("output file");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_specula"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(file(&out_path))
-        .stderr(file(&err_path))
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run specula: {e}"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("specula {args:?} still ran after {limit:?}; killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).expect("read")).into_owned();
-    Run {
-        status,
-        stdout: read(&out_path),
-        stderr: read(&err_path),
-    }
-}
-
-fn run(args: &[&str]) -> Run {
-    run_within(args, RUN_LIMIT)
-}
-
-/// A run that must succeed with nothing on stderr.
-fn run_ok(args: &[&str]) -> String {
-    let out = run(args);
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "specula {args:?}: {}: {}",
-        out.status,
-        out.stderr
-    );
-    out.stdout
-}
-
-/// `generate --json` on `prompt` with `extra` flags: the output object.
-fn generate_json(models: &[&str], extra: &[&str]) -> Value {
-    let args = [
-        &["generate", "--prompt", PROMPT, "--json"][..],
-        models,
-        extra,
-    ]
-    .concat();
-    serde_json::from_str(&run_ok(&args)).expect("one JSON object")
-}
-
-fn tokens(value: &Value) -> Vec<u32> {
-    value["tokens"]
-        .as_array()
-        .expect("tokens")
-        .iter()
-        .map(|t| u32::try_from(t.as_u64().expect("a token id")).expect("a u32"))
-        .collect()
-}
-
-/// The target file's own tokenizer, independent of the CLI's loading.
-fn tokenizer(path: &str) -> specula_gguf::BpeTokenizer {
-    let bytes = std::fs::read(path).expect("read");
-    GgufModel::from_bytes(bytes, None)
-        .expect("the synthetic file loads")
-        .tokenizer
-}
+use specula_gguf::synthetic::{BASE_VOCAB, SyntheticLlama};
 
 #[test]
 fn greedy_drafting_methods_match_autoregressive_and_text_decodes_tokens() {
@@ -371,20 +191,6 @@ fn assert_usage_json(args: &[&str], needles: &[&str]) {
     }
 }
 
-/// A usage error in text form: status 2, one `error:` line containing `needle`.
-fn assert_usage_line(args: &[&str], needle: &str) {
-    let out = run_within(args, REFUSAL_LIMIT);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
-    assert!(out.stdout.is_empty(), "{args:?} wrote {}", out.stdout);
-    let lines: Vec<&str> = out.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{args:?}: {}", out.stderr);
-    assert!(
-        lines[0].starts_with("error: ") && lines[0].contains(needle),
-        "{args:?}: {} lacks {needle}",
-        out.stderr
-    );
-}
-
 fn generate_args<'a>(models: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "generate",
@@ -482,24 +288,6 @@ fn files_and_pairs_the_cli_cannot_take_are_usage_errors_naming_the_flag() {
         &generate_args(&["--models", &subdir, "--target", &target]),
         &["--models", "--target"],
     );
-    // --compare counts characters of an alphabet; a GGUF pair has none.
-    assert_usage_line(
-        &[
-            "sample",
-            "--prompt",
-            PROMPT,
-            "--samples",
-            "2",
-            "--length",
-            "2",
-            "--compare",
-            "--target",
-            &target,
-            "--draft",
-            &draft,
-        ],
-        "--compare",
-    );
 }
 
 /// SmolLM2-135M, when `scripts/smollm2-reference.sh` has fetched it; the same policy as
@@ -507,15 +295,7 @@ fn files_and_pairs_the_cli_cannot_take_are_usage_errors_naming_the_flag() {
 /// `SPECULA_REQUIRE_REAL_MODELS` is set.
 #[test]
 fn smollm2_completes_the_capital_of_france() {
-    let Ok(gguf) = std::env::var("SPECULA_SMOLLM2_GGUF") else {
-        assert!(
-            std::env::var_os("SPECULA_REQUIRE_REAL_MODELS").is_none(),
-            "SPECULA_REQUIRE_REAL_MODELS is set but SPECULA_SMOLLM2_GGUF is not \
-             (eval \"$(bash scripts/smollm2-reference.sh)\")"
-        );
-        eprintln!("skipped: no SmolLM2 file (eval \"$(bash scripts/smollm2-reference.sh)\")");
-        return;
-    };
+    let Some(gguf) = smollm2() else { return };
     // The Python reference's greedy continuation is " Paris.\n\nThe answer is".
     let prompt = "The capital of France is";
     let out = run_ok(&[

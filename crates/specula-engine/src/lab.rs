@@ -37,6 +37,11 @@ pub const MAX_LAB_POSITION: usize = 2;
 /// The tokens each of the lab's runs generates (see the module's documentation).
 pub const RUN_TOKENS: usize = 2;
 
+/// The most logits the second position's closed form may hold: one row of the vocabulary
+/// per first token the target can emit. The bundled pair (65 tokens) always fits; a
+/// 49,152-token BPE model fits 85 first tokens, so its lab at position 2 needs a top-k.
+pub const MAX_SECOND_POSITION_LOGITS: usize = 1 << 22;
+
 /// The exact distribution of one generated position.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -76,18 +81,22 @@ pub struct Fit {
 }
 
 /// The logits the closed forms need: both models at the prompt, and for the second
-/// position the target after each first token (with the prompt, and for `cache-reset`
-/// without it). [`contexts_for_second`] lists the sequences of the last two.
+/// position the target after each first token it can emit (with the prompt, and for
+/// `cache-reset` without it). [`first_tokens`] lists those tokens and
+/// [`contexts_for_second`] the sequences of the last two.
 #[derive(Debug, Clone, Default)]
 pub struct LabLogits {
     /// The target's logits after the prompt.
     pub target: Vec<f64>,
     /// The draft's logits after the prompt.
     pub draft: Vec<f64>,
-    /// Row `x`: the target's logits after the prompt followed by token `x` (second
-    /// position only).
+    /// The first tokens the rows below follow, in order (second position only): the
+    /// support of the target's processed distribution after the prompt.
+    pub first_tokens: Vec<u32>,
+    /// Row `i`: the target's logits after the prompt followed by `first_tokens[i]`
+    /// (second position only).
     pub after_prompt: Vec<Vec<f64>>,
-    /// Row `x`: the target's logits after token `x` alone (second position under
+    /// Row `i`: the target's logits after `first_tokens[i]` alone (second position under
     /// `cache-reset` only).
     pub alone: Vec<Vec<f64>>,
 }
@@ -100,12 +109,41 @@ pub fn needs(config: &DecodeConfig, position: usize) -> (bool, bool) {
     (second, second && config.bug == Some(Bug::CacheReset))
 }
 
+/// The first tokens whose rows the second position needs: those the target's processed
+/// distribution after the prompt (`target_logits`) can emit. Every other token has
+/// weight 0 in both mixtures of [`exact`].
+///
+/// # Errors
+/// `topK` when their rows would hold more than [`MAX_SECOND_POSITION_LOGITS`] logits (a
+/// large vocabulary without a top-k), `model` for logits that are not finite.
+pub fn first_tokens(config: &DecodeConfig, target_logits: &[f64]) -> Result<Vec<u32>, OptionError> {
+    let target = dist(target_logits, &config.sampling, "the target's logits")?;
+    let support: Vec<u32> = (0..target.len())
+        .filter(|&x| target.prob(x) > 0.0)
+        .map(|x| x as u32)
+        .collect();
+    let most = MAX_SECOND_POSITION_LOGITS / target.len().max(1);
+    if support.len() > most {
+        return Err(refuse(
+            "topK",
+            format!(
+                "at most {most} tokens the target can emit first, for the closed form of \
+                 position 2 over a vocabulary of {}",
+                target.len()
+            ),
+            support.len().to_string(),
+        ));
+    }
+    Ok(support)
+}
+
 /// The sequences whose target logits fill [`LabLogits::after_prompt`] (`prompt + [x]`)
-/// or [`LabLogits::alone`] (`[x]`), one per token of a vocabulary of `vocab`.
+/// or [`LabLogits::alone`] (`[x]`), one per token `x` of `first` (see [`first_tokens`]).
 #[must_use]
-pub fn contexts_for_second(prompt: &[u32], vocab: usize, alone: bool) -> Vec<Vec<u32>> {
-    (0..vocab as u32)
-        .map(|x| {
+pub fn contexts_for_second(prompt: &[u32], first: &[u32], alone: bool) -> Vec<Vec<u32>> {
+    first
+        .iter()
+        .map(|&x| {
             if alone {
                 vec![x]
             } else {
@@ -353,36 +391,45 @@ fn exact_second(
             "0",
         ));
     }
-    let vocab = target.len();
+    let first = &logits.first_tokens;
+    let listed = |x: usize| first.contains(&(x as u32));
+    if let Some(x) = (0..target.len()).find(|&x| target.prob(x) > 0.0 && !listed(x)) {
+        return Err(refuse(
+            "model",
+            "a row for every token the target can emit first",
+            format!("none for token {x}"),
+        ));
+    }
     let rows = |rows: &[Vec<f64>], what: &str| -> Result<Vec<Distribution>, OptionError> {
-        if rows.len() != vocab {
+        if rows.len() != first.len() {
             return Err(refuse(
                 "model",
-                format!("{vocab} rows of logits {what}"),
+                format!("{} rows of logits {what}", first.len()),
                 rows.len().to_string(),
             ));
         }
         rows.iter().map(|row| dist(row, sampling, what)).collect()
     };
     let after = rows(&logits.after_prompt, "after the prompt and each token")?;
-    let target_mixture = mixture(&after, |x| target.prob(x));
+    let target_mixture = mixture(&after, first, |x| target.prob(x));
     if config.bug != Some(Bug::CacheReset) {
         return Ok(("target".to_owned(), target_mixture.clone(), target_mixture));
     }
     let draft = dist(&logits.draft, sampling, "the draft's logits")?;
     let alone = rows(&logits.alone, "after each token alone")?;
     let kept = |x: usize| target.prob(x).min(draft.prob(x));
-    let accepted = mixture(&after, kept);
-    let reset = mixture(&alone, |x| (target.prob(x) - kept(x)).max(0.0));
+    let accepted = mixture(&after, first, kept);
+    let reset = mixture(&alone, first, |x| (target.prob(x) - kept(x)).max(0.0));
     let buggy = accepted.iter().zip(&reset).map(|(a, r)| a + r).collect();
     Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
 }
 
-/// `Σₓ weight(x)·next[x]`: the distributions `next` (one per token) mixed by `weight`.
-fn mixture(next: &[Distribution], weight: impl Fn(usize) -> f64) -> Vec<f64> {
+/// `Σᵢ weight(first[i])·next[i]`: the distributions `next` (one per first token) mixed
+/// by `weight`.
+fn mixture(next: &[Distribution], first: &[u32], weight: impl Fn(usize) -> f64) -> Vec<f64> {
     let mut mixed = vec![0.0; next.first().map_or(0, Distribution::len)];
-    for (x, row) in next.iter().enumerate() {
-        let w = weight(x);
+    for (&x, row) in first.iter().zip(next) {
+        let w = weight(x as usize);
         for (m, &p) in mixed.iter_mut().zip(row.probs()) {
             *m += w * p;
         }

@@ -22,6 +22,7 @@ fn logits() -> LabLogits {
     LabLogits {
         target: vec![0.0, 1.0, 2.0],
         draft: vec![2.0, 1.0, 0.0],
+        first_tokens: vec![0, 1, 2],
         after_prompt: vec![
             vec![0.0, 0.0, 3.0],
             vec![3.0, 0.0, 0.0],
@@ -184,4 +185,53 @@ fn a_lab_request_fixes_the_run_length_and_checks_runs_and_seeds() {
         refused(r#"{ "prompt": "ab", "gamma": 0 }"#, None, None),
         "gamma"
     );
+}
+
+#[test]
+fn the_second_position_reads_rows_only_for_tokens_the_target_can_emit() {
+    // Top-k 2 keeps tokens 1 and 2 of the target's three: two rows, and the mixture
+    // weighs them by the processed target.
+    let c = DecodeConfig {
+        sampling: SamplingConfig {
+            top_k: Some(2),
+            ..SamplingConfig::default()
+        },
+        ..config(speculative(), None)
+    };
+    let mut two = logits();
+    two.first_tokens = first_tokens(&c, &two.target).unwrap();
+    assert_eq!(two.first_tokens, [1, 2]);
+    two.after_prompt.remove(0);
+    let second = exact(&c, 2, &two).unwrap();
+    let (e1, e2) = (1.0_f64.exp(), 2.0_f64.exp());
+    let (w1, w2) = (e1 / (e1 + e2), e2 / (e1 + e2));
+    let row = |logits: &[f64]| Distribution::from_logits(logits, &c.sampling).unwrap();
+    let (r1, r2) = (row(&two.after_prompt[0]), row(&two.after_prompt[1]));
+    for x in 0..3 {
+        let want = w1 * r1.prob(x) + w2 * r2.prob(x);
+        assert!((second.expected[x] - want).abs() < 1e-12, "{x}");
+    }
+    // A token the target can emit with no row is refused, not left out of the mixture.
+    let mut missing = two.clone();
+    missing.first_tokens = vec![2];
+    missing.after_prompt.remove(0);
+    assert_eq!(exact(&c, 2, &missing).unwrap_err().field, "model");
+}
+
+#[test]
+fn a_large_vocabulary_without_a_top_k_is_refused_at_the_second_position() {
+    let vocab = MAX_SECOND_POSITION_LOGITS / 100 + 1;
+    let flat = vec![0.0; vocab];
+    let c = config(speculative(), None);
+    let e = first_tokens(&c, &flat).unwrap_err();
+    assert_eq!(e.field, "topK");
+    assert!(e.to_string().contains(&vocab.to_string()), "{e}");
+    let k = DecodeConfig {
+        sampling: SamplingConfig {
+            top_k: Some(8),
+            ..SamplingConfig::default()
+        },
+        ..c
+    };
+    assert_eq!(first_tokens(&k, &flat).unwrap().len(), 8);
 }

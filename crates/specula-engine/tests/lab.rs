@@ -5,7 +5,7 @@
 //! closed form is far from it.
 
 use specula_core::Bug;
-use specula_engine::lab::{LabLogits, contexts_for_second, exact, fit, needs};
+use specula_engine::lab::{LabLogits, contexts_for_second, exact, first_tokens, fit, needs};
 use specula_engine::synthetic::MarkovModel;
 use specula_engine::{DecodeConfig, Decoder, GammaPolicy, Method, SamplingConfig, generate};
 
@@ -33,17 +33,24 @@ fn row(model: &MarkovModel, context: &[u32]) -> Vec<f64> {
 fn lab_logits(config: &DecodeConfig, position: usize) -> LabLogits {
     let (target, draft) = models();
     let (after, alone) = needs(config, position);
+    let target_row = row(&target, &PROMPT);
+    let first = if after {
+        first_tokens(config, &target_row).unwrap()
+    } else {
+        Vec::new()
+    };
     let rows = |alone: bool| {
-        contexts_for_second(&PROMPT, target.vocab(), alone)
+        contexts_for_second(&PROMPT, &first, alone)
             .iter()
             .map(|c| row(&target, c))
             .collect()
     };
     LabLogits {
-        target: row(&target, &PROMPT),
         draft: row(&draft, &PROMPT),
         after_prompt: if after { rows(false) } else { Vec::new() },
         alone: if alone { rows(true) } else { Vec::new() },
+        first_tokens: first,
+        target: target_row,
     }
 }
 

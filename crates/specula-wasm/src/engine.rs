@@ -90,6 +90,14 @@ impl Engine {
         })
     }
 
+    /// Every token's text, in id order: the bundled pair's characters, or a GGUF model's
+    /// byte-level BPE pieces as text (`" the"`, `"\n"`; U+FFFD for bytes that are not
+    /// UTF-8 alone), for showing tokens one by one.
+    #[wasm_bindgen(js_name = tokenTexts)]
+    pub fn token_texts(&self) -> std::result::Result<Vec<String>, JsValue> {
+        self.with_models(|models| Ok(models.tokenizer().token_texts()))
+    }
+
     /// The number of tokens the models know (the alphabet's length for the bundled pair,
     /// the BPE vocabulary for GGUF models).
     #[wasm_bindgen(js_name = vocabSize)]

@@ -1,4 +1,4 @@
-//! The lab's calls on the bundled pair: `Engine.exact(options, position, runs)` works out
+//! The lab's calls on the loaded pair (bundled or GGUF): `Engine.exact(options, position, runs)` works out
 //! the exact distribution of a generated position from both models at the prompt
 //! (`specula_engine::lab`), and `fit(counts, expected, target)` tests many runs' counts
 //! against it. The runs themselves are ordinary generations (`start` / `nextRound`, with
@@ -56,22 +56,15 @@ fn rows(logits: Vec<f32>, vocab: usize) -> Vec<Vec<f64>> {
 /// without sliding the context; `invalid_option` for a combination without a closed
 /// form; `model_failed` when a model fails.
 pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<LabExact> {
-    // The second position's closed form asks the target for one row per token of the
-    // vocabulary: 65 for the bundled pair, tens of thousands for a GGUF model.
-    if models.tokenizer().alphabet().is_none() {
-        return Err(WasmError::option(
-            "the lab's exact distributions take the bundled pair; GGUF models are not \
-             supported by it yet",
-        ));
-    }
     let prompt = encode_prompt(models.tokenizer(), &request.resolved.prompt)?;
     let window = models.context();
     if prompt.len() + RUN_TOKENS > window {
         return Err(WasmError::Prompt(format!(
-            "prompt: the lab generates {RUN_TOKENS} characters after it without sliding the \
-             models' context of {window}, so it may have at most {} characters, got {}",
+            "prompt: the lab generates {RUN_TOKENS} {unit}s after it without sliding the \
+             models' context of {window}, so it may have at most {} {unit}s, got {}",
             window - RUN_TOKENS,
-            prompt.len()
+            prompt.len(),
+            unit = models.tokenizer().unit()
         )));
     }
     let config = &request.resolved.config;
@@ -95,11 +88,14 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
     };
     let (after, alone) = lab::needs(config, request.position);
     if after {
-        let contexts = lab::contexts_for_second(&prompt, vocab, false);
+        // Rows only for the first tokens the target can emit: every token of the bundled
+        // pair's 65, a top-k's worth of a BPE vocabulary (bounded by the engine).
+        logits.first_tokens = lab::first_tokens(config, &logits.target)?;
+        let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, false);
         logits.after_prompt = answer(Role::Target, prompt.len(), contexts).await?;
     }
     if alone {
-        let contexts = lab::contexts_for_second(&prompt, vocab, true);
+        let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, true);
         logits.alone = answer(Role::Target, 0, contexts).await?;
     }
     models.reset();

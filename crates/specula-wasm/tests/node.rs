@@ -424,8 +424,17 @@ async fn a_gguf_pair_on_the_cpu_in_wasm_matches_native() {
     let engine = Engine::new();
     let info = wasm_support::load_gguf(&engine, "cpu").await;
     assert_eq!(info["backend"], "cpu");
-    // A GGUF model's tokens are BPE pieces: it has no alphabet to list.
+    // A GGUF model's tokens are BPE pieces: it has no alphabet to list, but every
+    // token's text, which the prompt's tokens spell out.
     assert_eq!(engine.alphabet().expect("loaded"), "");
+    let texts = engine.token_texts().expect("loaded");
+    assert_eq!(texts.len(), engine.vocab_size().expect("loaded") as usize);
+    let ids = engine
+        .tokenize(common::gguf::PROMPT)
+        .expect("encodes")
+        .to_vec();
+    let spelled: String = ids.iter().map(|&t| texts[t as usize].as_str()).collect();
+    assert_eq!(spelled, common::gguf::PROMPT);
     wasm_support::check_gguf_case(&engine, 1e-4).await;
 }
 
@@ -488,10 +497,32 @@ async fn gguf_load_options_are_checked() {
         "{}",
         error_message(&err)
     );
-    // The lab's closed forms take the bundled pair only, so far.
+}
+
+#[wasm_bindgen_test]
+async fn the_lab_works_over_a_gguf_vocabulary() {
+    let engine = Engine::new();
     wasm_support::load_gguf(&engine, "cpu").await;
-    let err = JsFuture::from(engine.exact(js(r#"{"prompt":"the cat"}"#), None, None))
-        .await
-        .expect_err("lab");
-    assert_eq!(error_code(&err), "invalid_option");
+    let vocab = engine.vocab_size().expect("loaded") as usize;
+    // Position 2 reads rows only for the first tokens the target can emit (top-k 4).
+    let cases = [
+        (1.0, r#"{"prompt":"the cat"}"#, vocab),
+        (2.0, r#"{"prompt":"the cat","topK":4}"#, 4),
+    ];
+    for (position, options, at_least) in cases {
+        let exact = JsFuture::from(engine.exact(js(options), Some(position), Some(10.0)))
+            .await
+            .expect("the lab's exact distribution");
+        let exact = wasm_support::stringify(&exact);
+        assert_eq!(exact["kind"], "target");
+        let expected: Vec<f64> = serde_json::from_value(exact["expected"].clone()).expect("probs");
+        assert_eq!(expected.len(), vocab);
+        assert!((expected.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let support = expected.iter().filter(|&&p| p > 0.0).count();
+        assert!(
+            support >= at_least.min(vocab),
+            "position {position}: {support}"
+        );
+        assert_eq!(exact["expected"], exact["target"]);
+    }
 }

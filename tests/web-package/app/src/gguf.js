@@ -66,10 +66,23 @@ export async function ggufChecks(check, wantGpu) {
     check(last?.loaded === sizes[name] && last.total === sizes[name], `gguf cpu: progress of ${name} to its ${sizes[name]} bytes (${reports.length} reports)`);
   }
   check(s.alphabet === "", `gguf cpu: no alphabet (${JSON.stringify(s.alphabet)})`);
+  const texts = s.tokenTexts;
+  check(Array.isArray(texts) && Object.isFrozen(texts) && texts.length === s.models.target.vocabSize, `gguf cpu: tokenTexts has one text per token (${texts?.length})`);
   const prompt = await s.tokenize(expected.prompt);
   check(JSON.stringify(Array.from(prompt)) === JSON.stringify(expected.promptTokens), `gguf cpu: the prompt's BPE tokens are the native ones (${prompt.length})`);
   check((await s.detokenize(prompt)) === expected.prompt, "gguf cpu: detokenize gives the prompt back");
+  check(Array.from(prompt).map((t) => texts[t]).join("") === expected.prompt, "gguf cpu: the prompt's tokens' texts spell the prompt");
   await greedyChecks(s, expected, "cpu", check);
+  // The lab over the BPE vocabulary (a wiring check: its statistics are tested in Rust,
+  // crates/specula-cli/tests/gguf_compare.rs): position 2 reads rows for top-k 4's tokens.
+  for (const [position, extra] of [[1, {}], [2, { topK: 4 }]]) {
+    const lab = await s.sample({ prompt: expected.prompt, method: "speculative", gamma: 3, seed: 5, ...extra }, { runs: 60, position });
+    const counted = lab.counts.reduce((a, b) => a + b, 0);
+    check(
+      lab.expected.length === texts.length && counted === 60 && lab.kind === "target" && lab.pValue > 1e-4,
+      `gguf cpu: sample() at position ${position} counts BPE tokens (${counted} of 60, p = ${lab.pValue?.toFixed(3)})`,
+    );
+  }
   // The loaded pair behind decode()'s model interface: its vocabulary is the BPE one.
   const vocab = s.models.target.vocabSize;
   const viaDecode = [];
@@ -94,7 +107,6 @@ export async function ggufChecks(check, wantGpu) {
     ["a target URL that is a 404", () => s.load({ backend: "cpu", ...FILES, target: { url: missing } }), "download_failed", undefined, [`cannot download ${missing.slice(6)} from`, "HTTP 404"]],
     ["a draft that is not GGUF", () => s.load({ backend: "cpu", ...FILES, draft: { url: notGguf } }), "bad_weights", undefined, ["draft model:"]],
     ["parallelDraft", () => s.complete({ ...expected.greedy, method: "speculative", gamma: 3, parallelDraft: true }), "invalid_option", "parallelDraft", ["parallelDraft does not support GGUF models"]],
-    ["sample() (the lab)", () => s.sample({ prompt: expected.prompt, method: "speculative", gamma: 3 }, { runs: 10 }), "invalid_option", undefined, ["GGUF models are not supported"]],
   ]) {
     const error = await failure(Promise.resolve().then(call));
     const right = error instanceof SpeculaError && error.code === code && error.field === field && fragments.every((f) => error.message.includes(f));
