@@ -296,8 +296,8 @@ export class Specula {
    * Generates round by round; the iterator's return value is the summary. With
    * `parallelDraft: true` the draft model and the decoder run in a second worker (the
    * CPU-only module, started on first use) that sends the target's requests to this
-   * instance's worker, so the next round is drafted while this one is verified (not with
-   * GGUF models: refused with code "invalid_option", field "parallelDraft").
+   * instance's worker, so the next round is drafted while this one is verified (GGUF
+   * models too: the draft worker downloads both files again and builds the draft).
    */
   generate(options: GenerateOptions): AsyncGenerator<Round, Summary, undefined>;
   /** Runs a whole generation. */

@@ -281,13 +281,6 @@ export class Specula {
     let signal;
     ({ options, signal } = splitSignal(options));
     const parallel = options !== null && typeof options === "object" && options.parallelDraft === true;
-    // The draft worker reads description and weight files (bundled or weightsUrl), not GGUF.
-    if (parallel && this.gguf) {
-      throw optionError(
-        "parallelDraft",
-        "parallelDraft does not support GGUF models (load()'s target and draft) yet; generate without it",
-      );
-    }
     // Checked here: its worker is sent the options only once the draft worker has loaded.
     if (parallel && unclonable(options)) throw notPlainData(options);
     const queue = [];

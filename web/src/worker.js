@@ -405,18 +405,17 @@ async function loadDraft(id, { urls: given, port, targetInfo: info }) {
     const text = new TextDecoder();
     const get = (key, name) => fetchWithProgress(urls[key], name, undefined, () => {}, byteLimit(name));
     const kind = moduleFor(urls, "cpu");
-    const [exports, draftMeta, draftWeights, targetMeta] = await Promise.all([
-      ensureWasm(id, urls, kind),
-      get("draftMeta", "draft.json"),
-      get("draftWeights", "draft.bpk"),
-      get("targetMeta", "target.json"),
-    ]);
+    // A GGUF pair: both files again (the target's for its tokenizer and context only).
+    const files = urls.targetGguf
+      ? ggufFiles(urls, () => {})
+      : Promise.all([get("draftMeta", "draft.json"), get("draftWeights", "draft.bpk"), get("targetMeta", "target.json")]).then(
+          ([draftMeta, draftWeights, targetMeta]) => ({ draftMeta: text.decode(draftMeta), draftWeights, targetMeta: text.decode(targetMeta) }),
+        );
+    const [exports, models] = await Promise.all([ensureWasm(id, urls, kind), files]);
     const next = new exports.DraftEngine();
     try {
       next.load({
-        draftMeta: text.decode(draftMeta),
-        draftWeights,
-        targetMeta: text.decode(targetMeta),
+        ...models,
         target: remoteTarget(port),
         pause: yieldToEventLoop,
         targetBackend: info.backend,

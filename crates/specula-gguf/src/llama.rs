@@ -167,6 +167,23 @@ impl LlamaConfig {
         embed + head + d + self.n_layers as u64 * block
     }
 
+    /// The largest weight matrix in f32, as one device buffer holds it: its name and its
+    /// bytes (the embedding and output head, `vocab × d_model`, for any usual shape; the
+    /// feed-forward's `d_ff × d_model` otherwise).
+    #[must_use]
+    pub fn largest_matrix(&self) -> (&'static str, u64) {
+        let (d, ff, vocab) = (
+            self.d_model as u64,
+            self.d_ff as u64,
+            self.vocab_size as u64,
+        );
+        if vocab >= ff {
+            ("token_embd.weight", 4 * vocab * d)
+        } else {
+            ("ffn_up.weight", 4 * ff * d)
+        }
+    }
+
     /// Bytes the model takes once loaded: the weights in f32 plus, for `max_seq`
     /// positions, the K/V cache and the logits the cache keeps.
     #[must_use]

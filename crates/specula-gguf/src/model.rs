@@ -45,8 +45,18 @@ impl GgufModel {
 /// # Errors
 /// As [`GgufModel::from_bytes`], but for tensor contents, which are not read.
 pub fn tokenizer_of(bytes: &[u8], available: Option<u64>) -> Result<BpeTokenizer> {
+    Ok(shape_of(bytes, available)?.1)
+}
+
+/// The shape and the tokenizer of a model file, after every check
+/// [`GgufModel::from_bytes`] makes short of dequantizing the weights: what a caller needs
+/// to decide where the model fits before building it.
+///
+/// # Errors
+/// As [`GgufModel::from_bytes`], but for tensor contents, which are not read.
+pub fn shape_of(bytes: &[u8], available: Option<u64>) -> Result<(LlamaConfig, BpeTokenizer)> {
     let file = GgufFile::parse(bytes.to_vec())?;
-    Ok(checked(&file, available)?.1)
+    checked(&file, available)
 }
 
 /// The shape and the tokenizer of `file`, checked to agree and to fit `available`.

@@ -151,6 +151,25 @@ impl BackendInfo {
 pub(crate) struct Adapter {
     pub(crate) name: String,
     pub(crate) is_fallback: Option<bool>,
+    /// The largest storage buffer the device binds (the smaller of its `maxBufferSize`
+    /// and `maxStorageBufferBindingSize`), once burn has created the device.
+    pub(crate) max_buffer: Option<u64>,
+}
+
+/// The largest storage buffer the page's WebGPU device binds, once it exists.
+#[must_use]
+pub(crate) fn gpu_buffer_limit() -> Option<u64> {
+    #[cfg(feature = "webgpu")]
+    {
+        match &*WEBGPU.with(Rc::clone).borrow() {
+            WebGpu::Ready(_, adapter) => adapter.max_buffer,
+            _ => None,
+        }
+    }
+    #[cfg(not(feature = "webgpu"))]
+    {
+        None
+    }
 }
 
 /// The state of the page's one WebGPU runtime.
@@ -247,7 +266,7 @@ async fn webgpu() -> std::result::Result<(Device, Adapter), String> {
 async fn init() -> std::result::Result<(Device, Adapter), String> {
     use burn::tensor::wgpu::WgpuBackend;
 
-    let adapter = crate::gpu_probe::probe().await?;
+    let mut adapter = crate::gpu_probe::probe().await?;
     let (device, setup) = Device::wgpu_options()
         .graphics_api(WgpuBackend::WebGpu)
         .init_with_setup_async()
@@ -256,6 +275,12 @@ async fn init() -> std::result::Result<(Device, Adapter), String> {
     setup
         .device
         .set_device_lost_callback(|_reason, _message| mark_gpu_lost());
+    let limits = setup.device.limits();
+    adapter.max_buffer = Some(
+        limits
+            .max_buffer_size
+            .min(limits.max_storage_buffer_binding_size),
+    );
     Ok((device, adapter))
 }
 

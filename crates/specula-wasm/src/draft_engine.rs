@@ -12,7 +12,7 @@ use std::rc::Rc;
 use burn::tensor::Device;
 use js_sys::{Float32Array, Function, Promise, Reflect};
 use specula_engine::ForwardRequest;
-use specula_host::DeviceLm;
+use specula_host::{DeviceLm, ModelTokenizer};
 use specula_model::{ModelBundle, ModelMeta, ModelRole};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -24,8 +24,34 @@ use crate::fields::Fields;
 use crate::generation::Generation;
 use crate::js_options::{generate_options, required};
 use crate::js_value::to_js;
-use crate::models::{check_alphabets, check_role};
+use crate::models::{GgufPair, check_alphabets, check_role};
 use crate::remote::{RemotePair, RemoteTarget};
+
+/// The bundled architecture's draft from `draftMeta`/`draftWeights`, checked against
+/// the target's description `targetMeta`: the model on this module's CPU, the shared
+/// tokenizer and the context both read.
+///
+/// # Errors
+/// `invalid_option` for a missing field, `bad_weights` for files that do not check.
+fn bundled_draft(f: &Fields) -> Result<(DeviceLm, ModelTokenizer, usize)> {
+    let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
+    let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
+    let target_meta = required(
+        "targetMeta",
+        f.string("targetMeta")?.map(String::into_bytes),
+    )?;
+    let draft = ModelBundle::from_parts(&draft_meta, &draft_weights)
+        .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;
+    let target = ModelMeta::from_json(&target_meta)
+        .map_err(|e| WasmError::Weights(format!("target model: {e}")))?;
+    check_role("draft", &draft.meta, ModelRole::Draft)?;
+    check_role("target", &target, ModelRole::Target)?;
+    check_alphabets(&draft.meta, &target)?;
+    let context = draft.meta.config.max_seq.min(target.config.max_seq);
+    let model = DeviceLm::build(&draft, &Device::flex())
+        .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;
+    Ok((model, ModelTokenizer::Chars(target.tokenizer), context))
+}
 
 /// What the target's answers said of where it runs.
 #[derive(Debug, Default)]
@@ -113,10 +139,12 @@ pub struct DraftEngine {
 }
 
 /// The option names `load` accepts.
-const LOAD_KEYS: [&str; 6] = [
+const LOAD_KEYS: [&str; 8] = [
     "draftMeta",
     "draftWeights",
     "targetMeta",
+    "draftGguf",
+    "targetGguf",
     "target",
     "pause",
     "targetBackend",
@@ -136,19 +164,16 @@ impl DraftEngine {
     /// pause, targetBackend }`: the draft's description and weights, checked against
     /// their SHA-256; the target's description, for its alphabet and context; `target(request)`
     /// resolving to `{ logits, backend, fallback }`; `pause()` resolving after one turn
-    /// of the event loop; where the target runs now, `"webgpu"` or `"cpu"`).
+    /// of the event loop; where the target runs now, `"webgpu"` or `"cpu"`). For a GGUF
+    /// pair, `draftGguf` and `targetGguf` (bytes) replace the first three: the target's
+    /// file gives the shared tokenizer and its context, its weights are not read.
     ///
     /// # Errors
     /// `invalid_option` naming a missing or mistyped field; `bad_weights` when the files
-    /// do not check or the two models' alphabets differ; `busy` while a generation runs.
+    /// do not check or the two models' alphabets (tokenizers) differ; `busy` while a
+    /// generation runs.
     pub fn load(&self, options: JsValue) -> std::result::Result<(), JsValue> {
         let f = Fields::new(&options, "draft load options", &LOAD_KEYS)?;
-        let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
-        let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
-        let target_meta = required(
-            "targetMeta",
-            f.string("targetMeta")?.map(String::into_bytes),
-        )?;
         let function = |name: &str| {
             Reflect::get(&options, &name.into())
                 .ok()
@@ -157,17 +182,17 @@ impl DraftEngine {
         };
         let (call, pause) = (function("target")?, function("pause")?);
         let on_gpu = f.string("targetBackend")?.as_deref() == Some("webgpu");
-
-        let draft = ModelBundle::from_parts(&draft_meta, &draft_weights)
-            .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;
-        let target = ModelMeta::from_json(&target_meta)
-            .map_err(|e| WasmError::Weights(format!("target model: {e}")))?;
-        check_role("draft", &draft.meta, ModelRole::Draft)?;
-        check_role("target", &target, ModelRole::Target)?;
-        check_alphabets(&draft.meta, &target)?;
-        let context = draft.meta.config.max_seq.min(target.config.max_seq);
-        let model = DeviceLm::build(&draft, &Device::flex())
-            .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;
+        let (model, tokenizer, context) = match f.bytes("draftGguf")? {
+            Some(draft) => {
+                // The target's file is read for its tokenizer and context only.
+                let target = required("targetGguf", f.bytes("targetGguf")?)?;
+                let pair = GgufPair::from_files(draft, target)?;
+                let model = pair.build(specula_engine::Role::Draft, &Device::flex())?;
+                let context = model.max_seq().min(pair.target_context());
+                (model, pair.tokenizer().clone(), context)
+            }
+            None => bundled_draft(&f)?,
+        };
         let status = Rc::new(RefCell::new(TargetStatus {
             on_gpu,
             fallback: None,
@@ -178,7 +203,6 @@ impl DraftEngine {
             status,
         };
         let mut state = self.idle()?;
-        let tokenizer = specula_host::ModelTokenizer::Chars(target.tokenizer);
         state.pair = Some(RemotePair::new(model, tokenizer, context, remote));
         state.generation = None;
         Ok(())

@@ -25,6 +25,9 @@ struct State {
     models: Option<Models>,
     generation: Option<Generation>,
     busy: Option<&'static str>,
+    /// A smaller GPU buffer limit than the device's, set by tests
+    /// (`simulateGpuBufferLimit`).
+    gpu_buffer_cap: Option<u64>,
 }
 
 /// The models and the current generation. One generation runs at a time.
@@ -222,6 +225,19 @@ impl Engine {
     pub fn simulate_device_loss(&self) {
         self.lose_gpu.set(true);
     }
+
+    /// Acts as if this engine's WebGPU device bound at most `bytes` in one buffer, for
+    /// the next loads: GGUF models with a larger matrix then go to the CPU (`auto`, with
+    /// the reason) or are refused (`webgpu`). For tests of that check.
+    #[wasm_bindgen(js_name = simulateGpuBufferLimit)]
+    pub fn simulate_gpu_buffer_limit(&self, bytes: f64) -> std::result::Result<(), JsValue> {
+        let mut state = self
+            .state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        state.gpu_buffer_cap = Some(bytes.max(0.0) as u64);
+        Ok(())
+    }
 }
 
 impl Engine {
@@ -312,6 +328,7 @@ async fn load_into(
     draft: DraftBackend,
     sources: Sources,
 ) -> Result<BackendInfo> {
+    let cap;
     {
         let mut s = state
             .try_borrow_mut()
@@ -320,9 +337,21 @@ async fn load_into(
             return Err(WasmError::Busy(what));
         }
         s.busy = Some("load");
+        cap = s.gpu_buffer_cap;
     }
     let built = match backend::select(choice).await {
-        Ok((device, info)) => Models::build(sources, &device, info, draft),
+        Ok((device, info)) => match sources.gpu_misfit(&info, draft, cap) {
+            None => Models::build(sources, &device, info, draft),
+            // Said before any upload: with "auto" the models go to the CPU with the reason.
+            Some(reason) if choice == BackendChoice::Auto => {
+                let info = backend::BackendInfo::cpu(choice, Some(reason));
+                Models::build(sources, &burn::tensor::Device::flex(), info, draft)
+            }
+            Some(reason) => Err(WasmError::Backend(format!(
+                "backend \"webgpu\" cannot hold these models: {reason}; use backend \"cpu\" \
+                 or \"auto\""
+            ))),
+        },
         Err(e) => Err(e),
     };
     let mut s = state

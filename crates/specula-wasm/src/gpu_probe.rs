@@ -55,5 +55,9 @@ pub(crate) async fn probe() -> Result<Adapter, String> {
     let is_fallback = get(&info, "isFallbackAdapter")
         .as_bool()
         .or_else(|| get(&adapter, "isFallbackAdapter").as_bool());
-    Ok(Adapter { name, is_fallback })
+    Ok(Adapter {
+        name,
+        is_fallback,
+        max_buffer: None,
+    })
 }

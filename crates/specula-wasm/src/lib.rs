@@ -53,7 +53,7 @@ pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
 pub use lab::LabExact;
 pub use math::TheoryCurves;
-pub use models::{Bundles, Models};
+pub use models::{Bundles, GgufPair, Models};
 pub use pair::{Advance, Pair};
 pub use remote::{RemotePair, RemoteTarget};
 

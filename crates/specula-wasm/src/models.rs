@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use burn::tensor::Device;
 use specula_engine::{ForwardRequest, ForwardResponse, Role};
-use specula_gguf::GgufModel;
+use specula_gguf::{GgufModel, LlamaConfig};
 use specula_host::{DeviceLm, ModelTokenizer};
 use specula_model::{ModelBundle, ModelMeta, ModelRole};
 
@@ -63,6 +63,8 @@ pub struct GgufPair {
     draft: Rc<[u8]>,
     target: Rc<[u8]>,
     tokenizer: ModelTokenizer,
+    /// The shapes, for the checks made before building (the GPU's buffer limit).
+    shapes: [LlamaConfig; 2],
 }
 
 impl GgufPair {
@@ -73,12 +75,12 @@ impl GgufPair {
     /// [`WasmError::Weights`] naming the model and what is wrong with its file.
     pub fn from_files(draft: Vec<u8>, target: Vec<u8>) -> Result<Self> {
         let (draft, target): (Rc<[u8]>, Rc<[u8]>) = (draft.into(), target.into());
-        let tokenizer = |name: &str, bytes: &[u8]| {
-            specula_gguf::model::tokenizer_of(bytes, available_memory())
+        let shape = |name: &str, bytes: &[u8]| {
+            specula_gguf::model::shape_of(bytes, available_memory())
                 .map_err(|e| WasmError::Weights(format!("{name} model: {e}")))
         };
-        let draft_tokenizer = tokenizer("draft", &draft)?;
-        let target_tokenizer = tokenizer("target", &target)?;
+        let (draft_shape, draft_tokenizer) = shape("draft", &draft)?;
+        let (target_shape, target_tokenizer) = shape("target", &target)?;
         if !draft_tokenizer.same_vocabulary(&target_tokenizer) {
             return Err(WasmError::Weights(
                 "the draft and target models have different tokenizers (tokens or merges); \
@@ -90,11 +92,50 @@ impl GgufPair {
             draft,
             target,
             tokenizer: ModelTokenizer::Bpe(Box::new(target_tokenizer)),
+            shapes: [draft_shape, target_shape],
         })
     }
 
+    /// Why a model that would run on a WebGPU device binding at most `max_buffer` bytes
+    /// in one buffer cannot (the draft counts only when `draft_on_gpu`); `None` when both
+    /// fit. Checked before any upload: burn would fail on the first oversized buffer.
+    #[must_use]
+    pub fn gpu_misfit(&self, max_buffer: u64, draft_on_gpu: bool) -> Option<String> {
+        let [draft, target] = &self.shapes;
+        [("target", target, true), ("draft", draft, draft_on_gpu)]
+            .into_iter()
+            .filter(|&(_, _, on_gpu)| on_gpu)
+            .find_map(|(name, shape, _)| {
+                let (tensor, bytes) = shape.largest_matrix();
+                (bytes > max_buffer).then(|| {
+                    format!(
+                        "the {name} model's {tensor} takes {} in f32, more than this WebGPU \
+                         device binds in one buffer ({}); the whole model needs about {}",
+                        megabytes(bytes),
+                        megabytes(max_buffer),
+                        megabytes(shape.loaded_bytes())
+                    )
+                })
+            })
+    }
+
+    /// The shared tokenizer.
+    #[must_use]
+    pub fn tokenizer(&self) -> &ModelTokenizer {
+        &self.tokenizer
+    }
+
+    /// The most positions the target reads.
+    #[must_use]
+    pub fn target_context(&self) -> usize {
+        self.shapes[1].max_seq
+    }
+
     /// The model of `role` on `device`, dequantized from its file again.
-    fn build(&self, role: Role, device: &Device) -> Result<DeviceLm> {
+    ///
+    /// # Errors
+    /// [`WasmError::Weights`] naming the model and what is wrong with its file.
+    pub fn build(&self, role: Role, device: &Device) -> Result<DeviceLm> {
         let (name, bytes) = match role {
             Role::Draft => ("draft", &self.draft),
             Role::Target => ("target", &self.target),
@@ -120,6 +161,25 @@ pub enum Sources {
 }
 
 impl Sources {
+    /// Why these models cannot go on the page's WebGPU device as `info` and `draft` place
+    /// them (see [`GgufPair::gpu_misfit`]), with its buffer limit lowered to `cap` when
+    /// given; `None` when they fit, are not on WebGPU or are the bundled pair (a few
+    /// megabytes).
+    pub(crate) fn gpu_misfit(
+        &self,
+        info: &BackendInfo,
+        draft: DraftBackend,
+        cap: Option<u64>,
+    ) -> Option<String> {
+        let Self::Gguf(pair) = self else { return None };
+        if info.backend != "webgpu" {
+            return None;
+        }
+        let device = crate::backend::gpu_buffer_limit();
+        let limit = device.into_iter().chain(cap).min()?;
+        pair.gpu_misfit(limit, draft != DraftBackend::Cpu)
+    }
+
     /// The model of `role` on `device`.
     fn build(&self, role: Role, device: &Device) -> Result<DeviceLm> {
         match self {
@@ -142,6 +202,11 @@ impl Sources {
             Self::Gguf(pair) => pair.tokenizer.clone(),
         }
     }
+}
+
+/// `bytes` as megabytes for a message: "113.2 MB (113246208 bytes)".
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB ({bytes} bytes)", bytes as f64 / 1e6)
 }
 
 /// The bytes this module's memory can still grow by: wasm32 addresses 4 GiB, of which

@@ -182,4 +182,29 @@ async fn a_gguf_pair_on_webgpu_and_on_the_cpu_in_chromium_matches_native() {
     // Another summation order on the GPU: within 1e-3, far below the greedy path's
     // closest call (minGap in the fixture).
     wasm_support::check_gguf_case(&gpu, 1e-3).await;
+    // A device that cannot bind the embedding in one buffer: refused before any upload
+    // for "webgpu", on the CPU with the reason for "auto".
+    let small = Engine::new();
+    small.simulate_gpu_buffer_limit(1000.0).expect("idle");
+    let err = wasm_support::try_load_gguf(&small, "webgpu")
+        .await
+        .expect_err("too large for the device");
+    let message = wasm_support::error_message(&err);
+    assert_eq!(
+        wasm_support::error_code(&err),
+        "backend_unavailable",
+        "{message}"
+    );
+    for needle in [
+        "target model's token_embd.weight",
+        "1000 bytes",
+        "backend \"cpu\"",
+    ] {
+        assert!(message.contains(needle), "{message} lacks {needle}");
+    }
+    let info = wasm_support::load_gguf(&small, "auto").await;
+    assert_eq!(info["backend"], "cpu", "{info}");
+    let reason = info["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("token_embd.weight"), "{info}");
+    wasm_support::check_gguf_case(&small, 1e-4).await;
 }

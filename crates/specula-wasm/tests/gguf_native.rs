@@ -124,3 +124,32 @@ fn the_synthetic_gguf_pair_reproduces_its_recorded_logits_and_greedy_text() {
         "native logits moved by {diff}; rebless if intended"
     );
 }
+
+/// A model whose largest matrix exceeds the WebGPU device's largest buffer is named with
+/// its figures before anything is uploaded (the browser's load then goes to the CPU for
+/// "auto" and refuses "webgpu" with that reason).
+#[test]
+fn a_model_larger_than_the_gpu_buffer_limit_is_named_before_upload() {
+    let (draft, target) = gguf::files();
+    let shape = GgufModel::from_bytes(target.clone(), None)
+        .expect("the target file loads")
+        .config;
+    let pair = specula_wasm::GgufPair::from_files(draft, target).expect("the pair");
+    let (tensor, bytes) = shape.largest_matrix();
+    assert_eq!(tensor, "token_embd.weight");
+    assert_eq!(bytes, 4 * (shape.vocab_size * shape.d_model) as u64);
+    assert_eq!(pair.gpu_misfit(bytes, true), None);
+    let why = pair.gpu_misfit(bytes - 1, true).expect("one byte too many");
+    for needle in [
+        "target",
+        tensor,
+        &bytes.to_string(),
+        &(bytes - 1).to_string(),
+    ] {
+        assert!(why.contains(needle), "{why} lacks {needle}");
+    }
+    assert!(
+        why.contains(&shape.loaded_bytes().to_string()),
+        "{why} lacks the model's whole size"
+    );
+}

@@ -105,6 +105,13 @@ pub fn error_field(err: &JsValue) -> String {
 /// Loads the synthetic GGUF pair of `common::gguf` through `load`'s JavaScript options,
 /// as the package's worker passes downloaded files; resolves to the backend report.
 pub async fn load_gguf(engine: &Engine, backend: &str) -> serde_json::Value {
+    try_load_gguf(engine, backend)
+        .await
+        .expect("the GGUF pair loads")
+}
+
+/// [`load_gguf`], giving the error of a load that fails.
+pub async fn try_load_gguf(engine: &Engine, backend: &str) -> Result<serde_json::Value, JsValue> {
     let (draft, target) = crate::common::gguf::files();
     let options = js_sys::Object::new();
     let set = |key: &str, value: JsValue| {
@@ -119,10 +126,8 @@ pub async fn load_gguf(engine: &Engine, backend: &str) -> serde_json::Value {
         "targetGguf",
         js_sys::Uint8Array::from(target.as_slice()).into(),
     );
-    let info = wasm_bindgen_futures::JsFuture::from(engine.load(options.into()))
-        .await
-        .expect("the GGUF pair loads");
-    stringify(&info)
+    let info = wasm_bindgen_futures::JsFuture::from(engine.load(options.into())).await?;
+    Ok(stringify(&info))
 }
 
 /// The GGUF case on a loaded engine: the target's logits at every prompt position within

@@ -91,6 +91,12 @@ export async function ggufChecks(check, wantGpu) {
     vocab > 256 && (await s.detokenize(viaDecode)) === expected.text,
     `gguf cpu: decode() over s.models (vocabulary ${vocab}) gives the native text`,
   );
+  // Parallel drafting: the draft in a second worker, the target here; the same text.
+  const parallel = await run(s, { ...expected.greedy, method: "speculative", gamma: 3, parallelDraft: true });
+  check(
+    parallel.text === expected.text && parallel.rounds.some((r) => r.trace.earlyDrafts > 0),
+    `gguf cpu: parallelDraft greedy == the native text, drafting ahead (${parallel.rounds.length} rounds)`,
+  );
   const works = async () => (await s.complete({ ...expected.greedy, method: "speculative", gamma: 3 })).text === expected.text;
 
   // Each refusal, then the same greedy text from the same instance.
@@ -106,7 +112,6 @@ export async function ggufChecks(check, wantGpu) {
     ["target.url not a URL", () => s.load({ backend: "cpu", ...FILES, target: { url: "http://[" } }), "invalid_option", "target.url", ['target.url "http://[" is not a URL']],
     ["a target URL that is a 404", () => s.load({ backend: "cpu", ...FILES, target: { url: missing } }), "download_failed", undefined, [`cannot download ${missing.slice(6)} from`, "HTTP 404"]],
     ["a draft that is not GGUF", () => s.load({ backend: "cpu", ...FILES, draft: { url: notGguf } }), "bad_weights", undefined, ["draft model:"]],
-    ["parallelDraft", () => s.complete({ ...expected.greedy, method: "speculative", gamma: 3, parallelDraft: true }), "invalid_option", "parallelDraft", ["parallelDraft does not support GGUF models"]],
   ]) {
     const error = await failure(Promise.resolve().then(call));
     const right = error instanceof SpeculaError && error.code === code && error.field === field && fragments.every((f) => error.message.includes(f));
