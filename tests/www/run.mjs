@@ -30,6 +30,7 @@ import { addOptionsTableTests } from "./options-table.mjs";
 import { addLabTests } from "./lab.mjs";
 import { addLessonTests } from "./lesson.mjs";
 import { addParallelTests } from "./parallel.mjs";
+import { addGgufTests, ggufMounts } from "./gguf.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -57,7 +58,8 @@ function check(ok, what, detail = "") {
   }
 }
 
-const server = await serve(dist);
+// GGUF files for the "Your models" tests are served beside the page (gguf.mjs).
+const server = await serve(dist, { mounts: ggufMounts() });
 const origin = new URL(server.url).origin;
 console.log(`serving ${dist} on ${server.url}`);
 
@@ -532,6 +534,8 @@ addLabTests(tests, { browser, open, loaded, check, artifacts });
 addParallelTests(tests, { browser, open, loaded, check });
 // The guided lesson: each step's numbers against the round it names, the presets, the keyboard, a phone.
 addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pageFmt });
+// Your models: a GGUF pair by URL and by file, its pieces, the lab, compaction, typed errors; SmolLM2 when given.
+addGgufTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
 
 const started = Date.now();
 try {

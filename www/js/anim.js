@@ -8,6 +8,7 @@ import { rich } from "./glossary.js";
 import { buildTree } from "./tree.js";
 import { residualChart } from "./residual-view.js";
 import { overlap } from "./math.js";
+import { argmaxOf, showPiece } from "./pieces.js";
 
 export class Cancelled extends Error {}
 
@@ -47,17 +48,19 @@ export class Pacer {
   }
 }
 
-export const showChar = (ch) => (ch === "\n" ? "↵" : ch === " " ? "␣" : ch);
+/** A token's text as drawn: a character, or a GGUF token's piece (" the" as "␣the", "\n" as "↵"). */
+export const showChar = showPiece;
 const fmt = (x, d = 2) => (x === null || x === undefined ? "–" : !Number.isFinite(x) ? "∞" : x.toFixed(d));
-const argmaxOf = (v) => (v ? v.reduce((best, x, i) => (x > v[best] ? i : best), 0) : null);
 
 /**
  * Builds the stage for a round (all cells hidden) and returns an animator.
  * focus: the box under the tree for the current step's sentence and the residual.
- * options: { dynamicGamma, parallelDraft, greedy } of the run.
+ * options: { dynamicGamma, parallelDraft, greedy } of the run; `pieces` when its tokens are
+ * text pieces (a GGUF pair), named in `unit`s ("token" rather than "character").
  */
-export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, parallelDraft = false, greedy = false } = {}) {
+export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, parallelDraft = false, greedy = false, pieces = false, unit = "character" } = {}) {
   const ch = (t) => showChar(alphabet[t] ?? "?");
+  stage.classList.toggle("pieces", pieces);
   stage.replaceChildren();
   focus.replaceChildren();
   notes.replaceChildren();
@@ -120,7 +123,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
     const t = timing;
     const rows = Math.max(1, trace.drafts.filter((d) => !trace.drafts.some((e) => e.parent === d.id)).length);
     if (trace.drafts.length === 0) {
-      say("No drafts: the target runs once and samples the next character.");
+      say(`No drafts: the target runs once and samples the next ${unit}.`);
     } else {
       // 1. Drafts appear one depth at a time (the draft model runs once per depth).
       for (let d = 1; d <= depth; d++) {
@@ -130,7 +133,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         }
         await pacer.wait(t.draft);
       }
-      say(`The draft proposes ${trace.drafts.length} character${trace.drafts.length > 1 ? "s" : ""}` +
+      say(`The draft proposes ${trace.drafts.length} ${unit}${trace.drafts.length > 1 ? "s" : ""}` +
         (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : ".") +
         (trace.earlyDrafts > 0
           ? ` The first ${trace.earlyDrafts} ${trace.earlyDrafts > 1 ? "were" : "was"} {parallel}, while the target verified the last round.`
@@ -225,7 +228,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         } else {
           emit(step.depth, step.token, "resampled", `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
           say(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the {residual} ${typical ? "(typical acceptance draws from the target itself)" : residualName(out.residual.residual)} ({u} = ${fmt(out.residual.uniform, 3)})`, "res");
-          const chart = residualChart(step, step.token, ch);
+          const chart = residualChart(step, step.token, ch, 3, pieces);
           if (chart) focus.append(chart);
         }
         await pacer.wait(t.residual);
@@ -251,7 +254,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
       say("All drafts accepted → no {bonus}: the next round's drafts, {parallel|drawn in parallel}, are tested from here.", "bonus");
     }
     redraw();
-    if (trace.truncated) say(`${trace.truncated} character(s) after the stop condition dropped.`);
+    if (trace.truncated) say(`${trace.truncated} ${unit}(s) after the stop condition dropped.`);
     if (dynamicGamma && trace.nextGamma !== null && trace.nextGamma !== undefined && trace.drafts.length) {
       say(`dynamic {gamma}: the next round drafts ${trace.nextGamma}`);
     }

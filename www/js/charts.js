@@ -53,20 +53,23 @@ export function niceStep(span, most = 5, integer = false) {
 /**
  * Grouped horizontal bars: rows of {label, values: [..], mark} with one colour class per
  * series [{name, cls}]. Each bar has its own 14 px band, so value labels never overlap.
+ * `fitLabels` widens the label column to the longest label (token pieces, a pooled row);
+ * a row with `pooled` is drawn as the rest of the vocabulary.
  */
-export function groupedBars(container, { rows, series, label, max }) {
+export function groupedBars(container, { rows, series, label, max, fitLabels = false }) {
   const band = 15;
   const rowH = band * series.length + 6;
-  const left = 40;
+  const longest = Math.max(0, ...rows.map((r) => [...String(r.label)].length));
+  const left = fitLabels ? Math.min(120, Math.max(40, Math.ceil(14 + longest * charW))) : 40;
   const height = rows.length * rowH + 4;
   const top = max ?? Math.max(1e-9, ...rows.flatMap((r) => r.values.filter(Number.isFinite)));
   const s = svg(W, height, label);
   rows.forEach((row, i) => {
     const y = 2 + i * rowH;
-    s.append(el("text", { x: left - 6, y: y + (band * series.length) / 2 + 4, class: "tick", "text-anchor": "end" }, row.label));
+    s.append(el("text", { x: left - 6, y: y + (band * series.length) / 2 + 4, class: row.pooled ? "tick pooled" : "tick", "text-anchor": "end" }, row.label));
     row.values.forEach((v, j) => {
       const w = Number.isFinite(v) ? ((W - left - 50) * v) / top : 0;
-      const bar = el("rect", { x: left, y: y + j * band + 2, width: Math.max(0, w), height: band - 4, class: `bar ${series[j].cls}` });
+      const bar = el("rect", { x: left, y: y + j * band + 2, width: Math.max(0, w), height: band - 4, class: `bar ${series[j].cls}${row.pooled ? " pooled" : ""}` });
       bar.append(el("title", {}, `${series[j].name} ${row.label}: ${fmt(v, 4)}`));
       s.append(bar);
       s.append(el("text", { x: left + w + 4, y: y + j * band + band - 3, class: "val" }, v > 0.0005 ? fmt(v, 3) : "0"));

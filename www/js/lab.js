@@ -3,20 +3,24 @@
 // drawn beside its exact distribution, which the engine works out from the models at the
 // prompt (the target's for a lossless method; mentored decoding's closed form; a planted
 // bug's). TV and the chi-square p-value update live; docs/lab.md has the
-// closed forms.
-import { $, S, fmt, h, hook } from "./state.js";
+// closed forms. Over a GGUF pair's large vocabulary the histogram shows the likeliest
+// tokens and pools the rest into one bar.
+import { $, S, active, fmt, h, hook } from "./state.js";
 import { checked, controlOf, generateOptions, settings, showError } from "./settings.js";
 import { groupedBars } from "./charts.js";
 import { enqueue, setRunState, stopRun } from "./run.js";
+import { POOLED_ROW_VOCAB, shortPiece, topIndicesBy } from "./pieces.js";
 
-// The most characters the histogram shows: the likeliest under any of its series.
+// The most characters the histogram shows: the likeliest under any of its series; of a
+// large vocabulary, the most tokens, beside one bar pooling the others.
 const SHOWN = 14;
+const SHOWN_TOKENS = 12;
 let controller = null; // the AbortController of the runs in flight
 
 // `finished` counts the presses of Run many that have ended (the tests wait on it).
 hook.lab = { state: "idle", result: null, reports: 0, finished: 0, message: "" };
 // For the soak test: the worker's wasm memory and JS heap.
-hook.memory = () => S.specula?.memory();
+hook.memory = () => active()?.memory();
 
 /** The options of every run: the settings' generate options, less what sample() fixes. */
 function labOptions(s) {
@@ -29,23 +33,29 @@ function labOptions(s) {
 const KIND_NAMES = { target: "exact: the target", mentored: "exact: mentored's closed form" };
 const kindName = (kind) => KIND_NAMES[kind] ?? `exact: bug ${kind}'s closed form`;
 
-/** The histogram: runs, the exact distribution and (when it differs) the target's. */
-function draw(result) {
+/** The histogram: runs, the exact distribution and (when it differs) the target's; `names` each token's text. */
+function draw(result, names) {
   const n = Math.max(1, result.done);
   const empirical = result.counts.map((c) => c / n);
   const differs = result.kind !== "target";
   const weight = (i) => Math.max(empirical[i], result.expected[i], differs ? result.target[i] : 0);
-  const shown = [...result.expected.keys()].sort((a, b) => weight(b) - weight(a)).slice(0, SHOWN);
+  const large = result.expected.length > POOLED_ROW_VOCAB;
+  const shown = large ? topIndicesBy(result.expected.length, weight, SHOWN_TOKENS) : [...result.expected.keys()].sort((a, b) => weight(b) - weight(a)).slice(0, SHOWN);
   const series = [
     { name: `runs (${result.done})`, cls: "bar-accent" },
     { name: kindName(result.kind), cls: "bar-exact" },
     ...(differs ? [{ name: "the target", cls: "bar-target" }] : []),
   ];
   const rows = shown.map((i) => ({
-    label: shortName(S.alphabet?.[i] ?? "?"),
+    label: large ? shortPiece(names?.[i] ?? "?", 10) : shortName(names?.[i] ?? "?"),
     values: [empirical[i], result.expected[i], ...(differs ? [result.target[i]] : [])],
   }));
-  groupedBars($("lab-chart"), { rows, series, label: `position ${result.position}: runs against the exact distribution` });
+  if (large) {
+    // What each series gives the other tokens, together.
+    const rest = (v) => Math.max(0, 1 - shown.reduce((a, i) => a + v[i], 0));
+    rows.push({ label: `other ${(result.expected.length - shown.length).toLocaleString("en")}`, values: [rest(empirical), rest(result.expected), ...(differs ? [rest(result.target)] : [])], pooled: true });
+  }
+  groupedBars($("lab-chart"), { rows, series, label: `position ${result.position}: runs against the exact distribution`, fitLabels: large });
   const stats = [
     ["runs", `${result.done} of ${result.runs}`],
     ["TV(runs, exact)", fmt(result.tv, 3)],
@@ -99,10 +109,15 @@ export async function runLab() {
 }
 
 async function labRun() {
-  if (!S.specula || settings().source === "ngram") {
-    setState("idle", "The lab runs the trained pair: choose it under Models and wait for it to load.");
+  const instance = active();
+  if (!instance) {
+    setState("idle", settings().source === "gguf"
+      ? "The lab runs your GGUF pair once it has loaded: load it under Your models."
+      : "The lab runs the trained pair: choose it under Models and wait for it to load.");
     return;
   }
+  // Each token's text: the bundled pair's characters, or a GGUF pair's pieces.
+  const names = instance === S.gguf ? instance.tokenTexts : instance.alphabet;
   // Through the transport queue, so a generation it has queued (the first live run after
   // the models load) has started before it is stopped: the worker runs one thing at a time.
   await enqueue(stopRun);
@@ -126,10 +141,10 @@ async function labRun() {
     hook.lab.reports += 1;
     hook.lab.result = r;
     $("lab-progress").value = r.done;
-    draw(r);
+    draw(r, names);
   };
   try {
-    const result = await S.specula.sample(options, { runs, position, signal: controller.signal, onProgress });
+    const result = await instance.sample(options, { runs, position, signal: controller.signal, onProgress });
     onProgress(result);
     setState("done", `${result.done} runs`);
   } catch (error) {

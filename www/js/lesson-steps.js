@@ -8,6 +8,7 @@ import { rich } from "./glossary.js";
 import { plan, overlap, curves, meanOf } from "./math.js";
 import { coinFigure, areaFigure, budgetTable } from "./lesson-figures.js";
 import { PRESETS, presetCard } from "./lesson-presets.js";
+import { probOf } from "./pieces.js";
 
 /** A paragraph from a template with {term} placeholders (glossary.js). */
 const para = (template, cls) => {
@@ -117,10 +118,10 @@ const residual = {
     const drawn = s.token;
     return {
       spot: $("stage-focus").querySelector(".resview") ?? $("stage-focus"),
-      body: body({ round: String(r.index + 1), position: String(s.depth), overlap: String(sum), drawn: String(drawn), residualProb: String(s.residualProbs[drawn]) },
+      body: body({ round: String(r.index + 1), position: String(s.depth), overlap: String(sum), drawn: String(drawn), residualProb: String(probOf(s.residualProbs, drawn)) },
         para(`Round ${r.index + 1}, position ${s.depth}: the guess ${quote(ch, rejected.token)} was rejected ({u} = ${fmt(rejected.uniform, 3)} ≥ ${fmt(rejected.acceptProb, 3)}). The replacement is not drawn from the target itself — that would give the characters accepted guesses already supply a second share — but from the {residual}.`),
         para(`That is the part of the target the draft leaves uncovered, max(0, target − draft), rescaled to sum to 1. Here it has area 1 − Σ min(target, draft) = 1 − ${fmt(sum, 3)} = ${fmt(1 - sum, 3)} before rescaling.`),
-        para(`The page drew ${quote(ch, drawn)}, which has residual probability ${fmt(s.residualProbs[drawn], 3)} (target ${fmt(s.targetProbs[drawn], 3)}, draft ${fmt(s.draftProbs[drawn], 3)}); the orange bars on the stage are the residual.`)),
+        para(`The page drew ${quote(ch, drawn)}, which has residual probability ${fmt(probOf(s.residualProbs, drawn), 3)} (target ${fmt(probOf(s.targetProbs, drawn), 3)}, draft ${fmt(probOf(s.draftProbs, drawn), 3)}); the orange bars on the stage are the residual.`)),
     };
   },
 };
@@ -135,7 +136,7 @@ const bonus = {
     const { trace } = r;
     const g = trace.branching.length;
     const b = trace.bonus;
-    const p = b.targetProbs?.[b.token] ?? null;
+    const p = b.targetProbs ? probOf(b.targetProbs, b.token) ?? null : null;
     // Theory for this γ at this round's mean acceptance (the package's closed form).
     const alpha = await meanOf(trace.steps.filter((s) => s.targetProbs && s.draftProbs), (s) => overlap(s.targetProbs, s.draftProbs));
     const theory = alpha === null ? null : await curves(alpha, [g]);
@@ -168,8 +169,9 @@ const area = {
     ctx.pick(r.index, s.depth);
     const report = await plan({ method: "speculative", target: s.targetProbs, draft: s.draftProbs, normalize: true });
     if (!report) return noRound("with the package's analysis (the package is unavailable)");
-    const order = [...report.target.keys()].sort((a, b) => report.target[b] - report.target[a]).slice(0, 6);
-    const ch = ctx.ch;
+    // Over a large vocabulary the report's entries are the kept tokens and a pooled rest (math.js plan()).
+    const order = [...report.target.keys()].filter((i) => (report.tokens?.[i] ?? 0) >= 0).sort((a, b) => report.target[b] - report.target[a]).slice(0, 6);
+    const ch = report.tokens ? (i) => ctx.ch(report.tokens[i]) : ctx.ch;
     const sum = report.acceptance;
     const [x] = order;
     const piece = (t) => `${fmt(Math.min(report.target[t], report.draft[t]), 3)} + ${fmt((1 - sum) * report.residual[t], 3)} = ${fmt(report.target[t], 3)}`;

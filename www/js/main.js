@@ -3,7 +3,7 @@
 // This module loads the models and wires the controls; see settings.js (inputs), run.js
 // (runs and transport), anim.js / tree.js / residual-view.js (the stage), view.js (output,
 // distributions, metrics), theory.js (with math.js: the package's closed forms), race.js,
-// glossary.js and lesson.js (the guided lesson).
+// glossary.js and lesson.js (the guided lesson); gguf.js loads the student's own GGUF pair.
 // Test hook: window.__speculaPage (see tests/www/).
 import { $, S, hook, params } from "./state.js";
 import { initGlossary } from "./glossary.js";
@@ -14,6 +14,7 @@ import { scheduleTheory } from "./theory.js";
 import { race, replayRace } from "./race.js";
 import { wireLab } from "./lab.js";
 import { initLesson } from "./lesson.js";
+import { loadGguf, wireModels } from "./gguf.js";
 
 function showBackend(info) {
   const b = $("backend");
@@ -59,7 +60,7 @@ async function loadModels() {
         progress.textContent = `downloading ${file} · ${(l / 1e6).toFixed(1)} / ${(t / 1e6).toFixed(1)} MB`;
       },
     });
-    if (S.run?.models !== "ngram") {
+    if (S.run?.models !== "ngram" && S.run?.models !== "gguf") {
       S.alphabet = S.specula.alphabet;
       hook.alphabet = S.alphabet;
     }
@@ -80,7 +81,10 @@ async function loadModels() {
   }
 }
 
+/** Wires the controls; true when the address asks to load a GGUF pair (?target=…&draft=…). */
 function wire() {
+  // First: its listener on the Models menu may stop the others (gguf.js).
+  const ggufFromAddress = wireModels();
   for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "parallel", "tree", "bug", "epsilon", "delta", "ngram"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
@@ -122,6 +126,7 @@ function wire() {
   phone.addEventListener("change", (e) => {
     if (e.matches) $("settings-box").open = false;
   });
+  return ggufFromAddress;
 }
 
 async function main() {
@@ -136,12 +141,14 @@ async function main() {
   applyParams();
   initGlossary();
   syncOutputs();
-  wire();
+  const ggufFromAddress = wire();
   initLesson();
   $("race").disabled = true;
   renderMetrics();
   const context = readContext();
   const loading = loadModels();
+  // Beside the bundled pair, which stays loaded (the recorded run plays meanwhile).
+  if (ggufFromAddress) loadGguf();
   try {
     S.recorded = await (await fetch("recorded-trace.json")).json();
     S.alphabet ??= S.recorded.alphabet;

@@ -3,6 +3,7 @@
 // with a generation) — so the page restates none of the engine's formulas. Each resolves
 // to null when the package is unavailable (the recorded run still plays).
 import { S, hook } from "./state.js";
+import { isSparse, pooledPair } from "./pieces.js";
 
 /**
  * Σ min(target, draft): the acceptance of one draft character at a position, which is
@@ -12,11 +13,17 @@ export async function overlap(target, draft) {
   return (await plan({ method: "speculative", target, draft, normalize: true }))?.acceptance ?? null;
 }
 
-/** plan() of the package (counted: tests wait on the count). */
+/**
+ * plan() of the package (counted: tests wait on the count). Distributions compacted for a
+ * large vocabulary (pieces.js) go as their kept tokens and one pooled entry; the report's
+ * `tokens` then maps each of its entries to a token id (−1: the pooled rest).
+ */
 export async function plan(options) {
   if (!S.pkg) return null;
   hook.planCalls += 1;
-  return S.pkg.plan(options);
+  if (!isSparse(options.target) && !isSparse(options.draft)) return S.pkg.plan(options);
+  const { target, draft, tokens } = pooledPair(options.target, options.draft);
+  return { ...(await S.pkg.plan({ ...options, target, draft })), tokens };
 }
 
 /** The theory curves at each γ: { gammas, expectedTokens, walltimeFactor }. */

@@ -1,6 +1,8 @@
 // The race: autoregressive and speculative decoding of the same prompt with the same
 // settings, at the same time in two workers (two copies of the models), so the two wall
 // clocks run side by side. Races add up: the page reports the mean speed-up over repeats.
+// The race runs the trained pair: two more copies of a GGUF pair (SmolLM2 is about 540 MB
+// of weights in wasm) would not fit beside it in a tab.
 import { $, S, hook } from "./state.js";
 import { settings, checked, showError, readNumber } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
@@ -65,6 +67,12 @@ export function race() {
 async function runRace() {
   if (!S.specula) {
     showError("The race needs the models: wait until they have loaded.");
+    return;
+  }
+  if (settings().source === "gguf") {
+    const message = "The race runs the trained pair only: it loads two more copies of the models, too many for a GGUF pair beside the one loaded. Choose the trained pair under Models to race.";
+    showError(message, null, "invalid_option");
+    $("race-verdict").textContent = `Not raced: ${message}`;
     return;
   }
   const s = settings();

@@ -5,6 +5,7 @@
 // (its residualParts).
 import { h } from "./state.js";
 import { rich } from "./glossary.js";
+import { idsOf, isSparse, probOf } from "./pieces.js";
 
 const fmt = (x, d = 2) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(d));
 
@@ -40,19 +41,27 @@ export function residualParts(step) {
   return { base: parts.base, baseName, sub: parts.sub, subName, residual };
 }
 
-/** The residual chart for a step whose replacement `drawn` was sampled from it. */
-export function residualChart(step, drawn, ch, n = 3) {
+/**
+ * The residual chart for a step whose replacement `drawn` was sampled from it; `pieces`
+ * when tokens are text pieces (a wider label column). Distributions compacted for a large
+ * vocabulary (pieces.js) offer the tokens they kept.
+ */
+export function residualChart(step, drawn, ch, n = 3, pieces = false) {
   const parts = residualParts(step);
   if (!parts) return null;
-  const { base, baseName, sub, subName, residual } = parts;
-  const order = [...base.keys()].sort((a, b) => Math.max(residual[b], base[b]) - Math.max(residual[a], base[a])).slice(0, n);
+  const { baseName, subName } = parts;
+  const base = (i) => probOf(parts.base, i);
+  const sub = (i) => probOf(parts.sub, i);
+  const residual = (i) => probOf(parts.residual, i);
+  const candidates = isSparse(parts.base) ? [...new Set([...idsOf(parts.base), ...idsOf(parts.residual)])].sort((a, b) => a - b) : [...parts.base.keys()];
+  const order = candidates.sort((a, b) => Math.max(residual(b), base(b)) - Math.max(residual(a), base(a))).slice(0, n);
   if (!order.includes(drawn)) order.push(drawn);
   // The rejected drafts too, up to five rows in all.
   for (const t of new Set(step.outcome.tests.map((x) => x.token))) if (!order.includes(t) && order.length < 5) order.push(t);
-  const top = Math.max(1e-9, ...order.map((i) => Math.max(base[i], sub[i])));
-  const box = h("div", "resview");
+  const top = Math.max(1e-9, ...order.map((i) => Math.max(base(i), sub(i))));
+  const box = h("div", pieces ? "resview pieces" : "resview");
   box.setAttribute("role", "img");
-  box.setAttribute("aria-label", `residual = ${baseName} minus ${subName}: ${order.map((i) => `${ch(i)} ${fmt(residual[i], 2)}`).join(", ")}`);
+  box.setAttribute("aria-label", `residual = ${baseName} minus ${subName}: ${order.map((i) => `${ch(i)} ${fmt(residual(i), 2)}`).join(", ")}`);
   const key = h("p", "reskey");
   key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " ", rich("{residual}"));
   key.title = `residual = (${baseName} − ${subName})⁺, rescaled to sum to 1; the numbers on the right`;
@@ -63,18 +72,18 @@ export function residualChart(step, drawn, ch, n = 3) {
     row.dataset.token = String(i);
     const track = h("span", "track");
     const whole = h("span", "whole");
-    whole.style.width = `${(100 * base[i]) / top}%`;
+    whole.style.width = `${(100 * base(i)) / top}%`;
     const covered = h("span", "covered");
-    covered.style.width = `${(100 * Math.min(base[i], sub[i])) / top}%`;
+    covered.style.width = `${(100 * Math.min(base(i), sub(i))) / top}%`;
     const excess = h("span", "excess");
-    excess.style.left = `${(100 * Math.min(base[i], sub[i])) / top}%`;
-    excess.style.width = `${(100 * Math.max(0, base[i] - sub[i])) / top}%`;
+    excess.style.left = `${(100 * Math.min(base(i), sub(i))) / top}%`;
+    excess.style.width = `${(100 * Math.max(0, base(i) - sub(i))) / top}%`;
     const draftLine = h("span", "subline");
-    draftLine.style.left = `${Math.min(100, (100 * sub[i]) / top)}%`;
-    draftLine.hidden = !(sub[i] > 0);
+    draftLine.style.left = `${Math.min(100, (100 * sub(i)) / top)}%`;
+    draftLine.hidden = !(sub(i) > 0);
     track.append(whole, covered, excess, draftLine);
-    track.title = `${baseName} ${fmt(base[i], 3)}, ${subName} ${fmt(sub[i], 3)}, residual ${fmt(residual[i], 3)}`;
-    row.append(h("span", "lab", ch(i)), track, h("span", "val", fmt(residual[i], 2)));
+    track.title = `${baseName} ${fmt(base(i), 3)}, ${subName} ${fmt(sub(i), 3)}, residual ${fmt(residual(i), 3)}`;
+    row.append(h("span", "lab", ch(i)), track, h("span", "val", fmt(residual(i), 2)));
     bars.append(row);
   }
   box.append(bars);

@@ -3,11 +3,12 @@
 // transport action goes through one queue, so a click made while a run is being stopped
 // or started (a slow WebGPU round) is carried out afterwards, never dropped.
 import { SPEEDS, Pacer, Cancelled, buildStage } from "./anim.js";
-import { $, S, hook } from "./state.js";
+import { $, S, hook, active } from "./state.js";
 import { settings, checked, showError, controlOf } from "./settings.js";
 import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 import { ngramPair, ngramRounds } from "./ngram.js";
+import { RECENT, compactRound, shrinkRound } from "./pieces.js";
 
 export const TIMING = { draft: 260, verify: 450, coin: 520, residual: 700 };
 
@@ -57,7 +58,7 @@ export async function stopRun() {
   if (run && run.source === "live" && !run.done) {
     run.stale = true;
     if (run.controller) run.controller.abort();
-    else S.specula?.abort();
+    else run.instance?.abort();
     setRunState("stopping the running generation…");
     await run.finished;
   }
@@ -80,14 +81,17 @@ export async function newRun({ live = true } = {}) {
   if (!live || !canRun()) {
     if (!S.recorded) return;
     S.run = recordedRun();
-    S.alphabet ??= S.recorded.alphabet;
+    // The recorded run is the bundled pair's, whatever pair ran before it.
+    S.alphabet = S.recorded.alphabet;
   } else {
     S.run = null;
     const s = settings();
     // Models that are not ours (www/js/ngram.js) run through decode() on this page, over
-    // their own alphabet; the bundled pair runs in the package's worker.
+    // their own alphabet; the bundled pair and a GGUF pair run in the package's workers,
+    // a GGUF pair's tokens named by their text pieces.
     const pair = s.source === "ngram" ? ngramPair(s.prompt) : null;
-    S.alphabet = pair ? pair.alphabet : S.specula?.alphabet ?? S.alphabet;
+    const instance = pair ? null : active();
+    S.alphabet = pair ? pair.alphabet : s.source === "gguf" ? instance.tokenTexts : instance?.alphabet ?? S.alphabet;
     hook.alphabet = S.alphabet;
     const { options, refused: bad } = await checked(s);
     if (bad) {
@@ -95,7 +99,7 @@ export async function newRun({ live = true } = {}) {
       setRunState(`not running: fix ${controlOf(bad.field)?.label ?? "the settings"} (see the message below)`);
       return;
     }
-    const run = { id: ++S.runSeq, source: "live", models: s.source, pair, key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set() };
+    const run = { id: ++S.runSeq, source: "live", models: s.source, pair, instance, key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set() };
     if (pair) run.controller = new AbortController();
     S.run = run;
     run.finished = pump(run);
@@ -118,14 +122,17 @@ async function pump(run) {
   hook.modelRuns += 1;
   const started = performance.now();
   try {
-    const it = run.pair ? ngramRounds(S.pkg, run.pair, run.options, run.controller.signal) : S.specula.generate(run.options);
+    const it = run.pair ? ngramRounds(S.pkg, run.pair, run.options, run.controller.signal) : run.instance.generate(run.options);
+    // A large vocabulary's distributions are compacted as they arrive (pieces.js).
+    const vocab = run.instance?.tokenTexts?.length ?? 0;
     for (;;) {
       const { value, done } = await it.next();
       if (done) {
         run.summary = value;
         break;
       }
-      run.rounds.push(value);
+      run.rounds.push(compactRound(value, vocab));
+      if (run.rounds.length > RECENT) shrinkRound(run.rounds[run.rounds.length - RECENT - 1], vocab);
       run.arrivals.push(performance.now() - started);
       notify(run);
     }
@@ -189,7 +196,8 @@ async function advance() {
 
 export function stageOptions(run) {
   const o = run?.options ?? {};
-  return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0 };
+  const gguf = run?.models === "gguf";
+  return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0, pieces: gguf, unit: gguf ? "token" : "character" };
 }
 
 /** Draws a finished round on the stage at once (for a character picked in the output). */
@@ -241,7 +249,7 @@ function finished() {
   hook.wallMs = run.wallMs ?? null;
   setRunState(run.error ? "stopped by an error (see the message below)" : run.source === "recorded"
     ? (S.specula ? "recorded run finished — press Play or Reset to run the models live" : "recorded run finished; the models are still loading")
-    : `finished: ${S.metrics?.emittedTokens ?? 0} characters in ${S.metrics?.rounds ?? 0} rounds${run.wallMs ? `, ${(run.wallMs / 1000).toFixed(2)} s wall-clock` : ""}`);
+    : `finished: ${S.metrics?.emittedTokens ?? 0} ${run.models === "gguf" ? "tokens" : "characters"} in ${S.metrics?.rounds ?? 0} rounds${run.wallMs ? `, ${(run.wallMs / 1000).toFixed(2)} s wall-clock` : ""}`);
   $("play").textContent = "Play";
   renderMetrics();
 }
@@ -250,8 +258,8 @@ export function setRunState(text) {
   $("run-state").textContent = text;
 }
 
-/** Whether a live run can start: the bundled pair is loaded, or the models are the page's own. */
-export const canRun = () => !!S.specula || (!!S.pkg && $("source").value === "ngram");
+/** Whether a live run can start: the models the Models menu names are loaded, or are the page's own. */
+export const canRun = () => !!active() || (!!S.pkg && $("source").value === "ngram");
 
 /** True when the settings on screen are not the ones the current run uses. */
 function stale() {

@@ -68,6 +68,11 @@ const CONTROLS = {
   seed: ["seed", "seed"],
   maxTokens: ["maxtokens", "tokens"],
   repeats: ["race-repeats", "repeats"],
+  // load()'s options, from the "Your models" panel (gguf.js).
+  target: ["gguf-target-url", "the target model"],
+  "target.url": ["gguf-target-url", "the target model's URL"],
+  draft: ["gguf-draft-url", "the draft model"],
+  "draft.url": ["gguf-draft-url", "the draft model's URL"],
 };
 /** The control an error's `field` is about, and its name: { id, label } or null. */
 export function controlOf(field) {
@@ -249,7 +254,8 @@ function readProblem(s, fields) {
  * only the page can see (readProblem, over `fields`), then the package's own verdict
  * (checkOptions: the code, field and message of the SpeculaError generate() would throw),
  * then the prompt's characters outside the models' alphabet, named with their positions
- * (generate() refuses them too, code "bad_prompt", but without positions).
+ * (generate() refuses them too, code "bad_prompt", but without positions). A GGUF pair's
+ * byte-level tokenizer reads any text; the engine checks what else it needs.
  */
 export async function checked(s, build = generateOptions, fields = ["maxTokens", "seed", "tree"]) {
   const read = readProblem(s, fields);
@@ -260,7 +266,7 @@ export async function checked(s, build = generateOptions, fields = ["maxTokens",
   } catch (error) {
     return { refused: { field: error.field ?? null, code: error.code ?? "internal", message: error.message } };
   }
-  const p = promptProblem(s.prompt);
+  const p = s.source === "gguf" ? null : promptProblem(s.prompt);
   return p ? { refused: { field: "prompt", ...p } } : { options };
 }
 

@@ -7,7 +7,8 @@ export const fmt = (x, d = 2) => (x === null || x === undefined || !Number.isFin
 /** Everything the page knows about the models and the run on screen. */
 export const S = {
   pkg: null, // the imported `specula` module
-  specula: null, // a loaded Specula
+  specula: null, // a loaded Specula: the bundled pair
+  gguf: null, // a loaded Specula over the student's GGUF pair (gguf.js), held beside it
   alphabet: null,
   backend: null,
   context: 256, // the models' context (characters); read from the weights' metadata
@@ -29,6 +30,15 @@ export const S = {
   races: [],
   notices: new Set(),
 };
+
+/** The Specula instance the Models menu names (the bundled pair or the GGUF pair), or null (the n-gram pair runs in the page; a GGUF pair not loaded yet). */
+export function active() {
+  const source = document.getElementById("source")?.value;
+  return source === "gguf" ? S.gguf : source === "bundled" ? S.specula : null;
+}
+
+/** Whether the run on screen (or the Models menu, before one) is over a GGUF pair: tokens are text pieces. */
+export const pieces = () => (S.run ? S.run.models === "gguf" : document.getElementById("source")?.value === "gguf");
 
 /** The test hook: window.__speculaPage (see tests/www/). */
 export const hook = {

@@ -7,6 +7,7 @@ import { $, S, hook, fmt, h } from "./state.js";
 import { rich } from "./glossary.js";
 import { settings, MULTI_DRAFT } from "./settings.js";
 import { curves as theoryCurves, meanOf, overlap, plan, retarget } from "./math.js";
+import { pooledPair, sizeOf } from "./pieces.js";
 
 let theoryTimer = null;
 let theoryBusy = false;
@@ -18,15 +19,20 @@ export function scheduleTheory() {
   theoryTimer = setTimeout(renderTheory, 120);
 }
 
-/** Target/draft pairs recorded at drafted positions of the rounds shown (the cache). */
+/**
+ * Target/draft pairs recorded at drafted positions of the rounds shown (the cache). Over a
+ * large vocabulary (compacted: pieces.js) each pair is its kept tokens plus one entry
+ * pooling the rest, aligned, so that re-targeting treats both alike; `pooled` is the
+ * largest pooled mass, `vocab` the vocabulary's size.
+ */
 function cachedPairs(limit = 24) {
   const pairs = [];
   for (const trace of hook.shownRounds) {
     for (const step of trace.steps) {
-      if (step.targetProbs && step.draftProbs) pairs.push({ target: step.targetProbs, draft: step.draftProbs });
+      if (step.targetProbs && step.draftProbs) pairs.push([step.targetProbs, step.draftProbs]);
     }
   }
-  return pairs.slice(-limit);
+  return pairs.slice(-limit).map(([t, d]) => ({ ...pooledPair(t, d), vocab: sizeOf(t) }));
 }
 
 /** plan()'s acceptance of `options`, averaged over the cached pairs. */
@@ -148,6 +154,14 @@ async function renderTheory() {
         rich(`{alpha} = ${fmt(alpha, 3)} (accepted ÷ tested positions, measured${overlapMean !== null ? `; {sigmaMin} on the cached distributions gives ${fmt(overlapMean, 3)}` : ""}), {c} = ${fmt(c, 3)}${measuredC === null ? " (assumed)" : " (measured)"}.`),
         formula(),
       );
+      const pooled = pairs.some((p) => p.tokens);
+      if (pooled) {
+        // Kept exact: the measured α and c and the engine's block efficiency; only what is
+        // recomputed from the cache stands on the kept tokens.
+        const most = Math.max(...pairs.map((p) => p.pooled));
+        const vocab = pairs[0].vocab.toLocaleString("en");
+        note.append(h("p", "pooled-note", `With a ${vocab}-token vocabulary the page keeps, of each recorded distribution, its most likely tokens and the tokens the round names, and pools the rest into one entry (at most ${fmt(most, 4)} of the probability here): what is recomputed from the cached positions (Σ min, the preview, the curves over D and k) is computed on that, within about that much of the exact value.`));
+      }
       if (multi) {
         const approx = h("p", "approx");
         approx.dataset.approx = "true";

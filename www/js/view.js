@@ -3,11 +3,12 @@
 // metrics panel.
 import { groupedBars, columns } from "./charts.js";
 import { showChar } from "./anim.js";
-import { $, S, hook, fmt, h } from "./state.js";
+import { $, S, hook, fmt, h, pieces } from "./state.js";
 import { rich, term } from "./glossary.js";
 import { MULTI_DRAFT } from "./settings.js";
 import { showRoundStatic } from "./run.js";
 import { overlap } from "./math.js";
+import { POOLED_ROW_VOCAB, probOf, shortPiece, sizeOf, topTokens } from "./pieces.js";
 
 // ---------- output ----------
 // The output's character spans in order, and the two that carry state: the one in the
@@ -21,16 +22,19 @@ let selectedSpan = null;
  * Empties the output; with a prompt, shows it first (not generated: set apart). A prompt
  * that fills the models' context is cropped by the engine to its last half-context
  * characters before the first round: only those are shown, after a note of what is left out.
+ * A GGUF pair counts its context in tokens, which the engine checks: its prompt is shown whole.
  */
 export function clearOutput(prompt) {
   const out = $("output");
   out.replaceChildren();
+  // Token pieces (a GGUF pair): each token's span is outlined, so the pieces show.
+  out.classList.toggle("pieces", pieces());
   spans = [];
   focused = null;
   selectedSpan = null;
   if (prompt) {
     let text = prompt;
-    const length = prompt.length < S.context ? null : [...prompt].length;
+    const length = prompt.length < S.context || S.run?.models === "gguf" ? null : [...prompt].length;
     if (length !== null && length >= S.context) {
       const kept = Math.floor(S.context / 2);
       text = [...prompt].slice(length - kept).join("");
@@ -56,14 +60,16 @@ export function appendOutput(trace, roundIndex) {
     const source = trace.sources[i];
     const entry = { ch, token, source, round: roundIndex, index: i };
     S.tokens.push(entry);
-    const span = h("span", `otok ${source}`, ch === "\n" ? "↵\n" : ch);
+    // Newlines marked and kept; a token piece's other control characters (a carriage
+    // return, a lone byte) drawn as pieces.js draws them.
+    const span = h("span", `otok ${source}`, ch === "\n" ? "↵\n" : ch.replace(/\n/g, "↵\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, showChar));
     span.tabIndex = -1;
     span.setAttribute("role", "button");
     span.dataset.source = source;
     span.dataset.token = String(token);
     span.dataset.round = String(roundIndex);
     span.dataset.i = String(S.tokens.length - 1);
-    span.setAttribute("aria-label", `${ch === "\n" ? "newline" : ch === " " ? "space" : ch}, ${source} in round ${roundIndex + 1}`);
+    span.setAttribute("aria-label", `${ch === "\n" ? "newline" : ch === " " ? "space" : ch.length > 1 ? showChar(ch) : ch}, ${source} in round ${roundIndex + 1}`);
     out.append(span);
     spans.push(span);
   });
@@ -92,20 +98,6 @@ function markSelected(i) {
 }
 
 // ---------- distributions ----------
-/** Indices of the n largest entries over several vectors (union, by max), with `always` among them. */
-function topIndices(vectors, n, always = []) {
-  const len = vectors.find(Boolean)?.length ?? 0;
-  const score = new Array(len).fill(0);
-  for (const v of vectors) if (v) v.forEach((x, i) => (score[i] = Math.max(score[i], x)));
-  const order = [...score.keys()].sort((a, b) => score[b] - score[a]);
-  const chosen = new Set(always.filter((i) => i >= 0 && i < len));
-  for (const i of order) {
-    if (chosen.size >= n) break;
-    chosen.add(i);
-  }
-  return [...chosen].sort((a, b) => score[b] - score[a]);
-}
-
 /** The position of a round worth showing: its residual draw if it had one, else the first. */
 const keyPosition = (trace) => Math.max(0, trace.sources.indexOf("resampled"));
 
@@ -144,6 +136,8 @@ export function follow() {
 function renderDistributions(trace, roundIndex, index, picked) {
   $("dist-follow").hidden = !picked;
   const chName = (t) => showChar(S.alphabet[t] ?? "?");
+  // A label for a bar: a long token piece cut short.
+  const barName = (t) => (pieces() ? shortPiece(S.alphabet[t] ?? "?", 10) : chName(t));
   const token = trace.emitted[index];
   const source = trace.sources[index];
   let target = null;
@@ -170,16 +164,23 @@ function renderDistributions(trace, roundIndex, index, picked) {
   }
   const withResidual = source === "resampled" && residual;
   const vectors = [target, draft, withResidual ? residual : null];
-  const idx = topIndices(vectors, 8, [token, draftToken ?? -1]);
+  const idx = topTokens(vectors, 8, [token, draftToken ?? -1]);
   const series = [{ name: "target", cls: "s-target" }];
   if (draft) series.push({ name: "draft", cls: "s-draft" });
   if (withResidual) series.push({ name: "residual", cls: "s-residual" });
+  const shown = [target, ...(draft ? [draft] : []), ...(withResidual ? [residual] : [])];
   const rows = idx.map((t) => ({
-    label: chName(t),
-    values: [target[t], ...(draft ? [draft[t]] : []), ...(withResidual ? [residual[t]] : [])],
+    label: barName(t),
+    values: shown.map((v) => probOf(v, t)),
     mark: t === token ? "▶" : t === draftToken ? "✗" : "",
   }));
-  groupedBars(box, { rows, series, label: `target, draft and residual probabilities at position ${index + 1} of round ${roundIndex + 1}` });
+  // A large vocabulary: the tokens not drawn, pooled into one row (what each series has left).
+  const vocab = sizeOf(target);
+  if (vocab > POOLED_ROW_VOCAB) {
+    const others = vocab - idx.length;
+    rows.push({ label: `other ${others.toLocaleString("en")}`, values: shown.map((v) => Math.max(0, 1 - idx.reduce((a, t) => a + probOf(v, t), 0))), mark: "", pooled: true });
+  }
+  groupedBars(box, { rows, series, label: `target, draft and residual probabilities at position ${index + 1} of round ${roundIndex + 1}`, fitLabels: vocab > POOLED_ROW_VOCAB });
   const extra = h("p", "muted");
   if (draft) {
     // The package computes Σ min (plan()): the number fills in when it comes.
@@ -223,12 +224,14 @@ export function renderMetrics() {
   const multi = MULTI_DRAFT.includes(S.run?.options?.method);
   const perRound = m?.rounds > 0 ? m.emittedTokens / m.rounds : null;
   const c = sum?.costRatio ?? null;
+  // A GGUF pair's tokens are text pieces, not characters.
+  const u = S.run?.models === "gguf" ? "tokens" : "characters";
   const items = [
-    ["tokens-per-round", "characters per round", fmt(perRound, 2), "accepted + resampled + bonus, per target pass"],
+    ["tokens-per-round", `${u} per round`, fmt(perRound, 2), "accepted + resampled + bonus, per target pass"],
     ["position-1", "position 1 accepted", fmt(sum?.perPositionAcceptance[0] ?? null, 3), "share of rounds whose first position kept a draft"],
     ["acceptance-rate", term("vllm"), fmt(sum?.acceptanceRate ?? null, 3), ""],
     ["mean-acceptance-length", "mean acceptance length", fmt(sum?.meanAcceptanceLength ?? null, 2), "1 + accepted per round"],
-    ["emitted", "characters", String(m?.emittedTokens ?? 0), "accepted + resampled + bonus"],
+    ["emitted", u, String(m?.emittedTokens ?? 0), "accepted + resampled + bonus"],
     ["rounds", "rounds", String(m?.rounds ?? 0), ""],
     ["target-calls", "target calls", String(m?.targetCalls ?? 0), "forward passes of the target"],
     ["draft-calls", "draft calls", String(m?.draftCalls ?? 0), ""],
@@ -253,8 +256,8 @@ export function renderMetrics() {
   }
   const note = $("metrics-note");
   note.replaceChildren(rich(multi
-    ? `With several drafts per position the {vllm} (accepted ÷ drafted) counts every draft of every row as drafted, though at most one per position can be kept — so it looks low (${fmt(sum?.acceptanceRate ?? null, 3)}) while each round emits ${fmt(perRound, 2)} characters. Read characters per round and the per-position acceptance (the share of rounds in which position i kept one of its drafts) instead.`
-    : `The {vllm} is vLLM's: accepted draft characters ÷ drafted characters (${m?.acceptedTokens ?? 0} ÷ ${m?.draftedTokens ?? 0}). Characters per round also counts the replacement or bonus each round adds.`));
+    ? `With several drafts per position the {vllm} (accepted ÷ drafted) counts every draft of every row as drafted, though at most one per position can be kept — so it looks low (${fmt(sum?.acceptanceRate ?? null, 3)}) while each round emits ${fmt(perRound, 2)} ${u}. Read ${u} per round and the per-position acceptance (the share of rounds in which position i kept one of its drafts) instead.`
+    : `The {vllm} is vLLM's: accepted draft ${u} ÷ drafted ${u} (${m?.acceptedTokens ?? 0} ÷ ${m?.draftedTokens ?? 0}). ${u === "tokens" ? "Tokens" : "Characters"} per round also counts the replacement or bonus each round adds.`));
   note.dataset.multi = String(multi);
   columns($("chart-position"), { values: sum?.perPositionAcceptance ?? [], start: 1, max: 1, label: "per-position acceptance", integerX: true });
   columns($("chart-hist"), { values: m?.acceptedLengthHistogram ?? [], start: 0, label: "histogram of accepted drafts per round", fmtValue: (v) => String(v), integerX: true });
