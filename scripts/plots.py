@@ -119,7 +119,7 @@ def spectr_vs_k(plt):
              title=f"L = 4, {l4['repeat']} runs per prompt")
     left.minorticks_off()
     left.legend(fontsize=8)
-    lengths, kseq, otm = [], [], []
+    lengths, kseq, race = [], [], []
     for name in ("spectr-L4.json", "spectr-L6.json", "spectr-L8.json"):
         r = load(name)
         spec = rows(r, "speculative")[0]
@@ -127,9 +127,9 @@ def spectr_vs_k(plt):
         pick = lambda sel: next(x for x in rows(r, "spectr", sel)
                                 if param(x, "K") == 4)["block_efficiency"]
         kseq.append(pick("kseq") / spec["block_efficiency"])
-        otm.append(pick("race") / spec["block_efficiency"])
+        race.append(pick("race") / spec["block_efficiency"])
     right.plot(lengths, kseq, "o-", color="C0", label="k-Seq")
-    right.plot(lengths, otm, "o-", color="C1", label="optimal selection")
+    right.plot(lengths, race, "o-", color="C1", label="optimal selection")
     right.axhline(1.15, color="grey", lw=0.8, ls="--")
     right.text(lengths[-1], 1.148, "goal 1.15×", color="grey", fontsize=8, ha="right", va="top")
     right.set(xticks=lengths, xlabel="draft length L (= γ of speculative decoding)",

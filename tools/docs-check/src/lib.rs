@@ -6,11 +6,17 @@
 //! - [`links`]: every relative link and image in a Markdown file points at a file or
 //!   folder of the repository, and every `#anchor` at a heading of its target file;
 //! - [`outside`]: no tracked text file refers to anything outside the repository (a
-//!   sibling folder, a work log, the number of an issue on a tracker readers cannot see).
+//!   sibling folder, a work log, the number of an issue on a tracker readers cannot see);
+//! - [`length`]: the long-form documents stay within their line limits
+//!   ([`length::LINE_LIMITS`]);
+//! - [`worklog`]: no Markdown file reads as a work log ("minutes later", "recorded in
+//!   a commit", a dated section).
 #![deny(missing_docs)]
 
+pub mod length;
 pub mod links;
 pub mod outside;
+pub mod worklog;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -60,21 +66,24 @@ pub fn tracked_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Every problem in the repository at `root`: broken links in its Markdown files, then
-/// references outside it in any tracked text file.
+/// Every problem in the repository at `root`: limited documents that are missing, then per
+/// file the line limit, broken links and work-log phrasing of its Markdown, and references
+/// outside the repository in any tracked text file.
 ///
 /// # Errors
 /// When the tracked files cannot be listed.
 pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
     let files = tracked_files(root)?;
     let tree = links::Tree::new(&files);
-    let mut problems = Vec::new();
+    let mut problems = length::check_present(&files);
     for file in &files {
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue; // binary files (images, weights) are not text to check
         };
         if file.extension().is_some_and(|ext| ext == "md") {
+            problems.extend(length::check_length(file, &text));
             problems.extend(links::check_markdown(root, &tree, file, &text));
+            problems.extend(worklog::check_markdown(file, &text));
         }
         problems.extend(outside::check_text(file, &text));
     }
