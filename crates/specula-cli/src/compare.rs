@@ -101,8 +101,9 @@ fn last_rows(
 }
 
 /// The exact distribution of generated character `position` (1 or 2) under `config`
-/// (the engine's [`lab::exact`]), from the models' logits after `prompt` and, for the
-/// second position, after each continuation of it.
+/// (the engine's [`lab::exact`]), from the models' logits after `prompt` (the context
+/// as the window starts it) and, for the second position, after each continuation of
+/// it, slid as the decoder slides it when `prompt` leaves room for one token only.
 ///
 /// # Errors
 /// A usage error naming the flag at fault for a method and bug without a closed form
@@ -131,7 +132,10 @@ pub fn exact(
         )?),
         ..LabLogits::default()
     };
-    let (after, alone) = lab::needs(config, position);
+    let window = pair.window();
+    let slides = lab::slides_between(n, window);
+    logits.slides = slides;
+    let (after, alone) = lab::needs(config, position, slides);
     let refused = |e: specula_engine::options::OptionError| {
         if e.field == "position" {
             CliError::option(&e, "--position")
@@ -141,11 +145,12 @@ pub fn exact(
     };
     if after {
         logits.first_tokens = lab::first_tokens(config, &logits.target).map_err(refused)?;
-        let contexts = lab::contexts_for_second(prompt, &logits.first_tokens, false);
-        logits.after_prompt = last_rows(&mut pair.target, Role::Target, n, contexts)?;
+        let contexts = lab::contexts_for_second(prompt, &logits.first_tokens, false, window);
+        let shared = lab::shared_positions(n, window);
+        logits.after_prompt = last_rows(&mut pair.target, Role::Target, shared, contexts)?;
     }
     if alone {
-        let contexts = lab::contexts_for_second(prompt, &logits.first_tokens, true);
+        let contexts = lab::contexts_for_second(prompt, &logits.first_tokens, true, window);
         logits.alone = last_rows(&mut pair.target, Role::Target, 0, contexts)?;
     }
     lab::exact(config, position, &logits).map_err(refused)

@@ -204,3 +204,30 @@ fn the_second_character_of_a_lossy_rule_is_refused_naming_the_flag() {
         "--position without --compare is refused"
     );
 }
+
+/// A prompt that leaves room for one token in the bundled pair's 256-position window:
+/// each run emits its first character from the target (nothing can be drafted), slides
+/// the window to its last half, and emits the second after the slid context. The exact
+/// distributions follow the same policy, so a planted bug cannot act and both positions
+/// fit the target (before the slide was followed, position 2 gave p ≈ 6e-9 here).
+#[test]
+fn a_prompt_that_fills_the_window_is_compared_as_the_decoder_slides_it() {
+    let prompt: String = "ROMEO:\nBut soft, what light through yonder window breaks?\n"
+        .repeat(6)
+        .chars()
+        .take(255)
+        .collect();
+    let v = compare_after(&prompt, &["--method", "autoregressive", "--position", "2"]);
+    assert_eq!(v["exact"], "target", "{v}");
+    assert!(num(&v, "pValue") > 1e-4, "{v}");
+    assert!(num(&v, "tv") < 0.05, "{v}");
+    let v = compare_after(
+        &prompt,
+        &["--method", "speculative", "--bug", "shared-uniform"],
+    );
+    assert_eq!(
+        v["exact"], "target",
+        "nothing is drafted before the slide: {v}"
+    );
+    assert!(num(&v, "pValue") > 1e-4, "{v}");
+}

@@ -19,6 +19,13 @@
 //! may still emit, so a run of one token would draft nothing and sample the target
 //! directly, whatever the method; with two, it drafts exactly one token at the first
 //! position, which is what the closed forms above describe.
+//!
+//! The context window (window.rs) is followed as the decoder follows it: a context that
+//! leaves room for one token only makes each run emit its first token from the target
+//! directly (nothing can be drafted), slide the window to its last half, and emit the
+//! second, again from the target, after the slid context. Then both positions follow the
+//! target whatever the method or bug, the second mixed over the slid contexts
+//! ([`LabLogits::slides`]).
 
 use serde::Serialize;
 use specula_core::{
@@ -90,6 +97,10 @@ pub struct LabLogits {
     pub target: Vec<f64>,
     /// The draft's logits after the prompt.
     pub draft: Vec<f64>,
+    /// Whether the context leaves room for one token only, so that the runs draft nothing
+    /// and the window slides between the two positions (see the module's documentation;
+    /// [`slides_between`]): then the rows below follow the slid contexts.
+    pub slides: bool,
     /// The first tokens the rows below follow, in order (second position only): the
     /// support of the target's processed distribution after the prompt.
     pub first_tokens: Vec<u32>,
@@ -101,12 +112,24 @@ pub struct LabLogits {
     pub alone: Vec<Vec<f64>>,
 }
 
-/// What [`exact`] needs beyond the prompt's logits for `position` under `config`:
-/// whether rows after the prompt, and rows after each token alone, are used.
+/// Whether a run from a context of `context_len` tokens (the prompt as the window starts
+/// it, [`crate::window_start`]) in a window of `window` positions has room for one token
+/// only: it drafts nothing, and the window slides before the second token.
 #[must_use]
-pub fn needs(config: &DecodeConfig, position: usize) -> (bool, bool) {
+pub fn slides_between(context_len: usize, window: usize) -> bool {
+    context_len + 1 >= window.max(2)
+}
+
+/// What [`exact`] needs beyond the prompt's logits for `position` under `config`:
+/// whether rows after the prompt, and rows after each token alone, are used (`slides`:
+/// [`slides_between`]).
+#[must_use]
+pub fn needs(config: &DecodeConfig, position: usize, slides: bool) -> (bool, bool) {
     let second = position == 2;
-    (second, second && config.bug == Some(Bug::CacheReset))
+    (
+        second,
+        second && !slides && config.bug == Some(Bug::CacheReset),
+    )
 }
 
 /// The first tokens whose rows the second position needs: those the target's processed
@@ -137,20 +160,42 @@ pub fn first_tokens(config: &DecodeConfig, target_logits: &[f64]) -> Result<Vec<
     Ok(support)
 }
 
-/// The sequences whose target logits fill [`LabLogits::after_prompt`] (`prompt + [x]`)
-/// or [`LabLogits::alone`] (`[x]`), one per token `x` of `first` (see [`first_tokens`]).
+/// The sequences whose target logits fill [`LabLogits::after_prompt`] (`prompt + [x]`,
+/// slid as the decoder slides it when `prompt` fills `window` but one position) or
+/// [`LabLogits::alone`] (`[x]`), one per token `x` of `first` (see [`first_tokens`]).
+/// `prompt` is the context as the window starts it ([`crate::window_start`]).
 #[must_use]
-pub fn contexts_for_second(prompt: &[u32], first: &[u32], alone: bool) -> Vec<Vec<u32>> {
+pub fn contexts_for_second(
+    prompt: &[u32],
+    first: &[u32],
+    alone: bool,
+    window: usize,
+) -> Vec<Vec<u32>> {
+    let slides = slides_between(prompt.len(), window);
     first
         .iter()
         .map(|&x| {
             if alone {
-                vec![x]
-            } else {
-                prompt.iter().copied().chain([x]).collect()
+                return vec![x];
             }
+            let mut context: Vec<u32> = prompt.iter().copied().chain([x]).collect();
+            if slides {
+                crate::slide_context(&mut context, window);
+            }
+            context
         })
         .collect()
+}
+
+/// The positions every sequence of [`contexts_for_second`] shares with the prompt, for
+/// a request's `committed_len`: the prompt, or none once the window slid.
+#[must_use]
+pub fn shared_positions(prompt_len: usize, window: usize) -> usize {
+    if slides_between(prompt_len, window) {
+        0
+    } else {
+        prompt_len
+    }
 }
 
 /// Checks `position` (1 or 2).
@@ -265,6 +310,16 @@ pub fn exact(
     let sampling = &config.sampling;
     let target = dist(&logits.target, sampling, "the target's logits")?;
     let (kind, expected, target_probs) = match position {
+        // No draft fits before the slide: both positions are the target's own draws.
+        1 if logits.slides => (
+            "target".to_owned(),
+            target.probs().to_vec(),
+            target.probs().to_vec(),
+        ),
+        2 if logits.slides => {
+            let mixed = second_mixture(&target, logits, sampling)?;
+            ("target".to_owned(), mixed.clone(), mixed)
+        }
         1 => {
             let (kind, expected) = exact_first(config, &target, logits)?;
             (kind, expected, target.probs().to_vec())
@@ -391,7 +446,36 @@ fn exact_second(
             "0",
         ));
     }
+    let target_mixture = second_mixture(target, logits, sampling)?;
+    if config.bug != Some(Bug::CacheReset) {
+        return Ok(("target".to_owned(), target_mixture.clone(), target_mixture));
+    }
     let first = &logits.first_tokens;
+    let after = checked_rows(
+        logits,
+        &logits.after_prompt,
+        sampling,
+        "after the prompt and each token",
+    )?;
+    let draft = dist(&logits.draft, sampling, "the draft's logits")?;
+    let alone = checked_rows(logits, &logits.alone, sampling, "after each token alone")?;
+    let kept = |x: usize| target.prob(x).min(draft.prob(x));
+    let accepted = mixture(&after, first, kept);
+    let reset = mixture(&alone, first, |x| (target.prob(x) - kept(x)).max(0.0));
+    let buggy = accepted.iter().zip(&reset).map(|(a, r)| a + r).collect();
+    Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
+}
+
+/// `rows` as distributions, one per first token, after checking that every token the
+/// target can emit first has one.
+fn checked_rows(
+    logits: &LabLogits,
+    rows: &[Vec<f64>],
+    sampling: &SamplingConfig,
+    what: &str,
+) -> Result<Vec<Distribution>, OptionError> {
+    let first = &logits.first_tokens;
+    let target = dist(&logits.target, sampling, "the target's logits")?;
     let listed = |x: usize| first.contains(&(x as u32));
     if let Some(x) = (0..target.len()).find(|&x| target.prob(x) > 0.0 && !listed(x)) {
         return Err(refuse(
@@ -400,28 +484,29 @@ fn exact_second(
             format!("none for token {x}"),
         ));
     }
-    let rows = |rows: &[Vec<f64>], what: &str| -> Result<Vec<Distribution>, OptionError> {
-        if rows.len() != first.len() {
-            return Err(refuse(
-                "model",
-                format!("{} rows of logits {what}", first.len()),
-                rows.len().to_string(),
-            ));
-        }
-        rows.iter().map(|row| dist(row, sampling, what)).collect()
-    };
-    let after = rows(&logits.after_prompt, "after the prompt and each token")?;
-    let target_mixture = mixture(&after, first, |x| target.prob(x));
-    if config.bug != Some(Bug::CacheReset) {
-        return Ok(("target".to_owned(), target_mixture.clone(), target_mixture));
+    if rows.len() != first.len() {
+        return Err(refuse(
+            "model",
+            format!("{} rows of logits {what}", first.len()),
+            rows.len().to_string(),
+        ));
     }
-    let draft = dist(&logits.draft, sampling, "the draft's logits")?;
-    let alone = rows(&logits.alone, "after each token alone")?;
-    let kept = |x: usize| target.prob(x).min(draft.prob(x));
-    let accepted = mixture(&after, first, kept);
-    let reset = mixture(&alone, first, |x| (target.prob(x) - kept(x)).max(0.0));
-    let buggy = accepted.iter().zip(&reset).map(|(a, r)| a + r).collect();
-    Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
+    rows.iter().map(|row| dist(row, sampling, what)).collect()
+}
+
+/// The target's second token: its next rows mixed by its first token.
+fn second_mixture(
+    target: &Distribution,
+    logits: &LabLogits,
+    sampling: &SamplingConfig,
+) -> Result<Vec<f64>, OptionError> {
+    let after = checked_rows(
+        logits,
+        &logits.after_prompt,
+        sampling,
+        "after the prompt and each token",
+    )?;
+    Ok(mixture(&after, &logits.first_tokens, |x| target.prob(x)))
 }
 
 /// `Σᵢ weight(first[i])·next[i]`: the distributions `next` (one per first token) mixed

@@ -23,6 +23,7 @@ fn logits() -> LabLogits {
         target: vec![0.0, 1.0, 2.0],
         draft: vec![2.0, 1.0, 0.0],
         first_tokens: vec![0, 1, 2],
+        slides: false,
         after_prompt: vec![
             vec![0.0, 0.0, 3.0],
             vec![3.0, 0.0, 0.0],
@@ -234,4 +235,30 @@ fn a_large_vocabulary_without_a_top_k_is_refused_at_the_second_position() {
         ..c
     };
     assert_eq!(first_tokens(&k, &flat).unwrap().len(), 8);
+}
+
+#[test]
+fn a_context_with_room_for_one_token_follows_the_target_at_both_positions() {
+    assert!(slides_between(255, 256) && !slides_between(254, 256));
+    assert_eq!(shared_positions(255, 256), 0);
+    assert_eq!(shared_positions(254, 256), 254);
+    // The rows follow the slid contexts: the last half window of prompt + x.
+    let prompt: Vec<u32> = (0..7).collect();
+    let contexts = contexts_for_second(&prompt, &[9], false, 8);
+    assert_eq!(contexts, [vec![4, 5, 6, 9]]);
+    // Nothing is drafted: a bug's closed form gives way to the target at position 1,
+    // and cache-reset needs no rows alone at position 2.
+    let c = config(speculative(), Some(Bug::SharedUniform));
+    let slid = LabLogits {
+        slides: true,
+        ..logits()
+    };
+    let first = exact(&c, 1, &slid).unwrap();
+    assert_eq!((first.kind.as_str(), first.tv_from_target), ("target", 0.0));
+    let reset = config(speculative(), Some(Bug::CacheReset));
+    assert_eq!(needs(&reset, 2, true), (true, false));
+    let second = exact(&reset, 2, &slid).unwrap();
+    assert_eq!(second.kind, "target");
+    let plain = exact(&config(speculative(), None), 2, &logits()).unwrap();
+    assert_eq!(second.expected, plain.expected);
 }

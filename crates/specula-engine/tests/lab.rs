@@ -32,7 +32,7 @@ fn row(model: &MarkovModel, context: &[u32]) -> Vec<f64> {
 
 fn lab_logits(config: &DecodeConfig, position: usize) -> LabLogits {
     let (target, draft) = models();
-    let (after, alone) = needs(config, position);
+    let (after, alone) = needs(config, position, false);
     let target_row = row(&target, &PROMPT);
     let first = if after {
         first_tokens(config, &target_row).unwrap()
@@ -40,7 +40,7 @@ fn lab_logits(config: &DecodeConfig, position: usize) -> LabLogits {
         Vec::new()
     };
     let rows = |alone: bool| {
-        contexts_for_second(&PROMPT, &first, alone)
+        contexts_for_second(&PROMPT, &first, alone, 1024)
             .iter()
             .map(|c| row(&target, c))
             .collect()
@@ -51,6 +51,7 @@ fn lab_logits(config: &DecodeConfig, position: usize) -> LabLogits {
         alone: if alone { rows(true) } else { Vec::new() },
         first_tokens: first,
         target: target_row,
+        slides: false,
     }
 }
 

@@ -53,20 +53,14 @@ fn rows(logits: Vec<f32>, vocab: usize) -> Vec<Vec<f64>> {
 ///
 /// # Errors
 /// `bad_prompt` for a prompt outside the alphabet or too long to generate two tokens
-/// without sliding the context; `invalid_option` for a combination without a closed
+/// `invalid_option` for a combination without a closed
 /// form; `model_failed` when a model fails.
 pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<LabExact> {
     let prompt = encode_prompt(models.tokenizer(), &request.resolved.prompt)?;
+    // What the models read of the prompt, as a generation crops it.
     let window = models.context();
-    if prompt.len() + RUN_TOKENS > window {
-        return Err(WasmError::Prompt(format!(
-            "prompt: the lab generates {RUN_TOKENS} {unit}s after it without sliding the \
-             models' context of {window}, so it may have at most {} {unit}s, got {}",
-            window - RUN_TOKENS,
-            prompt.len(),
-            unit = models.tokenizer().unit()
-        )));
-    }
+    let prompt = specula_engine::window_start(&prompt, window).to_vec();
+    let slides = lab::slides_between(prompt.len(), window);
     let config = &request.resolved.config;
     let vocab = models.vocab();
     // The models cache what they read: start from nothing, as every run does.
@@ -86,16 +80,18 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
         draft: first(answer(Role::Draft, prompt.len(), vec![prompt.clone()]).await?),
         ..LabLogits::default()
     };
-    let (after, alone) = lab::needs(config, request.position);
+    logits.slides = slides;
+    let (after, alone) = lab::needs(config, request.position, slides);
     if after {
         // Rows only for the first tokens the target can emit: every token of the bundled
         // pair's 65, a top-k's worth of a BPE vocabulary (bounded by the engine).
         logits.first_tokens = lab::first_tokens(config, &logits.target)?;
-        let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, false);
-        logits.after_prompt = answer(Role::Target, prompt.len(), contexts).await?;
+        let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, false, window);
+        let shared = lab::shared_positions(prompt.len(), window);
+        logits.after_prompt = answer(Role::Target, shared, contexts).await?;
     }
     if alone {
-        let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, true);
+        let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, true, window);
         logits.alone = answer(Role::Target, 0, contexts).await?;
     }
     models.reset();

@@ -3,6 +3,9 @@
 // (backend "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm;
 // "webgpu-unfused": both on WebGPU, the draft without its fused pass; the parallel rows'
 // draft runs in a worker of its own, on the CPU, whatever the backend).
+// GGUF models: &target=URL&draft=URL (the draft defaults to the target's file, which
+// measures what a verifying pass of γ + 1 positions costs against one position) and
+// &prompt=TEXT; the methods are then autoregressive, prompt lookup and speculative.
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -16,6 +19,15 @@ const METHODS = [
   { name: "speculative (gamma 2, parallel)", method: "speculative", gamma: 2, parallelDraft: true },
   { name: "speculative (gamma 3, parallel)", method: "speculative", gamma: 3, parallelDraft: true },
   { name: "speculative (gamma 4, parallel)", method: "speculative", gamma: 4, parallelDraft: true },
+];
+
+// With GGUF models: no SpecTr or parallel rows (a draft as large as the target makes
+// them slow without telling more than the speculative rows do).
+const GGUF_METHODS = [
+  { name: "autoregressive", method: "autoregressive" },
+  { name: "lookup (gamma 4)", method: "lookup", gamma: 4 },
+  { name: "speculative (gamma 2)", method: "speculative", gamma: 2 },
+  { name: "speculative (gamma 4)", method: "speculative", gamma: 4 },
 ];
 
 /**
@@ -38,26 +50,31 @@ export async function bench(state, note) {
   const tokens = Number(params.get("tokens") ?? 64);
   const backends = (params.get("backends") ?? "cpu,webgpu").split(",");
   const repeat = Number(params.get("repeat") ?? 3);
+  const target = params.get("target");
+  const files = target ? { target: { url: target }, draft: { url: params.get("draft") ?? target } } : {};
+  const methods = target ? GGUF_METHODS : METHODS;
+  const prompt = params.get("prompt") ?? (target ? "The capital of France is" : PROMPT);
   state.results = [];
   for (const entry of backends) {
     const named = { "webgpu-cpu-draft": ["webgpu", "cpu"], "webgpu-unfused": ["webgpu", "unfused"] };
     const [backend, draftBackend] = named[entry] ?? [entry, "same"];
-    const s = await Specula.load({ backend, draftBackend });
-    note(`${entry}: backend ${JSON.stringify(s.backend)}`);
+    const loadStarted = performance.now();
+    const s = await Specula.load({ backend, draftBackend, ...files });
+    note(`${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s, backend ${JSON.stringify(s.backend)}`);
     // Warm-up: WebGPU compiles its kernels on first use of each shape.
-    for (const { name, ...m } of METHODS) await s.complete({ ...m, prompt: PROMPT, maxTokens: 8, seed: 1 });
+    for (const { name, ...m } of methods) await s.complete({ ...m, prompt, maxTokens: 8, seed: 1 });
     // Rounds of every method in turn (so drifting machine load hits all alike), one seed
     // per round; the row reports the median tokens/s over the rounds.
-    const runs = METHODS.map(() => []);
+    const runs = methods.map(() => []);
     for (let r = 0; r < repeat; r++) {
-      for (const [i, { name, ...m }] of METHODS.entries()) {
+      for (const [i, { name, ...m }] of methods.entries()) {
         const started = performance.now();
-        const summary = await s.complete({ ...m, prompt: PROMPT, maxTokens: tokens, temperature: 0.8, seed: 1 + r });
+        const summary = await s.complete({ ...m, prompt, maxTokens: tokens, temperature: 0.8, seed: 1 + r });
         const seconds = (performance.now() - started) / 1000;
         runs[i].push({ summary, seconds, tps: summary.tokens / seconds });
       }
     }
-    for (const [i, { name }] of METHODS.entries()) {
+    for (const [i, { name }] of methods.entries()) {
       const all = runs[i];
       const tps = all.map((x) => x.tps).sort((a, b) => a - b);
       const sum = (f) => all.reduce((a, x) => a + f(x), 0);
@@ -90,7 +107,7 @@ export async function bench(state, note) {
     const rows = state.results.filter((r) => r.entry === entry);
     const base = rows.find((r) => r.method === "autoregressive");
     for (const r of rows) {
-      const { gamma, parallelDraft } = METHODS.find((m) => m.name === r.method) ?? {};
+      const { gamma, parallelDraft } = methods.find((m) => m.name === r.method) ?? {};
       if (!gamma || !base || r.acceptanceRate === null) continue;
       const a = r.acceptanceRate;
       r.costRatio = r.draftMsPerCall / base.targetMsPerCall;

@@ -31,6 +31,14 @@ export async function labChecks(specula, check) {
   check(bug.kind === "shared-uniform" && bug.tvFromTarget > 0.05, `lab: shared-uniform's closed form is TV ${bug.tvFromTarget.toFixed(3)} from the target`);
   check(bug.pValue > 1e-4 && bug.targetPValue < 1e-4, `lab: shared-uniform runs fit the bug (p ${bug.pValue.toExponential(2)}) and not the target (p ${bug.targetPValue.toExponential(2)})`);
 
+  // A prompt that leaves room for one character in the 256-position window: the runs
+  // draw both characters from the target, the second after the window slid, and the
+  // exact distribution follows the same slide (a wiring check of the policy; its
+  // statistics are tested in crates/specula-cli/tests/sample_compare.rs).
+  const full = "ROMEO:\nBut soft, what light through yonder window breaks?\n".repeat(6).slice(0, 255);
+  const slid = await specula.sample({ prompt: full, method: "speculative", gamma: 2, bug: "shared-uniform", seed: 3 }, { runs: 200, position: 2 });
+  check(slid.kind === "target" && slid.pValue > 1e-4, `lab: a prompt filling the window follows the target after the slide (p ${slid.pValue.toExponential(2)})`);
+
   // The same seed gives the same counts.
   const again = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 4, seed: 100 }, { runs: 50 });
   const first = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 4, seed: 100 }, { runs: 50 });
