@@ -66,12 +66,12 @@ The bug lab (speculative only):
 
 Input rules:
   --target and --draft are comma-separated lists of the same length, every entry a finite
-  number >= 0, at most 1048576 entries. @FILE reads a list from a file and - from standard
-  input (one of the two), with commas, spaces or newlines between entries. Without
-  --normalize each list must sum to 1 within 1e-6; with --normalize any positive total is
-  rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite and >= 0. --rho must
-  be finite and >= rho* (the smallest rho that keeps k-Seq exact). --epsilon must be in
-  [0, 1] and --delta in [0, 1e6].
+  number >= 0, at most 1048576 entries. @FILE reads a list from a regular file (at most
+  64 MiB) and - from standard input (one of the two), with commas, spaces or newlines
+  between entries. Without --normalize each list must sum to 1 within 1e-6; with
+  --normalize any positive total is rescaled to 1. --drafts must be in 1..=1000000. --kl
+  must be finite and >= 0. --rho must be finite and >= rho* (the smallest rho that keeps
+  k-Seq exact). --epsilon must be in [0, 1] and --delta in [0, 1e6].
   OTM solves a linear program with vocab^(k+1) variables and refuses larger problems.
   multiround refuses drafts x vocab above 2^27 (134217728).
   Negative numbers may be written as `--kl -1` or `--kl=-1` (both are refused).
@@ -265,28 +265,26 @@ pub fn parse_list(flag: &str, raw: &str) -> Result<Vec<f64>, CliError> {
 /// input for `-` (the flag says `true` for those).
 fn list_source(flag: &str, raw: &str) -> Result<(String, bool), CliError> {
     use std::io::Read;
-    let (reader, name): (Box<dyn Read>, String) = if raw.trim() == "-" {
-        (
-            Box::new(std::io::stdin().lock()),
-            "standard input".to_owned(),
-        )
+    let (bytes, name) = if raw.trim() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(MAX_LIST_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::usage(format!("{flag}: cannot read standard input: {e}")))?;
+        if bytes.len() as u64 > MAX_LIST_BYTES {
+            return Err(CliError::usage(format!(
+                "{flag}: standard input is larger than the limit of {MAX_LIST_BYTES} bytes"
+            )));
+        }
+        (bytes, "standard input")
     } else if let Some(path) = raw.strip_prefix('@') {
-        let file = std::fs::File::open(path)
+        let bytes = crate::parse::read_regular_file(std::path::Path::new(path), MAX_LIST_BYTES)
             .map_err(|e| CliError::usage(format!("{flag}: cannot read {path}: {e}")))?;
-        (Box::new(file), path.to_owned())
+        (bytes, path)
     } else {
         return Ok((raw.to_owned(), false));
     };
-    let mut bytes = Vec::new();
-    reader
-        .take(MAX_LIST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| CliError::usage(format!("{flag}: cannot read {name}: {e}")))?;
-    if bytes.len() as u64 > MAX_LIST_BYTES {
-        return Err(CliError::usage(format!(
-            "{flag}: {name} is larger than the limit of {MAX_LIST_BYTES} bytes"
-        )));
-    }
     let text = String::from_utf8(bytes)
         .map_err(|_| CliError::usage(format!("{flag}: {name} is not UTF-8 text")))?;
     Ok((text, true))

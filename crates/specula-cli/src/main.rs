@@ -4,6 +4,7 @@
 //! computes a serialisable report, [`render`] prints it as a table.
 
 mod args;
+mod argv;
 mod bench_cmd;
 mod bench_costs;
 mod compare;
@@ -31,9 +32,18 @@ use crate::args::{Cli, Command, PlanArgs};
 use crate::error::CliError;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = match argv::utf8_args(raw.iter().cloned()) {
+        Ok(args) => args,
+        Err(error) => return report(&error, argv::wants_json(&raw)),
+    };
+    let json = argv::wants_json(&args);
+    if let Err(error) = argv::check_flag_values(&args) {
+        return report(&error, json);
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => return clap_error(&e),
+        Err(e) => return clap_error(&e, json),
     };
     // With --json an error is one JSON object `{ code, field?, message }` on stderr, the
     // shape of the npm package's SpeculaError.
@@ -51,22 +61,25 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            // If stderr itself is gone there is nowhere left to report to.
-            let _ = if json {
-                writeln!(io::stderr().lock(), "{}", json_line(&error.to_api()))
-            } else {
-                writeln!(io::stderr().lock(), "error: {error}")
-            };
-            error.exit_code()
-        }
+        Err(error) => report(&error, json),
     }
+}
+
+/// Prints `error` on stderr (one line, or one JSON object with `json`); its exit status.
+fn report(error: &CliError, json: bool) -> ExitCode {
+    // If stderr itself is gone there is nowhere left to report to.
+    let _ = if json {
+        writeln!(io::stderr().lock(), "{}", json_line(&error.to_api()))
+    } else {
+        writeln!(io::stderr().lock(), "error: {error}")
+    };
+    error.exit_code()
 }
 
 /// A value clap's typed parsers refused (`--gamma abc`, `--method beam`) is one
 /// `error:` line, or with `--json` the object `{ code, field, message }`, like every
 /// other refused option; clap prints everything else (help, missing flags) itself.
-fn clap_error(e: &clap::Error) -> ExitCode {
+fn clap_error(e: &clap::Error, json: bool) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if !matches!(
         e.kind(),
@@ -82,7 +95,6 @@ fn clap_error(e: &clap::Error) -> ExitCode {
         Some(ContextValue::String(arg)) => option_name(arg),
         _ => String::new(),
     };
-    let json = std::env::args().any(|a| a == "--json");
     let mut stderr = io::stderr().lock();
     let _ = if json {
         let error = ApiError {

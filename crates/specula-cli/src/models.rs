@@ -64,7 +64,8 @@ pub fn load_source(
 
 /// Reads a GGUF model, naming `flag` in every error.
 fn read_gguf(path: &Path, flag: &str) -> Result<GgufModel, CliError> {
-    let bytes = crate::parse::read_regular_file(path)
+    // No limit of its own: the parser refuses a model larger than the memory available.
+    let bytes = crate::parse::read_regular_file(path, u64::MAX)
         .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))?;
     GgufModel::from_bytes(bytes, available_memory())
         .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))

@@ -95,17 +95,33 @@ pub fn choice<'a>(flag: &str, raw: &str, choices: &[&'a str]) -> Result<&'a str,
         })
 }
 
-/// The bytes of the regular file at `path`; anything else (a directory, a FIFO that
-/// would block forever, a device) is refused before it is opened for reading.
+/// The bytes of the regular file at `path`, at most `limit` of them. Anything else is
+/// refused before it is opened for reading: a FIFO with no writer would block the open
+/// forever, a device such as `/dev/zero` never ends, a directory is no file. A file
+/// larger than `limit` is refused unread (and one that grows past it while being read,
+/// after `limit + 1` bytes).
 ///
 /// # Errors
 /// What is wrong with the path, in words.
-pub fn read_regular_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+pub fn read_regular_file(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".to_owned());
     }
-    std::fs::read(path).map_err(|e| e.to_string())
+    let too_large = || format!("larger than the limit of {limit} bytes");
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -125,5 +141,21 @@ mod tests {
             Some("draft")
         );
         assert!(choice("--role", "x", &["draft", "target"]).is_err());
+    }
+
+    #[test]
+    fn only_regular_files_within_the_limit_are_read() {
+        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        let len = std::fs::metadata(&manifest).expect("the manifest").len();
+        assert_eq!(
+            read_regular_file(&manifest, len).map(|b| b.len() as u64),
+            Ok(len)
+        );
+        assert!(read_regular_file(&manifest, len - 1).is_err());
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(
+            read_regular_file(dir, u64::MAX),
+            Err("not a regular file".to_owned())
+        );
     }
 }

@@ -172,8 +172,13 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The largest corpus `--corpus` reads. The corpus must be Tiny Shakespeare (1,115,394
+/// bytes, checked by its digest), so a file many times its size cannot be it and is
+/// refused before it fills memory.
+pub const MAX_CORPUS_BYTES: u64 = 16 << 20;
+
 fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = parse::read_regular_file(path, MAX_CORPUS_BYTES).map_err(|e| {
         CliError::usage(format!(
             "cannot read the corpus {}: {e}; run scripts/fetch-corpus.sh first",
             path.display()

@@ -2,8 +2,9 @@
 //! crashed, hung or misled, with the exit status it must give and a fragment its one
 //! `error: …` line (or, for successes, its output) must hold. Model directories are
 //! copies of the bundled pair with one thing broken.
-//! The tests around the table are in `hostile_plan.rs` (what `plan` prints) and
-//! `hostile_streams.rs` (readers going away, long generations).
+//! The tests around the table are in `hostile_plan.rs` (what `plan` prints),
+//! `hostile_streams.rs` (readers going away, long generations) and `hostile_args.rs`
+//! (command lines and files: non-UTF-8 arguments, FIFOs, devices).
 
 mod common;
 
@@ -395,20 +396,8 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             "target.json: cannot load weights: the file is larger",
         ),
         models(&no_target, 2, "target.bpk"),
-        // More edges: empty and binary list files, odd numbers, huge prompts.
-        row(
-            &[
-                "plan",
-                "--method",
-                "greedy",
-                "--target",
-                "@/dev/null",
-                "--draft",
-                "1",
-            ],
-            2,
-            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
-        ),
+        // More edges (files that are not lists are in hostile_args.rs): odd numbers,
+        // huge prompts.
         row(
             &[
                 "plan",

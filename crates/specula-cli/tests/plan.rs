@@ -1,11 +1,11 @@
-//! End-to-end tests of `specula plan`: the real binary, its JSON, its table and its errors.
+//! End-to-end tests of `specula plan`: the real binary, its JSON and its table for every
+//! method (its refusals are in plan_errors.rs).
 
-use std::process::{Command, Output};
+mod plan_support;
 
+use plan_support::{DRAFT, TARGET, example, specula, text};
 use serde_json::Value;
 
-const TARGET: &str = "0.1,0.2,0.3,0.4";
-const DRAFT: &str = "0.5,0.3,0.15,0.05";
 const TARGET_PROBS: [f64; 4] = [0.1, 0.2, 0.3, 0.4];
 const DRAFT_PROBS: [f64; 4] = [0.5, 0.3, 0.15, 0.05];
 
@@ -32,17 +32,6 @@ const COMMON_KEYS: [&str; 10] = [
     "tvTargetOutput",
     "tvTargetDraft",
 ];
-
-fn specula(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_specula"))
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run specula: {e}"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// Runs `plan --json` on the spec's example with `extra` flags; asserts success.
 fn plan_json(method: &str, extra: &[&str]) -> Value {
@@ -120,45 +109,6 @@ fn assert_lossless(json: &Value) {
         (0.0..=1.0 + 1e-12).contains(&acceptance),
         "acceptance {acceptance}"
     );
-}
-
-/// Asserts a refused input: non-zero exit, exactly one stderr line, starting with
-/// `error: ` and containing `needle`, nothing on stdout, no panic.
-fn assert_error(args: &[&str], needle: &str) {
-    let out = specula(args);
-    let stderr = text(&out.stderr);
-    assert!(
-        !out.status.success(),
-        "{args:?} succeeded: {}",
-        text(&out.stdout)
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: exit status, stderr {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{args:?}: expected one stderr line, got {stderr:?}"
-    );
-    assert!(lines[0].starts_with("error: "), "{args:?}: {stderr:?}");
-    assert!(
-        lines[0].contains(needle),
-        "{args:?}: {stderr:?} does not mention {needle:?}"
-    );
-    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
-}
-
-/// `plan` on the example with a method and extra flags, for [`assert_error`].
-fn example<'a>(method: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "plan", "--method", method, "--target", TARGET, "--draft", DRAFT,
-    ];
-    args.extend_from_slice(extra);
-    args
 }
 
 #[test]
@@ -436,206 +386,5 @@ fn table_mode_is_readable_for_every_method() {
                 "acceptance line: {line:?}"
             );
         }
-    }
-}
-
-#[test]
-fn bad_numbers_are_refused() {
-    let draft = ["--draft", DRAFT];
-    let cases: [(&str, &str); 7] = [
-        (
-            "0.1,abc,0.3,0.4",
-            "--target entry 1 must be a number, got \"abc\"",
-        ),
-        (
-            "nan,0.2,0.3,0.4",
-            "--target entry 0 must be a probability >= 0, got NaN",
-        ),
-        (
-            "inf,0.2,0.3,0.4",
-            "--target entry 0 must be a finite probability >= 0, got Infinity",
-        ),
-        (
-            "-0.1,0.4,0.3,0.4",
-            "--target entry 0 must be a finite probability >= 0, got -0.1",
-        ),
-        (
-            "",
-            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
-        ),
-        (
-            "0.1,,0.5,0.4",
-            "--target entry 1 must be a number, got an empty entry",
-        ),
-        ("0.1,0.2,0.3,0.3", "normalize to rescale them"),
-    ];
-    for (target, needle) in cases {
-        let mut args = vec!["plan", "--method", "speculative", "--target", target];
-        args.extend_from_slice(&draft);
-        assert_error(&args, needle);
-    }
-    assert_error(
-        &[
-            "plan",
-            "--method",
-            "speculative",
-            "--target",
-            "0,0,0,0",
-            "--draft",
-            DRAFT,
-            "--normalize",
-        ],
-        "zero",
-    );
-    assert_error(
-        &[
-            "plan",
-            "--method",
-            "speculative",
-            "--target",
-            TARGET,
-            "--draft",
-            "0.5,0.5,0.5,0.5",
-        ],
-        "--draft must be probabilities that sum to 1 (within 1e-6), or set normalize to rescale them, got a sum of 2",
-    );
-}
-
-#[test]
-fn not_normalized_message_names_the_flag_and_the_fix() {
-    assert_error(
-        &[
-            "plan",
-            "--method",
-            "kseq",
-            "--target",
-            "0.2,0.2,0.3,0.4",
-            "--draft",
-            DRAFT,
-        ],
-        "--target must be probabilities that sum to 1 (within 1e-6), or set normalize to rescale them, got a sum of 1.1",
-    );
-}
-
-#[test]
-fn length_mismatch_is_refused() {
-    assert_error(
-        &[
-            "plan",
-            "--method",
-            "speculative",
-            "--target",
-            TARGET,
-            "--draft",
-            "0.5,0.5",
-        ],
-        "--draft must be as many entries as target (4), got 2 entries",
-    );
-}
-
-#[test]
-fn bad_method_parameters_are_refused() {
-    assert_error(
-        &example("kseq", &["--drafts", "0"]),
-        "--drafts must be a whole number from 1 to 1000000, got 0",
-    );
-    assert_error(&example("otm", &["--drafts", "-2"]), "--drafts");
-    assert_error(&example("multiround", &["--drafts", "two"]), "--drafts");
-    assert_error(
-        &example("kseq", &["--drafts", "99999999"]),
-        "from 1 to 1000000",
-    );
-    assert_error(
-        &example("mentored", &["--kl", "-1"]),
-        "--kl must be a finite number >= 0",
-    );
-    assert_error(&example("mentored", &["--kl=-0.5"]), "--kl");
-    assert_error(&example("mentored", &["--kl", "NaN"]), "--kl");
-    assert_error(&example("mentored", &["--kl", "inf"]), "--kl");
-    assert_error(
-        &example("mentored", &["--kl", "lots"]),
-        "invalid value 'lots' for '--kl <D>'",
-    );
-    assert_error(&example("mentored", &[]), "--kl");
-    assert_error(&example("kseq", &["--rho", "1"]), "rho*");
-    assert_error(&example("kseq", &["--drafts", "3", "--rho", "0.5"]), "rho*");
-    assert_error(&example("kseq", &["--rho", "nan"]), "--rho");
-    assert_error(&example("kseq", &["--rho", "x"]), "--rho");
-}
-
-#[test]
-fn otm_too_large_is_refused() {
-    assert_error(
-        &example("otm", &["--drafts", "60"]),
-        "--drafts must be small enough for the OTM linear program",
-    );
-    assert_error(&example("otm", &["--drafts", "1000"]), "more than 2^128");
-    let wide = vec!["0.001"; 1000].join(",");
-    assert_error(
-        &[
-            "plan", "--method", "otm", "--target", &wide, "--draft", &wide, "--drafts", "5",
-        ],
-        "got 5, which over 1000 tokens needs 1000000000000000000",
-    );
-}
-
-#[test]
-fn flags_that_do_not_apply_are_refused() {
-    for (method, flag, value) in [
-        ("speculative", "--rho", "2"),
-        ("speculative", "--drafts", "2"),
-        ("speculative", "--kl", "0.1"),
-        ("greedy", "--drafts", "2"),
-        ("multiround", "--rho", "2"),
-        ("otm", "--rho", "2"),
-        ("otm", "--kl", "0.1"),
-        ("kseq", "--kl", "0.1"),
-        ("mentored", "--drafts", "2"),
-        ("mentored", "--rho", "2"),
-    ] {
-        let mut args = example(method, &[flag, value]);
-        if method == "mentored" {
-            args.extend_from_slice(&["--kl", "0.1"]);
-        }
-        assert_error(&args, "does not apply");
-    }
-}
-
-#[test]
-fn clap_usage_errors_do_not_panic() {
-    for args in [
-        &[
-            "plan", "--method", "bogus", "--target", TARGET, "--draft", DRAFT,
-        ][..],
-        &["plan", "--target", TARGET, "--draft", DRAFT],
-        &["plan", "--method", "speculative", "--draft", DRAFT],
-        &["frobnicate"],
-        &[],
-    ] {
-        let out = specula(args);
-        let stderr = text(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        let errors = stderr.lines().filter(|l| l.starts_with("error:")).count();
-        assert!(errors == 1 || args.is_empty(), "{args:?}: {stderr}");
-    }
-}
-
-#[test]
-fn help_documents_the_rules() {
-    let out = specula(&["plan", "--help"]);
-    assert!(out.status.success());
-    let help = text(&out.stdout);
-    for needle in [
-        "--normalize",
-        "--drafts",
-        "--kl",
-        "--rho",
-        "mentored",
-        "otm",
-        "null",
-        "rho*",
-    ] {
-        assert!(help.contains(needle), "help lacks {needle:?}:\n{help}");
     }
 }

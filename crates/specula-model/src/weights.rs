@@ -214,9 +214,17 @@ impl ModelMeta {
 }
 
 /// Reads at most `limit` bytes of `path`, refusing a longer file ([`Error::File`]) without
-/// reading the rest.
+/// reading the rest, and anything but a regular file before opening it: opening a FIFO
+/// with no writer blocks forever, and a device such as `/dev/zero` never ends.
 pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::File {
+            path: path.display().to_string(),
+            source: Box::new(Error::Weights("not a regular file".to_owned())),
+        });
+    }
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut bytes = Vec::new();
     file.take(limit + 1)

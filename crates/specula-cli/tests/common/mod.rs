@@ -3,9 +3,11 @@
 //! their check.
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::ffi::OsString;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use specula_model::{ModelMeta, sha256_hex};
@@ -14,21 +16,59 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_specula"))
 }
 
+/// A run still going after this is hung (a FIFO opened for reading, a device read to
+/// its end that has none): it is killed and the test fails instead of hanging. Rows take
+/// seconds; the bound is generous for a loaded machine.
+pub const RUN_LIMIT: Duration = Duration::from_secs(120);
+
 pub fn run(args: &[String], stdin: Option<&str>) -> Output {
+    run_os(args.iter().map(OsString::from).collect(), stdin)
+}
+
+/// [`run`] with arguments that need not be UTF-8.
+pub fn run_os(args: Vec<OsString>, stdin: Option<&str>) -> Output {
     let mut child = bin()
-        .args(args)
+        .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run specula: {e}"));
     let mut input = child.stdin.take().expect("stdin");
-    if let Some(text) = stdin {
+    let text = stdin.unwrap_or_default().to_owned();
+    // On threads of their own, so that a child that never reads its input or never
+    // ends cannot block the test before the limit below is checked.
+    let writer = std::thread::spawn(move || {
         // A command that refuses early may close its stdin first.
         let _ = input.write_all(text.as_bytes());
+    });
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("specula {args:?} still ran after {RUN_LIMIT:?}; killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = writer.join();
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
     }
-    drop(input);
-    child.wait_with_output().expect("specula runs")
 }
 
 /// A scratch directory for this test binary.
@@ -161,40 +201,44 @@ pub fn ulp_heavy_list() -> String {
 /// Runs every row and fails with each one that exits with another status, or whose
 /// stderr is not one short `error:` line holding its fragment (its stdout, for status 0).
 pub fn check_rows(rows: &[Row]) {
-    let mut failures = Vec::new();
-    for row in rows {
-        let out = run(&row.args, row.stdin.as_deref());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let summary = format!("{:?}", row.args);
-        if out.status.code() != Some(row.code) {
-            failures.push(format!(
-                "{summary}: exit {:?}, expected {}; stderr {stderr:?}",
-                out.status.code(),
-                row.code
-            ));
-            continue;
-        }
-        if row.code == 0 {
-            if !stdout.contains(&row.fragment) {
-                failures.push(format!("{summary}: stdout lacks {:?}", row.fragment));
-            }
-            if stdout.contains("-0.0") {
-                failures.push(format!("{summary}: stdout has -0.0"));
-            }
-            continue;
-        }
-        let lines: Vec<&str> = stderr.lines().collect();
-        if lines.len() != 1 || !lines[0].starts_with("error: ") || !lines[0].contains(&row.fragment)
-        {
-            failures.push(format!(
-                "{summary}: stderr {stderr:?} is not one error line with {:?}",
-                row.fragment
-            ));
-        }
-        if lines.iter().any(|l| l.len() > 400) {
-            failures.push(format!("{summary}: an error line over 400 characters"));
-        }
-    }
+    let failures: Vec<String> = rows
+        .iter()
+        .filter_map(|row| {
+            let out = run(&row.args, row.stdin.as_deref());
+            check_output(&format!("{:?}", row.args), &out, row.code, &row.fragment)
+        })
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What is wrong with `out` for a row expecting status `code` and `fragment` (see
+/// [`check_rows`]), or `None`.
+pub fn check_output(summary: &str, out: &Output, code: i32, fragment: &str) -> Option<String> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() != Some(code) {
+        return Some(format!(
+            "{summary}: exit {:?}, expected {code}; stderr {stderr:?}",
+            out.status.code(),
+        ));
+    }
+    if code == 0 {
+        if !stdout.contains(fragment) {
+            return Some(format!("{summary}: stdout lacks {fragment:?}"));
+        }
+        if stdout.contains("-0.0") {
+            return Some(format!("{summary}: stdout has -0.0"));
+        }
+        return None;
+    }
+    let lines: Vec<&str> = stderr.lines().collect();
+    if lines.len() != 1 || !lines[0].starts_with("error: ") || !lines[0].contains(fragment) {
+        return Some(format!(
+            "{summary}: stderr {stderr:?} is not one error line with {fragment:?}"
+        ));
+    }
+    if lines.iter().any(|l| l.len() > 400) {
+        return Some(format!("{summary}: an error line over 400 characters"));
+    }
+    None
 }

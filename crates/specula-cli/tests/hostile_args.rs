@@ -1,0 +1,237 @@
+//! Hostile command lines and files, a second table (`hostile.rs` has the first, and says
+//! what a row is): arguments that are not UTF-8, a value flag given one of its command's
+//! own flags, files that are not regular files (FIFOs with no writer, devices that never
+//! end, directories) and oversized files. Every run is killed after
+//! [`common::RUN_LIMIT`], so a read that hangs fails its test.
+
+mod common;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::Command;
+
+use common::{check_output, check_rows, generate, list_file, model_dir, row, run, run_os, scratch};
+use serde_json::Value;
+
+/// A FIFO at `path`, which nothing will ever write to: opening it for reading blocks.
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+fn text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[test]
+fn arguments_that_are_not_utf8_are_usage_errors_naming_them() {
+    let bad = OsString::from(std::ffi::OsStr::from_bytes(b"ROMEO\xff"));
+    let cases: [(&[&str], &[&str], &str); 4] = [
+        // clap refusing another flag in the same command line once panicked here.
+        (
+            &["generate", "--gamma", "abc", "--prompt"],
+            &[],
+            "argument 5 (\"ROMEO\u{fffd}\", after --prompt) is not UTF-8 text",
+        ),
+        (
+            &["generate", "--prompt"],
+            &["--max-tokens", "4"],
+            "argument 3 (\"ROMEO\u{fffd}\", after --prompt) is not UTF-8 text",
+        ),
+        (
+            &["plan", "--method", "greedy", "--draft", "1", "--target"],
+            &[],
+            "is not UTF-8 text",
+        ),
+        (&["train", "--role", "draft", "--corpus"], &[], "ROMEO"),
+    ];
+    let mut failures = Vec::new();
+    for (before, after, fragment) in cases {
+        let args: Vec<OsString> = before
+            .iter()
+            .map(OsString::from)
+            .chain(std::iter::once(bad.clone()))
+            .chain(after.iter().map(OsString::from))
+            .collect();
+        let out = run_os(args.clone(), None);
+        failures.extend(check_output(&format!("{args:?}"), &out, 2, fragment));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // With --json, the error is the usual JSON object.
+    let args = ["generate", "--json", "--prompt"]
+        .iter()
+        .map(OsString::from)
+        .chain(std::iter::once(bad))
+        .collect();
+    let out = run_os(args, None);
+    assert_eq!(out.status.code(), Some(2));
+    let error: Value = serde_json::from_slice(&out.stderr).expect("one JSON error");
+    assert_eq!(error["code"], "usage", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not UTF-8")),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_value_flag_given_another_flag_is_refused() {
+    // `--prompt --json` once generated from the text "--json" and printed no JSON.
+    let out = run(
+        &["generate", "--prompt", "--json", "--max-tokens", "4"].map(str::to_owned),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let error: Value = serde_json::from_slice(&out.stderr).expect("one JSON error");
+    assert_eq!(error["code"], "usage", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--prompt needs a value; got the flag --json")),
+        "{error}"
+    );
+    check_rows(&[
+        row(
+            &["generate", "--prompt", "--max-tokens", "4"],
+            2,
+            "--prompt needs a value; got the flag --max-tokens",
+        ),
+        generate(
+            &["--stop", "--temperature=0"],
+            2,
+            "--stop needs a value; got the flag --temperature=0",
+        ),
+        row(
+            &[
+                "plan", "--method", "greedy", "--target", "--draft", "1", "--draft", "1",
+            ],
+            2,
+            "--target needs a value; got the flag --draft",
+        ),
+        row(
+            &["train", "--role", "draft", "--corpus", "--resume"],
+            2,
+            "--corpus needs a value; got the flag --resume",
+        ),
+        // The text itself, written so that it cannot be a forgotten value.
+        row(
+            &[
+                "generate",
+                "--prompt=--json",
+                "--max-tokens",
+                "4",
+                "--temperature",
+                "0",
+            ],
+            0,
+            "--json",
+        ),
+        // Text that only looks like a flag is a value, as before.
+        row(
+            &["generate", "--prompt", "--not-a-flag", "--max-tokens", "4"],
+            0,
+            "--not-a-flag",
+        ),
+    ]);
+}
+
+#[test]
+fn files_that_are_not_regular_files_are_refused_unread() {
+    let dir = scratch("fifos");
+    let fifo = dir.join("fifo");
+    mkfifo(&fifo);
+    let fifo_list = format!("@{}", text(&fifo));
+    let json_fifo = model_dir("fifo-json", |d| {
+        std::fs::remove_file(d.join("target.json")).expect("remove");
+        mkfifo(&d.join("target.json"));
+    });
+    let weights_fifo = model_dir("fifo-bpk", |d| {
+        std::fs::remove_file(d.join("target.bpk")).expect("remove");
+        mkfifo(&d.join("target.bpk"));
+    });
+    let endless = model_dir("dev-zero", |d| {
+        std::fs::remove_file(d.join("target.bpk")).expect("remove");
+        std::os::unix::fs::symlink("/dev/zero", d.join("target.bpk")).expect("symlink");
+    });
+    let empty = list_file("empty", 0, "1", ",");
+    let plan = |list: &str, fragment: &str| {
+        row(
+            &[
+                "plan", "--method", "greedy", "--target", list, "--draft", "1",
+            ],
+            2,
+            fragment,
+        )
+    };
+    let train = |corpus: &str, fragment: &str| {
+        row(
+            &["train", "--role", "draft", "--corpus", corpus],
+            2,
+            fragment,
+        )
+    };
+    let fifo_text = text(&fifo);
+    check_rows(&[
+        plan(
+            &fifo_list,
+            &format!("--target: cannot read {fifo_text}: not a regular file"),
+        ),
+        plan(
+            "@/dev/zero",
+            "--target: cannot read /dev/zero: not a regular file",
+        ),
+        plan(
+            "@/dev/null",
+            "--target: cannot read /dev/null: not a regular file",
+        ),
+        plan(&format!("@{}", text(&dir)), "not a regular file"),
+        plan(
+            &empty,
+            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
+        ),
+        common::models(
+            &json_fifo,
+            2,
+            "target.json: cannot load weights: not a regular file",
+        ),
+        common::models(
+            &weights_fifo,
+            2,
+            "target.bpk: cannot load weights: not a regular file",
+        ),
+        common::models(
+            &endless,
+            2,
+            "target.bpk: cannot load weights: not a regular file",
+        ),
+        train(
+            &fifo_text,
+            &format!("cannot read the corpus {fifo_text}: not a regular file"),
+        ),
+        train(
+            "/dev/zero",
+            "cannot read the corpus /dev/zero: not a regular file",
+        ),
+        train(&text(&dir), "not a regular file"),
+    ]);
+}
+
+#[test]
+fn an_oversized_corpus_is_refused_unread() {
+    // 16 MiB and one byte, sparse: refused by its size, before a byte is read.
+    let path = scratch("big-corpus").join("corpus.txt");
+    let file = std::fs::File::create(&path).expect("create");
+    file.set_len((16 << 20) + 1).expect("set_len");
+    check_rows(&[row(
+        &["train", "--role", "draft", "--corpus", &text(&path)],
+        2,
+        "larger than the limit of 16777216 bytes",
+    )]);
+}
