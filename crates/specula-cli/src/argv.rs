@@ -41,7 +41,9 @@ pub fn utf8_args(raw: impl IntoIterator<Item = OsString>) -> Result<Vec<String>,
 /// Whether the command line asks for JSON output (and so for errors as JSON objects).
 #[must_use]
 pub fn wants_json<S: AsRef<OsStr>>(args: &[S]) -> bool {
-    args.iter().skip(1).any(|a| a.as_ref() == "--json")
+    args.iter()
+        .skip(1)
+        .any(|a| a.as_ref() == "--json" || a.as_ref() == "--json-lines")
 }
 
 /// Refuses a value flag followed by one of its command's own flags (`--prompt --json`).

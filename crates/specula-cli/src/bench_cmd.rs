@@ -3,7 +3,9 @@
 
 use clap::Args;
 use serde::Serialize;
-use specula_engine::options::limits::{DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON};
+use specula_engine::options::limits::{
+    DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_GAMMA, MAX_NGRAM, MAX_ROUND_NODES,
+};
 use specula_engine::{
     DecodeConfig, DraftShape, GammaPolicy, Method, Metrics, SamplingConfig, Selection,
 };
@@ -28,6 +30,11 @@ pub const GGUF_PROMPTS: [&str; 4] = [
     "Here is a short poem about the sea:\n",
     "def fibonacci(n):\n",
 ];
+
+/// The most values each list flag of `bench` takes (`--gammas`, `--drafts`, `--kls`,
+/// `--ngrams`): every value is a row decoded on every prompt and repeat, so a long list
+/// is a run of hours, and the table shows a sweep of a few.
+pub const MAX_LIST_VALUES: usize = 16;
 
 /// Flags of `specula bench`.
 #[derive(Debug, Args)]
@@ -198,15 +205,12 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         0.0,
         specula_engine::options::limits::MAX_TEMPERATURE,
     )?;
-    let gammas = parse::uint_list("--gammas", &args.gammas, 64)?;
-    let ks = parse::uint_list("--drafts", &args.drafts, 64)?;
-    let length = parse::uint("--length", &args.length, 1, 64)?;
+    let gammas = uint_list("--gammas", &args.gammas, MAX_GAMMA)?;
+    let ks = uint_list("--drafts", &args.drafts, 64)?;
+    let length = parse::uint("--length", &args.length, 1, MAX_GAMMA)?;
+    check_round_nodes(&ks, length)?;
     let kls = parse_kls(&args.kls)?;
-    let ngrams = parse::uint_list(
-        "--ngrams",
-        &args.ngrams,
-        specula_engine::options::limits::MAX_NGRAM,
-    )?;
+    let ngrams = uint_list("--ngrams", &args.ngrams, MAX_NGRAM)?;
     let threads = parse::uint("--threads", &args.threads, 1, 256)?;
     let (source, prompt_texts) = match (args.target, args.draft) {
         (Some(target), Some(draft)) => (
@@ -236,8 +240,10 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     if args.burn_forward {
         pair.use_burn_forward()?;
     }
-    if !args.json {
-        crate::emit(&costs_table(&costs))?;
+    // A reader that goes away (`| head -1`) ends the run at once, with status 0 as for
+    // `sample`: nothing is left to measure for.
+    if !args.json && !crate::write_out(&costs_table(&costs))? {
+        return Ok(());
     }
     let methods = method_table(&gammas, &ks, length, &kls, &ngrams, args.parallel_draft);
     let sampling = SamplingConfig {
@@ -245,17 +251,20 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         top_k: None,
         top_p: None,
     };
-    let totals = measure(
+    let Some(totals) = measure(
         &mut pair, &methods, &prompts, repeat, tokens, sampling, args.json,
-    )?;
-    if !args.json {
-        crate::emit(&format!("{}\n", header()))?;
+    )?
+    else {
+        return Ok(());
+    };
+    if !args.json && !crate::write_out(&format!("{}\n", header()))? {
+        return Ok(());
     }
     let mut rows: Vec<Row> = Vec::new();
     for ((method, params, parallel), (total, seconds)) in methods.into_iter().zip(totals) {
         let row = row_of(&method, params, parallel, &total, seconds, rows.first());
-        if !args.json {
-            crate::emit(&format!("{}\n", line(&row)))?;
+        if !args.json && !crate::write_out(&format!("{}\n", line(&row)))? {
+            return Ok(());
         }
         rows.push(row);
     }
@@ -358,7 +367,11 @@ fn method_table(
 }
 
 /// Decodes every prompt `repeat` times with every method; each method's summed metrics
-/// and wall seconds.
+/// and wall seconds, or `None` when stdout's reader went away meanwhile.
+///
+/// The rows are only complete at the end (see the interleaving below), so there is
+/// nothing to write, and no write to fail, until then: between decodes the run asks
+/// whether anyone still reads its output.
 fn measure(
     pair: &mut models::Pair,
     methods: &[(Method, String, bool)],
@@ -367,7 +380,7 @@ fn measure(
     tokens: usize,
     sampling: SamplingConfig,
     quiet: bool,
-) -> Result<Vec<(Metrics, f64)>, CliError> {
+) -> Result<Option<Vec<(Metrics, f64)>>, CliError> {
     // Warm-up: first calls allocate and fault in the weights.
     let warm = DecodeConfig {
         max_new_tokens: 20,
@@ -386,6 +399,10 @@ fn measure(
     for (i, prompt) in prompts.iter().enumerate() {
         for r in 0..repeat {
             for ((method, _, parallel), (total, seconds)) in methods.iter().zip(&mut totals) {
+                if crate::stdout_reader_gone() {
+                    bar.finish_and_clear();
+                    return Ok(None);
+                }
                 let config = DecodeConfig {
                     sampling,
                     max_new_tokens: tokens,
@@ -412,7 +429,7 @@ fn measure(
         }
     }
     bar.finish_and_clear();
-    Ok(totals)
+    Ok(Some(totals))
 }
 
 /// One report row from a method's summed metrics; `autoregressive` is the first row,
@@ -474,9 +491,42 @@ fn row_of(
 }
 
 fn parse_kls(raw: &str) -> Result<Vec<f64>, CliError> {
+    check_list_len("--kls", raw)?;
     raw.split(',')
         .map(|d| parse::float("--kls", d, 0.0, 1e6))
         .collect()
+}
+
+/// [`parse::uint_list`], at most [`MAX_LIST_VALUES`] values.
+fn uint_list(flag: &str, raw: &str, max: usize) -> Result<Vec<usize>, CliError> {
+    check_list_len(flag, raw)?;
+    parse::uint_list(flag, raw, max)
+}
+
+/// Refuses a list of more than [`MAX_LIST_VALUES`] values, counted before any is parsed.
+fn check_list_len(flag: &str, raw: &str) -> Result<(), CliError> {
+    let values = raw.split(',').count();
+    if values > MAX_LIST_VALUES {
+        return Err(CliError::usage(format!(
+            "{flag} must have at most {MAX_LIST_VALUES} values (each is a row of the \
+             report), got {values}"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a K × L above the engine's draft nodes per round: here, before the models
+/// load, rather than from the decoder halfway through the run. Multi-round's K = 4 is
+/// within it for every L.
+fn check_round_nodes(ks: &[usize], length: usize) -> Result<(), CliError> {
+    match ks.iter().find(|&&k| k * length > MAX_ROUND_NODES) {
+        Some(k) => Err(CliError::usage(format!(
+            "--drafts must be at most {MAX_ROUND_NODES} draft nodes per round with --length \
+             (K × L), got {k} × {length} = {}",
+            k * length
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The α with `(1 − α^{γ+1}) / (1 − α) = be` (bisection; the left side grows with α).

@@ -25,6 +25,22 @@ pub struct GenerateArgs {
     /// Print one JSON object (text, tokens, metrics) instead of streaming.
     #[arg(long)]
     pub json: bool,
+    /// Stream JSON lines: one `{"round", "tokens", "text"}` per decoding round as it is
+    /// generated, then the object of --json on one line. A reader that goes away (`|
+    /// head -1`) stops the run at the next round.
+    #[arg(long)]
+    pub json_lines: bool,
+}
+
+/// One round's tokens, a line of `--json-lines`.
+#[derive(Serialize)]
+struct RoundLine<'a> {
+    /// 1 for the first round.
+    round: u64,
+    tokens: &'a [u32],
+    /// The round's text; a character whose bytes are not all generated yet waits for
+    /// the round that completes it.
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -54,18 +70,12 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     };
     let method = config.method.name();
     let label = describe(&config.method);
+    if args.json_lines {
+        return json_lines(&mut pair, config, &prompt, &settings.prompt, method);
+    }
     if args.json {
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
-        let out = Output {
-            prompt: &settings.prompt,
-            method,
-            text: pair.decode(&run.tokens),
-            tokens: run.tokens.clone(),
-            finish: run.finish.clone(),
-            wall_seconds: run.wall.as_secs_f64(),
-            metrics: VllmMetrics::from(&run.metrics),
-        };
-        let mut json = serde_json::to_string_pretty(&out)
+        let mut json = serde_json::to_string_pretty(&output(&pair, &settings.prompt, method, &run))
             .map_err(|e| CliError::failure(format!("cannot serialise the output: {e}")))?;
         json.push('\n');
         return crate::emit(&json);
@@ -111,6 +121,71 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
         run.tokens.len() as f64 / run.wall.as_secs_f64().max(1e-9),
         report::text(&metrics)
     ))
+}
+
+/// The object `--json` prints for `run`.
+fn output<'a>(
+    pair: &models::Pair,
+    prompt: &'a str,
+    method: &'static str,
+    run: &decode::Run,
+) -> Output<'a> {
+    Output {
+        prompt,
+        method,
+        text: pair.decode(&run.tokens),
+        tokens: run.tokens.clone(),
+        finish: run.finish.clone(),
+        wall_seconds: run.wall.as_secs_f64(),
+        metrics: VllmMetrics::from(&run.metrics),
+    }
+}
+
+/// `generate --json-lines`: a line per round as it is generated, then the summary
+/// object on one line. `--json` alone prints nothing until the end, so a reader that
+/// stops early (`| head -1`) could not stop a long run; here each line is written (and
+/// flushed) as its round ends, and a closed pipe ends the run.
+fn json_lines(
+    pair: &mut models::Pair,
+    config: DecodeConfig,
+    prompt: &[u32],
+    prompt_text: &str,
+    method: &'static str,
+) -> Result<(), CliError> {
+    let tokenizer = pair.tokenizer.clone();
+    let mut stdout = std::io::stdout().lock();
+    let mut write_line = |json: Result<String, serde_json::Error>| -> Result<bool, CliError> {
+        let json =
+            json.map_err(|e| CliError::failure(format!("cannot serialise the output: {e}")))?;
+        match writeln!(stdout, "{json}").and_then(|()| stdout.flush()) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+            Err(e) => Err(CliError::failure(format!("cannot write the output: {e}"))),
+        }
+    };
+    let mut failed = None;
+    let mut stream = TextStream::default();
+    let mut round = 0;
+    let run = decode::run(pair, config, prompt, |new| {
+        round += 1;
+        let line = RoundLine {
+            round,
+            tokens: new,
+            text: stream.push(&tokenizer, new, false).unwrap_or_default(),
+        };
+        write_line(serde_json::to_string(&line)).unwrap_or_else(|e| {
+            failed = Some(e);
+            false
+        })
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if run.stopped {
+        return Ok(());
+    }
+    let summary = output(pair, prompt_text, method, &run);
+    write_line(serde_json::to_string(&summary)).map(|_| ())
 }
 
 /// The method as the summary line names it: the scheme, then its draft set and selection

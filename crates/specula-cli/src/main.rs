@@ -49,7 +49,7 @@ fn main() -> ExitCode {
     // shape of the npm package's SpeculaError.
     let json = match &cli.command {
         Command::Plan(args) => args.json,
-        Command::Generate(args) => args.json,
+        Command::Generate(args) => args.json || args.json_lines,
         _ => false,
     };
     let result = match cli.command {
@@ -154,13 +154,42 @@ fn run_plan(args: PlanArgs) -> Result<(), CliError> {
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error.
 fn emit(text: &str) -> Result<(), CliError> {
+    write_out(text).map(|_| ())
+}
+
+/// Writes to stdout: `false` when its reader has gone away (a closed pipe, `| head`),
+/// which is no error but leaves nothing worth computing.
+fn write_out(text: &str) -> Result<bool, CliError> {
     let mut stdout = io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
         Err(e) => Err(CliError::failure(format!("cannot write the output: {e}"))),
     }
+}
+
+/// Whether stdout is a pipe whose reader has gone away, asked without writing: a command
+/// with nothing to print yet (`specula bench` between decodes) would otherwise only
+/// learn of it minutes later, at its next write. A pipe's poll reports an error once its
+/// read end is closed; files and terminals never do.
+#[cfg(unix)]
+fn stdout_reader_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok()
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
+}
+
+/// Elsewhere a closed pipe shows at the next write only.
+#[cfg(not(unix))]
+fn stdout_reader_gone() -> bool {
+    false
 }

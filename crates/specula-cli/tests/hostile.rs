@@ -4,7 +4,7 @@
 //! copies of the bundled pair with one thing broken.
 //! The tests around the table are in `hostile_plan.rs` (what `plan` prints),
 //! `hostile_streams.rs` (readers going away, long generations) and `hostile_args.rs`
-//! (command lines and files: non-UTF-8 arguments, FIFOs, devices).
+//! (command lines and files: non-UTF-8 arguments, FIFOs, devices, `bench` lists).
 
 mod common;
 

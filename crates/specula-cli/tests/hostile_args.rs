@@ -1,8 +1,8 @@
 //! Hostile command lines and files, a second table (`hostile.rs` has the first, and says
 //! what a row is): arguments that are not UTF-8, a value flag given one of its command's
 //! own flags, files that are not regular files (FIFOs with no writer, devices that never
-//! end, directories) and oversized files. Every run is killed after
-//! [`common::RUN_LIMIT`], so a read that hangs fails its test.
+//! end, directories), oversized files, and `bench` lists past their limits. Every run is
+//! killed after [`common::RUN_LIMIT`], so a read that hangs fails its test.
 
 mod common;
 
@@ -234,4 +234,32 @@ fn an_oversized_corpus_is_refused_unread() {
         2,
         "larger than the limit of 16777216 bytes",
     )]);
+}
+
+#[test]
+fn bench_lists_and_draft_sets_past_their_limits_are_refused() {
+    let seventeen = vec!["1"; 17].join(",");
+    let rows: Vec<_> = [
+        ("--gammas", "--gammas must have at most 16 values"),
+        ("--drafts", "--drafts must have at most 16 values"),
+        ("--kls", "--kls must have at most 16 values"),
+        ("--ngrams", "--ngrams must have at most 16 values"),
+    ]
+    .into_iter()
+    .map(|(flag, fragment)| row(&["bench", flag, &seventeen], 2, fragment))
+    .chain([
+        row(
+            &["bench", "--drafts", "2,64", "--length", "64"],
+            2,
+            "--drafts must be at most 1024 draft nodes per round with --length (K × L), \
+             got 64 × 64 = 4096",
+        ),
+        row(
+            &["bench", "--drafts", "17", "--length", "64"],
+            2,
+            "got 17 × 64 = 1088",
+        ),
+    ])
+    .collect();
+    check_rows(&rows);
 }

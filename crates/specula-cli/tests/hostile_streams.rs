@@ -43,6 +43,90 @@ fn sample_stops_when_its_reader_goes_away() {
     assert!(status.success(), "{status}");
 }
 
+/// Reads one line of `args`' stdout, closes it, and waits for the run to end by itself:
+/// long before what it was asked for (hours). Two minutes is a bound on a hang, not a
+/// timing: the fixed run stops at its next round or decode.
+fn stops_after_one_line(args: &[&str]) -> std::process::ExitStatus {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("one line");
+    assert!(!first.is_empty(), "{args:?} wrote nothing");
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still running two minutes after its reader went away");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn bench_stops_when_its_reader_goes_away() {
+    // The first line is the forward-cost table's; the rows come only after every
+    // decode, so the run must notice between decodes that no one reads it.
+    let status = stops_after_one_line(&["bench", "--tokens", "200", "--repeat", "1000"]);
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn generate_json_lines_stream_rounds_and_stop_when_the_reader_goes_away() {
+    let status = stops_after_one_line(&[
+        "generate",
+        "--prompt",
+        "A",
+        "--max-tokens",
+        "65536",
+        "--json-lines",
+    ]);
+    assert!(status.success(), "{status}");
+    // The rounds add up to the summary, the summary is --json's object.
+    let flags = ["--prompt", "ROMEO:", "--max-tokens", "40", "--seed", "3"];
+    let owned = |args: &[&str]| -> Vec<String> { args.iter().map(|s| (*s).to_owned()).collect() };
+    let lines_out = run(
+        &owned(&[&["generate", "--json-lines"][..], &flags].concat()),
+        None,
+    );
+    assert!(lines_out.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&lines_out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let (summary, rounds) = lines.split_last().expect("lines");
+    assert!(rounds.len() > 1, "{lines:?}");
+    let mut tokens = Vec::new();
+    let mut text = String::new();
+    for (i, round) in rounds.iter().enumerate() {
+        assert_eq!(round["round"].as_u64(), Some(i as u64 + 1), "{round}");
+        tokens.extend(round["tokens"].as_array().expect("tokens").iter().cloned());
+        text.push_str(round["text"].as_str().expect("text"));
+    }
+    assert_eq!(summary["tokens"].as_array(), Some(&tokens));
+    assert_eq!(summary["text"].as_str(), Some(text.as_str()));
+    let json_out = run(
+        &owned(&[&["generate", "--json"][..], &flags].concat()),
+        None,
+    );
+    let json: Value = serde_json::from_slice(&json_out.stdout).expect("json");
+    assert_eq!(json["tokens"], summary["tokens"]);
+    assert_eq!(
+        json["metrics"]["num_drafts"],
+        summary["metrics"]["num_drafts"]
+    );
+}
+
 #[test]
 fn generate_stops_when_its_reader_goes_away() {
     let mut child = bin()
