@@ -15,7 +15,9 @@
 #      itself in Node,
 #   5. the small engine-only module behind decode() (scripts/build-decode.sh) in
 #      dist/decode-wasm/,
-#   6. `npm pack` into $SPECULA_WEB_OUT (default $CARGO_TARGET_DIR/specula-web).
+#   6. package.json, README.md, the license files and web/examples/ beside dist/, and
+#      `npm pack` into $SPECULA_WEB_OUT (default $CARGO_TARGET_DIR/specula-web): the
+#      tarball specula-<version>.tgz there, the unpacked package in its package/ folder.
 # Prints the tarball's path on the last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,7 +68,8 @@ module() {
 module wasm
 module wasm-cpu --no-default-features
 
-cp web/package.json web/README.md "$stage/"
+cp web/package.json web/README.md LICENSE-MIT LICENSE-APACHE "$stage/"
+cp -r web/examples "$stage/"
 cp web/src/index.js web/src/errors.js web/src/decode.js web/src/cached-model.js web/src/load-options.js web/src/limits.js web/src/worker.js web/src/weights.js \
   web/src/index.d.ts web/src/types.d.ts "$stage/dist/"
 cp -r web/src/types "$stage/dist/"

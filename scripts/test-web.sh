@@ -12,12 +12,16 @@
 #      options table (tests/options/table.json) with the CLI's verdicts, codes and fields,
 #      and decode() in Node over synthetic models (tests/web-package/decode.mjs:
 #      sequence-level exactness of every method, power, greedy, bad models and options)
-#   5. a fresh Vite 7 app installs the tarball, type-checks the package's declarations
+#   5. the package as published: `npm publish --dry-run` of the staged package (offline; its
+#      file list, license files, entry points, engines), every relative link of the packed
+#      README inside the tarball, the worker API refusing Node with backend_unavailable,
+#      and web/examples/node-decode.mjs run from a fresh `npm install` of the tarball
+#   6. a fresh Vite 7 app installs the tarball, type-checks the package's declarations
 #      with tsc (strict), builds, is served on 127.0.0.1 and driven by playwright-core in
 #      /usr/bin/chromium: WebGPU and CPU generation, bad inputs, abort, and a synthetic
 #      GGUF pair (the specula-gguf example synthetic_pair) against the native greedy text
 # CARGO_TARGET_DIR defaults as in scripts/test.sh. Set SPECULA_WEB_NO_WEBGPU=1 to skip the
-# WebGPU checks of step 5 (they need --enable-unsafe-webgpu to give an adapter), and
+# WebGPU checks of step 6 (they need --enable-unsafe-webgpu to give an adapter), and
 # SPECULA_WEB_CLIPPY=0 to skip linting the wasm-only code (clippy for wasm32, ~4 min cold).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,6 +81,27 @@ plan_vs_cli() {
   node tests/web-package/plan-vs-cli.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm-cpu" "$cli"
 }
 
+stage="$CARGO_TARGET_DIR/specula-web/package"
+
+# What `npm publish` would send, checked without the registry (see the script for why
+# --offline).
+publish_dry_run() {
+  node tests/web-package/publish-dry-run.mjs "$stage" "$tarball"
+}
+
+# The package's own Node example, as a user runs it: installed from the tarball into an
+# empty project, then run from node_modules (it imports "specula" by name).
+node_example() {
+  local dir="$CARGO_TARGET_DIR/specula-web/node-example" out
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$tarball")
+  out="$(cd "$dir" && node node_modules/specula/examples/node-decode.mjs "Shall I ")"
+  echo "$out"
+  grep -Eq '^speculative \(γ = 4\): 240 characters in [0-9]+ target calls' <<<"$out"
+  grep -q '^autoregressive: 240 characters in 240 target calls' <<<"$out"
+}
+
 app="$CARGO_TARGET_DIR/specula-web/app"
 app_install() {
   rm -rf "$app"
@@ -131,6 +156,10 @@ step "plan() vs specula plan --json (CPU-only module)" plan_vs_cli
 step "the options table in the wasm module (Node)" node tests/web-package/options-table.mjs "$CARGO_TARGET_DIR/specula-web/package/dist/wasm"
 step "decode() in Node: exactness, power, refusals" node tests/web-package/decode.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"
 step "decode() through cachedModel(), the transformers.js adapter's pattern (Node)" node tests/web-package/decode-adapter.mjs "$CARGO_TARGET_DIR/specula-web/package/dist"
+step "npm publish --dry-run of the staged package (offline)" publish_dry_run
+step "every relative link of the packed README inside the tarball" node tests/web-package/packed-links.mjs "$tarball"
+step "the worker API in Node: backend_unavailable" node tests/web-package/node-refusal.mjs "$stage/dist"
+step "examples/node-decode.mjs from an npm install of the tarball (Node)" node_example
 step "fresh Vite app: npm install" app_install
 step "fresh Vite app: TypeScript check of the package's types (tsc --noEmit, strict)" app_types
 step "fresh Vite app: vite build" app_build

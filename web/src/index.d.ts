@@ -251,10 +251,15 @@ export interface CheckedOptions {
 /** One round of {@link Specula.generate}: the text it emitted and how (the same as {@link RoundReport}). */
 export type Round = RoundReport;
 
+/**
+ * The bundled draft/target pair (or two GGUF files) in a Web Worker: browsers only. Where
+ * there is no global `Worker` (Node), the constructor throws and `load()` rejects with a
+ * {@link SpeculaError} of code "backend_unavailable"; use {@link decode} there.
+ */
 export class Specula {
-  /** Starts the worker; call `load()` before generating. */
+  /** Starts the worker; call `load()` before generating. Throws "backend_unavailable" without a Web Worker. */
   constructor();
-  /** Creates an instance and loads the models. */
+  /** Creates an instance and loads the models. Rejects with "backend_unavailable" without a Web Worker (Node). */
   static load(options?: LoadOptions): Promise<Specula>;
   /**
    * Downloads the wasm module and the weights (with progress), checks checksums, builds the
@@ -370,7 +375,11 @@ export type PlanOptions = Omit<EnginePlanOptions, "method" | "target" | "draft" 
 /** The token-level bugs `plan()` can plant (cache-reset acts only over a sequence). */
 export type PlanBugName = Exclude<Bug, "cache-reset">;
 
-/** The closed-form analysis of one token-level scheme (no models needed). */
+/**
+ * The closed-form analysis of one token-level scheme (no models needed), in a Web Worker:
+ * rejects with code "backend_unavailable" where there is none (Node), as do
+ * {@link checkOptions}, {@link theory} and {@link retarget}.
+ */
 export function plan(options: PlanOptions): Promise<PlanReport>;
 
 /**

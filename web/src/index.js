@@ -43,7 +43,17 @@ function notPlainData(options, error) {
   return optionError(field, `${field} must be plain data (strings, numbers, booleans, arrays, objects), got ${got}`);
 }
 
+/**
+ * Why the worker API cannot run where there is no Web Worker (Node has none): it says so
+ * and points to what works there, instead of a ReferenceError from deep inside.
+ */
+const NO_WORKER =
+  "Specula runs its models and math in a Web Worker, and this environment has none (no global Worker, as in Node.js): " +
+  "Specula.load(), new Specula(), plan(), theory(), retarget() and checkOptions() need a browser (a runtime with module Web Workers). " +
+  "In Node, use decode() with models of your own (Node 20 or later; see the package's examples/node-decode.mjs).";
+
 function spawnWorker() {
+  if (typeof Worker !== "function") throw new SpeculaError(NO_WORKER, "backend_unavailable");
   // The literal `new Worker(new URL(...), { type: "module" })` is what bundlers look for.
   return new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
 }
