@@ -70,6 +70,13 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       check(r?.kind === "target" && r.pValue > EXACT_P, `lab: speculative runs fit the target (p ${r?.pValue})`);
       check(fair.reports >= 1 && fair.bars > 0 && fair.stats["runs"] === "400 of 400" && /Consistent with the target/.test(fair.verdict), `lab: live histogram, stats and verdict drawn (${fair.reports} reports, ${fair.bars} bars)`, JSON.stringify(fair.stats));
 
+      // One run cannot be tested: no p-value, and no verdict of fit.
+      const one = await runMany(page, 1);
+      check(
+        one.result?.pValue === null && /^No verdict: 1 runs are too few/.test(one.verdict) && !/Consistent/.test(one.verdict),
+        `lab: one run gives no verdict (${one.verdict})`,
+      );
+
       // A bug switch: its runs fit the bug's closed form, not the target.
       const bugs = await page.$$eval("#bug option", (os) => os.map((o) => o.value).filter(Boolean));
       check(bugs.includes("shared-uniform") && bugs.includes("cache-reset") && bugs.length === 6, `lab: the bug switches are the engine's (${bugs.join(", ")})`);

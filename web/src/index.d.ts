@@ -345,10 +345,15 @@ export interface SampleSettings {
 /** {@link Specula.sample}'s result: the exact distribution, the counts and their test. */
 export type SampleResult = LabExact &
   Fit & {
-    /** How often each character (in {@link Specula.alphabet} order) came at `position`. */
+    /** How often each token (by id: {@link Specula.tokenTexts}) came at `position`. */
     counts: number[];
     /** The runs made so far. */
     done: number;
+    /**
+     * Runs that ended at the model's end token before `position` (a GGUF model's end of
+     * turn): not in `counts`; the exact distribution is conditioned on the same.
+     */
+    unreached: number;
   };
 
 /**

@@ -295,8 +295,8 @@ async function generate(id, options) {
 }
 
 /** sample()'s running result: the exact distribution, the counts so far and their fit. */
-function lab(exact, counts, done) {
-  return { ...exact, ...glue.fit(counts, exact.expected, exact.target), counts: counts.slice(), done };
+function lab(exact, counts, done, unreached) {
+  return { ...exact, ...glue.fit(counts, exact.expected, exact.target), counts: counts.slice(), done, unreached };
 }
 
 // How often sample() reports its counts (milliseconds): often enough for a live chart,
@@ -316,22 +316,26 @@ async function sample(id, { options, position, runs }) {
     const exact = await engine.exact(options, position, runs);
     const counts = new Array(exact.expected.length).fill(0);
     let done = 0;
+    // Runs that ended at the model's end token before the position (not counted; the
+    // exact distribution is conditioned on the same).
+    let unreached = 0;
     let reported = performance.now();
     while (done < exact.runs && !sampleAborted) {
       engine.start({ ...options, seed: exact.firstSeed + done, maxTokens: exact.runTokens });
       // Counted by token id: a character of the bundled pair, a BPE token of a GGUF pair.
       const tokens = [];
       for (let round; (round = await engine.nextRound()) !== null; ) tokens.push(...round.tokens);
-      counts[tokens[exact.position - 1]] += 1;
+      if (tokens.length >= exact.position) counts[tokens[exact.position - 1]] += 1;
+      else unreached += 1;
       done += 1;
       if (performance.now() - reported >= SAMPLE_REPORT_MS) {
-        post({ type: "runs", id, value: lab(exact, counts, done) });
+        post({ type: "runs", id, value: lab(exact, counts, done, unreached) });
         reported = performance.now();
       }
       // Lets an "abort" in between runs.
       await yieldToEventLoop();
     }
-    post({ type: sampleAborted ? "abort" : "done", id, value: lab(exact, counts, done) });
+    post({ type: sampleAborted ? "abort" : "done", id, value: lab(exact, counts, done, unreached) });
   } finally {
     running = null;
   }

@@ -76,10 +76,12 @@ function draw(result, names) {
 /** A character as a bar's label: visible, one glyph wide. */
 const shortName = (c) => ({ " ": "␣", "\n": "↵" })[c] ?? c;
 
-const pValue = (p) => (p >= 1e-3 ? p.toFixed(3) : p.toExponential(1));
+// No p-value (null) when the runs leave fewer than two bins: no test, no verdict.
+const pValue = (p) => (p === null || p === undefined ? "no test" : p >= 1e-3 ? p.toFixed(3) : p.toExponential(1));
 
 /** One sentence reading the two p-values. */
 function verdict(r) {
+  if (r.pValue === null || r.pValue === undefined) return `No verdict: ${r.noTest}`;
   const fits = r.pValue > 1e-3;
   const own = r.kind === "target" ? "the target" : r.kind === "mentored" ? "mentored decoding's closed form" : `the bug's closed form`;
   if (r.kind === "target") {
@@ -87,7 +89,7 @@ function verdict(r) {
       ? `Consistent with the target (p = ${pValue(r.pValue)}): the output follows the target exactly, whatever the draft.`
       : `Not consistent with the target (p = ${pValue(r.pValue)}): with a correct decoder this happens about once in a thousand tries.`;
   }
-  const away = r.targetPValue < 1e-3 ? `and told apart from the target (p = ${pValue(r.targetPValue)})` : "not yet told apart from the target: more runs";
+  const away = r.targetPValue !== null && r.targetPValue < 1e-3 ? `and told apart from the target (p = ${pValue(r.targetPValue)})` : "not yet told apart from the target: more runs";
   return `${fits ? "Consistent with" : "Not consistent with"} ${own} (p = ${pValue(r.pValue)}), ${away}; the exact distribution is TV ${fmt(r.tvFromTarget, 3)} from the target.`;
 }
 

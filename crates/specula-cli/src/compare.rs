@@ -37,11 +37,17 @@ pub struct Comparison {
     pub chi_square: f64,
     /// Its degrees of freedom (bins with expected counts below 5 pooled into one).
     pub degrees_of_freedom: usize,
-    /// Its p-value: small when the counts do not follow the exact distribution.
-    pub p_value: f64,
+    /// Its p-value: small when the counts do not follow the exact distribution; null when
+    /// no test is possible (`noTest` says why).
+    pub p_value: Option<f64>,
     /// The same test against the target's distribution (for a lossless method the same
     /// as `pValue`; for a lossy rule or a bug, small once there are enough runs).
-    pub target_p_value: f64,
+    pub target_p_value: Option<f64>,
+    /// Why there is no p-value, when there is none.
+    pub no_test: Option<String>,
+    /// Runs that ended (at the model's end token) before the counted position: they are
+    /// not in `counts`, and the exact distribution is conditioned on the same.
+    pub unreached: u64,
     /// Total variation between the exact distribution and the target's.
     pub tv_exact_target: f64,
     /// The most likely tokens under the exact distribution, most likely first: what a
@@ -130,6 +136,7 @@ pub fn exact(
             n,
             vec![prompt.to_vec()],
         )?),
+        end_token: pair.tokenizer.end_token(),
         ..LabLogits::default()
     };
     let window = pair.window();
@@ -162,6 +169,7 @@ pub fn exact(
 /// A failure when `counts` does not have one entry per token of `exact`.
 pub fn compare(
     samples: u64,
+    unreached: u64,
     exact: Exact,
     alphabet: String,
     token_texts: &[String],
@@ -197,6 +205,8 @@ pub fn compare(
         degrees_of_freedom: fit.degrees_of_freedom,
         p_value: fit.p_value,
         target_p_value: fit.target_p_value,
+        no_test: fit.no_test,
+        unreached,
         tv_exact_target: exact.tv_from_target,
         expected: exact.expected,
         counts,

@@ -8,6 +8,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use specula_engine::DecodeConfig;
+use specula_engine::lab;
 use specula_engine::options::limits::MAX_SEED;
 
 use crate::decode_args::DecodeArgs;
@@ -93,6 +94,29 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         models::PairTokenizer::Chars(t) => t.alphabet().iter().collect::<String>(),
         models::PairTokenizer::Bpe(_) => String::new(),
     };
+    if args.compare {
+        // Every run must be able to reach the counted position and draft at the first:
+        // with one token the engine drafts nothing, and a stop string would end runs in
+        // ways no closed form here follows (the model's end token is accounted for).
+        if settings.config.max_new_tokens < lab::RUN_TOKENS.max(position) {
+            return Err(CliError::usage(format!(
+                "--length must be at least {} with --compare: with fewer tokens a run drafts \
+                 nothing at the first position{}",
+                lab::RUN_TOKENS.max(position),
+                if position == 2 {
+                    " and never reaches the second"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if !settings.config.stop_tokens.is_empty() || !settings.config.stop_strings.is_empty() {
+            return Err(CliError::usage(
+                "--stop cannot be given with --compare: runs cut short by a stop string have no \
+                 exact distribution here",
+            ));
+        }
+    }
     let exact = if args.compare {
         // What the models read of the prompt, as decode::run crops it.
         let context = specula_engine::window_start(&prompt, pair.window()).to_vec();
@@ -106,6 +130,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         None
     };
     let mut counts = vec![0_u64; pair.tokenizer.vocab_size()];
+    let mut unreached = 0_u64;
     let (token_text, stop_tokens) = (
         pair.tokenizer.token_texts(),
         pair.stop_tokens(&settings.config),
@@ -122,8 +147,9 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         };
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         if exact.is_some() {
-            if let Some(&token) = run.tokens.get(position - 1) {
-                counts[token as usize] += 1;
+            match run.tokens.get(position - 1) {
+                Some(&token) => counts[token as usize] += 1,
+                None => unreached += 1,
             }
             continue;
         }
@@ -143,7 +169,8 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
         }
     }
     if let Some(exact) = exact {
-        let report = compare::compare(samples, exact, alphabet, &token_text, counts)?;
+        let counted = samples - unreached;
+        let report = compare::compare(counted, unreached, exact, alphabet, &token_text, counts)?;
         let json = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(format!("cannot serialise the comparison: {e}")))?;
         writeln!(stdout, "{json}")

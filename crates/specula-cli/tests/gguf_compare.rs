@@ -39,7 +39,14 @@ fn check_shape(report: &Value, vocab: usize, samples: u64) {
     assert_eq!(expected.len(), vocab);
     assert!((expected.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     let counts = numbers(&report["counts"]);
-    assert_eq!(counts.iter().sum::<f64>(), samples as f64);
+    // Runs that ended at the end token before the position are reported, not counted.
+    let counted = report["samples"].as_u64().expect("samples");
+    assert_eq!(
+        counted + report["unreached"].as_u64().expect("unreached"),
+        samples
+    );
+    assert_eq!(counts.iter().sum::<f64>(), counted as f64);
+    let samples = counted;
     assert_eq!(report["alphabet"], "");
     let top = report["top"].as_array().expect("top");
     assert_eq!(top.len(), 12);
@@ -116,6 +123,9 @@ fn the_lab_over_a_bpe_vocabulary_fits_the_target_at_both_positions() {
             "300",
             "--seed",
             "3",
+            // Without a top-k, 300 runs over the 267 tokens leave no bin expecting 5.
+            "--top-k",
+            "6",
         ],
     );
     assert_eq!(report["exact"], "resample-from-target");
@@ -165,4 +175,34 @@ fn smollm2_position_2_needs_a_top_k_and_fits_with_one() {
     let report: Value = serde_json::from_str(&run_ok(&args)).expect("one JSON object");
     check_shape(&report, 49_152, 40);
     assert!(report["pValue"].as_f64().unwrap() > 1e-4, "{report}");
+    assert_eq!(report["unreached"], 0);
+    // After a finished answer the end token is likely first: those runs end at one token,
+    // are reported as unreached, and the exact distribution is conditioned on the rest.
+    let chat = "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\nThe answer is 4.";
+    let args = [
+        &[
+            "sample",
+            "--prompt",
+            chat,
+            "--compare",
+            "--samples",
+            "40",
+            "--top-k",
+            "4",
+        ][..],
+        &models,
+        &base,
+    ]
+    .concat();
+    let report: Value = serde_json::from_str(&run_ok(&args)).expect("one JSON object");
+    let unreached = report["unreached"].as_u64().unwrap();
+    let counted = report["samples"].as_u64().unwrap();
+    assert!(unreached > 0 && counted + unreached == 40, "{report}");
+    let expected = numbers(&report["expected"]);
+    assert!((expected.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    if let Some(p) = report["pValue"].as_f64() {
+        assert!(p > 1e-4, "{report}");
+    } else {
+        assert!(report["noTest"].is_string(), "{report}");
+    }
 }

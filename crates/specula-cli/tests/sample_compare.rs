@@ -16,6 +16,11 @@ fn compare(extra: &[&str]) -> Value {
 
 /// As [`compare`], after `prompt`.
 fn compare_after(prompt: &str, extra: &[&str]) -> Value {
+    compare_runs(prompt, "3000", extra)
+}
+
+/// As [`compare_after`], with `samples` runs.
+fn compare_runs(prompt: &str, samples: &str, extra: &[&str]) -> Value {
     let mut args = vec![
         "sample",
         "--prompt",
@@ -23,7 +28,7 @@ fn compare_after(prompt: &str, extra: &[&str]) -> Value {
         "--length",
         "2",
         "--samples",
-        "3000",
+        samples,
         "--seed",
         "1",
         "--compare",
@@ -209,7 +214,7 @@ fn the_second_character_of_a_lossy_rule_is_refused_naming_the_flag() {
 /// each run emits its first character from the target (nothing can be drafted), slides
 /// the window to its last half, and emits the second after the slid context. The exact
 /// distributions follow the same policy, so a planted bug cannot act and both positions
-/// fit the target (before the slide was followed, position 2 gave p ≈ 6e-9 here).
+/// fit the target.
 #[test]
 fn a_prompt_that_fills_the_window_is_compared_as_the_decoder_slides_it() {
     let prompt: String = "ROMEO:\nBut soft, what light through yonder window breaks?\n"
@@ -217,12 +222,18 @@ fn a_prompt_that_fills_the_window_is_compared_as_the_decoder_slides_it() {
         .chars()
         .take(255)
         .collect();
-    let v = compare_after(&prompt, &["--method", "autoregressive", "--position", "2"]);
+    // 800 runs, fewer than elsewhere: each run reads the 255-token prompt afresh.
+    let v = compare_runs(
+        &prompt,
+        "800",
+        &["--method", "autoregressive", "--position", "2"],
+    );
     assert_eq!(v["exact"], "target", "{v}");
     assert!(num(&v, "pValue") > 1e-4, "{v}");
     assert!(num(&v, "tv") < 0.05, "{v}");
-    let v = compare_after(
+    let v = compare_runs(
         &prompt,
+        "800",
         &["--method", "speculative", "--bug", "shared-uniform"],
     );
     assert_eq!(
@@ -230,4 +241,53 @@ fn a_prompt_that_fills_the_window_is_compared_as_the_decoder_slides_it() {
         "nothing is drafted before the slide: {v}"
     );
     assert!(num(&v, "pValue") > 1e-4, "{v}");
+}
+
+/// Settings under which the counts cannot be tested, or the runs cannot reach the
+/// position: refused, or reported without a p-value and with the reason, never p = 1.
+#[test]
+fn no_test_is_never_reported_as_a_fit() {
+    // One run: every bin pools into one, so there is no chi-square test.
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args([
+            "sample",
+            "--prompt",
+            PROMPT,
+            "--length",
+            "2",
+            "--samples",
+            "1",
+            "--compare",
+        ])
+        .output()
+        .expect("specula runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(v["pValue"].is_null() && v["targetPValue"].is_null(), "{v}");
+    assert_eq!(v["degreesOfFreedom"], 0);
+    assert!(v["noTest"].as_str().unwrap().contains("too few"), "{v}");
+    // Runs that cannot draft at the first position or reach the second, or that a stop
+    // string cuts short: refused naming the flag.
+    for (extra, flag) in [
+        (&["--length", "1"][..], "--length"),
+        (&["--length", "1", "--position", "2"], "--length"),
+        (&["--length", "2", "--stop", "\n"], "--stop"),
+    ] {
+        let args = [
+            &["sample", "--prompt", PROMPT, "--samples", "10", "--compare"][..],
+            extra,
+        ]
+        .concat();
+        let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+            .args(&args)
+            .output()
+            .expect("specula runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
 }

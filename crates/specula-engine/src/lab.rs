@@ -32,7 +32,6 @@ use specula_core::{
     Bug, Distribution, Mentored, PlanBug, PlanInput, PlanMethod, PlanParams, SamplingConfig,
     Typical, plan_report, total_variation,
 };
-use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use crate::config::{DecodeConfig, Method};
 use crate::options::limits::{DEFAULT_LAB_RUNS, MAX_LAB_RUNS, MAX_SEED};
@@ -67,26 +66,6 @@ pub struct Exact {
     pub tv_from_target: f64,
 }
 
-/// Many runs' counts against an exact distribution.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct Fit {
-    /// The runs counted.
-    pub samples: u64,
-    /// Total variation between the empirical and the exact distribution.
-    pub tv: f64,
-    /// Pearson's chi-square of the counts against the exact distribution.
-    pub chi_square: f64,
-    /// Its degrees of freedom (bins expecting fewer than 5 counts pooled into one).
-    pub degrees_of_freedom: usize,
-    /// Its p-value: small when the counts do not follow the exact distribution.
-    pub p_value: f64,
-    /// The same test against the target's distribution: for a lossless method the same
-    /// question; for a lossy rule or a bug, small once there are enough runs.
-    pub target_p_value: f64,
-}
-
 /// The logits the closed forms need: both models at the prompt, and for the second
 /// position the target after each first token it can emit (with the prompt, and for
 /// `cache-reset` without it). [`first_tokens`] lists those tokens and
@@ -101,6 +80,10 @@ pub struct LabLogits {
     /// and the window slides between the two positions (see the module's documentation;
     /// [`slides_between`]): then the rows below follow the slid contexts.
     pub slides: bool,
+    /// The token after which generation stops (a GGUF model's end of turn): a run that
+    /// emits it first never reaches the second position, so that position's exact
+    /// distribution is conditioned on a first token other than it.
+    pub end_token: Option<u32>,
     /// The first tokens the rows below follow, in order (second position only): the
     /// support of the target's processed distribution after the prompt.
     pub first_tokens: Vec<u32>,
@@ -460,8 +443,13 @@ fn exact_second(
     let draft = dist(&logits.draft, sampling, "the draft's logits")?;
     let alone = checked_rows(logits, &logits.alone, sampling, "after each token alone")?;
     let kept = |x: usize| target.prob(x).min(draft.prob(x));
-    let accepted = mixture(&after, first, kept);
-    let reset = mixture(&alone, first, |x| (target.prob(x) - kept(x)).max(0.0));
+    // Position 1 follows the target under cache-reset, so the end token's share is the
+    // target's there too.
+    let reach = reach_second(target, logits)?;
+    let accepted = mixture(&after, first, |x| reach.weight(x, kept(x)));
+    let reset = mixture(&alone, first, |x| {
+        reach.weight(x, (target.prob(x) - kept(x)).max(0.0))
+    });
     let buggy = accepted.iter().zip(&reset).map(|(a, r)| a + r).collect();
     Ok((Bug::CacheReset.name().to_owned(), buggy, target_mixture))
 }
@@ -506,7 +494,48 @@ fn second_mixture(
         sampling,
         "after the prompt and each token",
     )?;
-    Ok(mixture(&after, &logits.first_tokens, |x| target.prob(x)))
+    let reach = reach_second(target, logits)?;
+    Ok(mixture(&after, &logits.first_tokens, |x| {
+        reach.weight(x, target.prob(x))
+    }))
+}
+
+/// How the runs that reach the second position are weighed: a first token that ends
+/// generation ([`LabLogits::end_token`]) leaves the run at one token, so the rest are
+/// renormalised by the chance of not emitting it.
+struct Reach {
+    end: Option<usize>,
+    scale: f64,
+}
+
+impl Reach {
+    fn weight(&self, x: usize, weight: f64) -> f64 {
+        if Some(x) == self.end {
+            0.0
+        } else {
+            weight * self.scale
+        }
+    }
+}
+
+/// [`Reach`] for `logits`; refused when every run ends after its first token.
+fn reach_second(target: &Distribution, logits: &LabLogits) -> Result<Reach, OptionError> {
+    let end = logits
+        .end_token
+        .map(|e| e as usize)
+        .filter(|&e| e < target.len());
+    let stop = end.map_or(0.0, |e| target.prob(e));
+    if stop >= 1.0 {
+        return Err(refuse(
+            "position",
+            "1: every run ends after its first token (the model's end token), so none reaches position 2",
+            "2",
+        ));
+    }
+    Ok(Reach {
+        end,
+        scale: 1.0 / (1.0 - stop),
+    })
 }
 
 /// `Σᵢ weight(first[i])·next[i]`: the distributions `next` (one per first token) mixed
@@ -522,66 +551,9 @@ fn mixture(next: &[Distribution], first: &[u32], weight: impl Fn(usize) -> f64) 
     mixed
 }
 
-/// Pearson's chi-square of `counts` against `expected`, pooling bins expecting fewer
-/// than 5 counts: (statistic, degrees of freedom, p-value). A count where the expected
-/// probability is 0 gives p = 0; fewer than two bins give p = 1.
-#[must_use]
-pub fn chi_square(counts: &[u64], expected: &[f64]) -> (f64, usize, f64) {
-    let n = counts.iter().sum::<u64>() as f64;
-    let (mut stat, mut bins) = (0.0, 0_usize);
-    let (mut pooled_obs, mut pooled_exp) = (0.0, 0.0);
-    for (&c, &p) in counts.iter().zip(expected) {
-        let e = p * n;
-        if p <= 0.0 {
-            if c > 0 {
-                return (f64::INFINITY, bins, 0.0);
-            }
-        } else if e < 5.0 {
-            pooled_obs += c as f64;
-            pooled_exp += e;
-        } else {
-            stat += (c as f64 - e).powi(2) / e;
-            bins += 1;
-        }
-    }
-    if pooled_exp > 0.0 {
-        stat += (pooled_obs - pooled_exp).powi(2) / pooled_exp;
-        bins += 1;
-    }
-    if bins < 2 {
-        return (stat, 0, 1.0);
-    }
-    let df = bins - 1;
-    let p = ChiSquared::new(df as f64).map_or(1.0, |d| d.sf(stat));
-    (stat, df, p)
-}
-
-/// Many runs' `counts` (one per token) against `expected` and against `target`.
-///
-/// # Errors
-/// [`OptionError`] for `counts` when its length is not the distributions'.
-pub fn fit(counts: &[u64], expected: &[f64], target: &[f64]) -> Result<Fit, OptionError> {
-    if counts.len() != expected.len() || target.len() != expected.len() {
-        return Err(refuse(
-            "counts",
-            format!("{} counts, one per token", expected.len()),
-            counts.len().to_string(),
-        ));
-    }
-    let samples: u64 = counts.iter().sum();
-    let n = samples.max(1) as f64;
-    let empirical: Vec<f64> = counts.iter().map(|&c| c as f64 / n).collect();
-    let (chi, df, p) = chi_square(counts, expected);
-    let (_, _, target_p) = chi_square(counts, target);
-    Ok(Fit {
-        samples,
-        tv: total_variation(&empirical, expected),
-        chi_square: chi,
-        degrees_of_freedom: df,
-        p_value: p,
-        target_p_value: target_p,
-    })
-}
+#[path = "lab_fit.rs"]
+mod fit;
+pub use fit::{Fit, chi_square, fit};
 
 #[cfg(test)]
 #[path = "lab_tests.rs"]

@@ -24,6 +24,7 @@ fn logits() -> LabLogits {
         draft: vec![2.0, 1.0, 0.0],
         first_tokens: vec![0, 1, 2],
         slides: false,
+        end_token: None,
         after_prompt: vec![
             vec![0.0, 0.0, 3.0],
             vec![3.0, 0.0, 0.0],
@@ -132,15 +133,16 @@ fn chi_square_tells_a_fit_from_a_misfit() {
     let expected = [0.5, 0.3, 0.2];
     let (_, df, p) = chi_square(&[5010, 2990, 2000], &expected);
     assert_eq!(df, 2);
-    assert!(p > 0.5, "{p}");
+    assert!(p.unwrap() > 0.5, "{p:?}");
     let (_, _, p) = chi_square(&[5500, 2700, 1800], &expected);
-    assert!(p < 1e-10, "{p}");
+    assert!(p.unwrap() < 1e-10, "{p:?}");
     let (_, _, p) = chi_square(&[1, 0, 0, 1], &[0.5, 0.3, 0.2, 0.0]);
-    assert_eq!(p, 0.0);
+    assert_eq!(p, Some(0.0));
     let f = fit(&[5010, 2990, 2000], &expected, &[0.2, 0.3, 0.5]).unwrap();
     assert_eq!(f.samples, 10_000);
-    assert!(f.p_value > 0.5 && f.target_p_value < 1e-10);
+    assert!(f.p_value.unwrap() > 0.5 && f.target_p_value.unwrap() < 1e-10);
     assert!(f.tv < 0.01);
+    assert_eq!(f.no_test, None);
     assert_eq!(
         fit(&[1, 2], &expected, &expected).unwrap_err().field,
         "counts"
@@ -261,4 +263,57 @@ fn a_context_with_room_for_one_token_follows_the_target_at_both_positions() {
     assert_eq!(second.kind, "target");
     let plain = exact(&config(speculative(), None), 2, &logits()).unwrap();
     assert_eq!(second.expected, plain.expected);
+}
+
+#[test]
+fn with_fewer_than_two_bins_there_is_no_p_value_and_the_fit_says_why() {
+    // One run: no token expects 5 counts, so everything pools into one bin.
+    let expected = [0.5, 0.3, 0.2];
+    let f = fit(&[1, 0, 0], &expected, &expected).unwrap();
+    assert_eq!(
+        (f.p_value, f.target_p_value, f.degrees_of_freedom),
+        (None, None, 0)
+    );
+    let why = f.no_test.unwrap();
+    assert!(
+        why.contains("1 runs are too few") && why.contains("at least 10 runs"),
+        "{why}"
+    );
+    // An exact distribution on one token: no number of runs makes a test.
+    let certain = [0.0, 1.0, 0.0];
+    let f = fit(&[0, 400, 0], &certain, &certain).unwrap();
+    assert_eq!(f.p_value, None);
+    assert!(f.no_test.unwrap().contains("all its mass on one token"));
+}
+
+#[test]
+fn the_second_position_is_conditioned_on_not_ending_after_the_first() {
+    // Token 2 ends generation: the runs that reach position 2 mix rows 0 and 1 only,
+    // renormalised; an end token the target always emits first is refused.
+    let c = config(speculative(), None);
+    let ended = LabLogits {
+        end_token: Some(2),
+        ..logits()
+    };
+    let second = exact(&c, 2, &ended).unwrap();
+    let t = Distribution::from_logits(&ended.target, &c.sampling).unwrap();
+    let row = |i: usize| Distribution::from_logits(&ended.after_prompt[i], &c.sampling).unwrap();
+    let reach = 1.0 - t.prob(2);
+    for x in 0..3 {
+        let want = (t.prob(0) * row(0).prob(x) + t.prob(1) * row(1).prob(x)) / reach;
+        assert!((second.expected[x] - want).abs() < 1e-12, "{x}");
+    }
+    let greedy_end = LabLogits {
+        end_token: Some(2),
+        target: vec![0.0, 0.0, 50.0],
+        ..logits()
+    };
+    let top1 = DecodeConfig {
+        sampling: SamplingConfig {
+            top_k: Some(1),
+            ..SamplingConfig::default()
+        },
+        ..c
+    };
+    assert_eq!(exact(&top1, 2, &greedy_end).unwrap_err().field, "position");
 }

@@ -63,6 +63,8 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
     let slides = lab::slides_between(prompt.len(), window);
     let config = &request.resolved.config;
     let vocab = models.vocab();
+    // A GGUF model's runs stop at its end token (as every generation does).
+    let end = models.tokenizer().end_token();
     // The models cache what they read: start from nothing, as every run does.
     models.reset();
     let mut answer = async |role: Role, committed: usize, sequences: Vec<Vec<u32>>| {
@@ -78,6 +80,7 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
     let mut logits = LabLogits {
         target: first(answer(Role::Target, prompt.len(), vec![prompt.clone()]).await?),
         draft: first(answer(Role::Draft, prompt.len(), vec![prompt.clone()]).await?),
+        end_token: end,
         ..LabLogits::default()
     };
     logits.slides = slides;

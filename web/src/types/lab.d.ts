@@ -78,11 +78,18 @@ chiSquare: number,
  */
 degreesOfFreedom: number, 
 /**
- * Its p-value: small when the counts do not follow the exact distribution.
+ * Its p-value: small when the counts do not follow the exact distribution; `None`
+ * when no test is possible (`noTest` says why).
  */
-pValue: number, 
+pValue: number | null, 
 /**
  * The same test against the target's distribution: for a lossless method the same
- * question; for a lossy rule or a bug, small once there are enough runs.
+ * question; for a lossy rule or a bug, small once there are enough runs; `None`
+ * when no test is possible.
  */
-targetPValue: number, };
+targetPValue: number | null, 
+/**
+ * Why there is no p-value: fewer than two bins to compare (too few runs, or an
+ * exact distribution on one token). `None` when both tests were made.
+ */
+noTest: string | null, };

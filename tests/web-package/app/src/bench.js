@@ -110,11 +110,12 @@ export async function bench(state, note) {
       const { gamma, parallelDraft } = methods.find((m) => m.name === r.method) ?? {};
       if (!gamma || !base || r.acceptanceRate === null) continue;
       const a = r.acceptanceRate;
-      r.costRatio = r.draftMsPerCall / base.targetMsPerCall;
+      // Prompt lookup drafts without a model: no draft calls, c = 0.
+      r.costRatio = (r.draftMsPerCall ?? 0) / base.targetMsPerCall;
       r.verifyCostRatio = r.targetMsPerCall / base.targetMsPerCall;
       r.theoryFactor = theory(a, gamma, r.costRatio, parallelDraft === true);
       r.measuredSpeedup = r.medianTokensPerSecond / base.medianTokensPerSecond;
-      note(`${r.method}: α ${a.toFixed(3)}, c ${r.costRatio.toFixed(3)} (draft ${r.draftMsPerCall.toFixed(2)} / target ${base.targetMsPerCall.toFixed(2)} ms), target γ+1 / 1 position ${r.verifyCostRatio.toFixed(2)}, engine ${r.engineMsPerRound.toFixed(3)} ms/round; theory ${r.theoryFactor.toFixed(2)}×, measured ${r.measuredSpeedup.toFixed(2)}×`);
+      note(`${r.method}: α ${a.toFixed(3)}, c ${r.costRatio.toFixed(3)} (draft ${(r.draftMsPerCall ?? 0).toFixed(2)} / target ${base.targetMsPerCall.toFixed(2)} ms), target γ+1 / 1 position ${r.verifyCostRatio.toFixed(2)}, engine ${r.engineMsPerRound.toFixed(3)} ms/round; theory ${r.theoryFactor.toFixed(2)}×, measured ${r.measuredSpeedup.toFixed(2)}×`);
     }
     s.terminate();
   }
