@@ -45,6 +45,34 @@ function theory(a, g, c, parallel) {
 // The mean, or null when the method has no such figure (autoregressive acceptance).
 const mean = (xs) => (xs.some((x) => x === null || x === undefined) ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 
+/**
+ * What one target call costs for 1, 2, 4, 5 and 8 new positions after 100 cached ones
+ * (the figure that decides whether verifying γ + 1 drafts can pay): each call rolls the
+ * cache back to the 100 and scores the new positions, through the same batched forward
+ * decode() uses, with other new tokens each call. Medians of `repeat` calls, in ms.
+ */
+async function positionCosts(s, repeat) {
+  const model = s.models.target;
+  const token = (i) => 300 + ((i * 7919) % 20000) % (model.vocabSize - 300);
+  const cached = Array.from({ length: 100 }, (_, i) => token(i));
+  await model.forward({ committedLen: 0, sequences: [cached], queries: [{ sequence: 0, prefixLen: 100 }] });
+  const costs = {};
+  for (const n of [1, 2, 4, 5, 8]) {
+    const queries = Array.from({ length: n }, (_, i) => ({ sequence: 0, prefixLen: 101 + i }));
+    const times = [];
+    for (let r = 0; r < repeat + 1; r++) {
+      // New tokens each call: the cache would answer positions it has already scored.
+      const sequence = cached.concat(Array.from({ length: n }, (_, i) => token(1000 + 37 * r + i)));
+      const started = performance.now();
+      await model.forward({ committedLen: 100, sequences: [sequence], queries });
+      if (r > 0) times.push(performance.now() - started); // the first warms the shape up
+    }
+    times.sort((a, b) => a - b);
+    costs[n] = times[Math.floor(times.length / 2)];
+  }
+  return costs;
+}
+
 export async function bench(state, note) {
   const params = new URLSearchParams(location.search);
   const tokens = Number(params.get("tokens") ?? 64);
@@ -61,6 +89,12 @@ export async function bench(state, note) {
     const loadStarted = performance.now();
     const s = await Specula.load({ backend, draftBackend, ...files });
     note(`${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s, backend ${JSON.stringify(s.backend)}`);
+    if (target) {
+      const costs = await positionCosts(s, Math.max(5, repeat * 3));
+      const row = { entry, backend: s.backend.backend, adapter: s.backend.adapter, targetMsForNewPositions: costs };
+      state.results.push(row);
+      note(`${entry}: target call for 1/2/4/5/8 new positions after 100 cached: ${[1, 2, 4, 5, 8].map((n) => costs[n].toFixed(1)).join(" / ")} ms; 5 ÷ 1 = ${(costs[5] / costs[1]).toFixed(2)}, 8 ÷ 1 = ${(costs[8] / costs[1]).toFixed(2)}`);
+    }
     // Warm-up: WebGPU compiles its kernels on first use of each shape.
     for (const { name, ...m } of methods) await s.complete({ ...m, prompt, maxTokens: 8, seed: 1 });
     // Rounds of every method in turn (so drifting machine load hits all alike), one seed
