@@ -5,7 +5,7 @@
 // package's typed errors; then SmolLM2-135M-Instruct when SPECULA_SMOLLM2_GGUF names it
 // (required with SPECULA_REQUIRE_REAL_MODELS).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 
@@ -275,6 +275,26 @@ export function addGgufTests(tests, { browser, open, loaded, hook, check, setCon
       const text = await page.$$eval("#output .otok", (ss) => ss.map((s) => s.textContent.replaceAll("↵\n", "\n")).join(""));
       check(text.startsWith(" Paris") && h.summary.text.startsWith(" Paris") && h.shownRounds.length >= 2 && h.gguf.vocab === 49_152,
         `SmolLM2 (loaded in ${loadedIn.toFixed(1)} s): greedy "The capital of France is" →${JSON.stringify(text)} in ${h.shownRounds.length} rounds`, JSON.stringify(h.summary.text));
+      // The wasm CPU pass against the independent numpy reference of
+      // scripts/smollm2-reference.sh (SPECULA_SMOLLM2_REF): logits at every position of
+      // its first prompt, within the native tests' 1e-3.
+      const refDir = process.env.SPECULA_SMOLLM2_REF;
+      if (refDir) {
+        const meta = JSON.parse(readFileSync(join(refDir, "logits.json"), "utf8"));
+        const prompt = meta.prompts[0];
+        const bytes = readFileSync(join(refDir, "logits.f32"));
+        const n = prompt.length * meta.vocab;
+        const want = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + 4 * n));
+        const got = await page.evaluate(
+          (p) => window.__speculaPage.ggufTargetForward({ committedLen: 0, sequences: [p], queries: p.map((_, i) => ({ sequence: 0, prefixLen: i + 1 })) }),
+          prompt,
+        );
+        let diff = got.length === want.length ? 0 : Infinity;
+        for (let i = 0; i < want.length && diff < Infinity; i++) diff = Math.max(diff, Math.abs(got[i] - want[i]));
+        check(diff < 1e-3, `SmolLM2 in the page's wasm: logits at all ${prompt.length} positions within 1e-3 of the numpy reference (largest difference ${diff.toExponential(1)})`);
+      } else if (process.env.SPECULA_REQUIRE_REAL_MODELS) {
+        check(false, "SPECULA_SMOLLM2_REF is required (SPECULA_REQUIRE_REAL_MODELS is set)");
+      }
       const first = h.shownRounds[0].steps[0]?.targetProbs;
       check(first?.sparse === true && first.size === 49_152 && first.ids.length <= 256 + 16, `its 49,152-token distributions are kept compacted (${first?.ids?.length} tokens of the first)`);
       await page.click("#output .otok[data-i='0']");

@@ -17,6 +17,9 @@ let loading = false;
 let previousSource = "bundled";
 
 hook.gguf = { state: "empty", progress: null, loads: 0, name: null };
+// For the page tests: the loaded GGUF target's logits for a decode() request, to compare
+// what this page's wasm computes with an independent reference.
+hook.ggufTargetForward = async (request) => Array.from(await S.gguf.models.target.forward(request));
 
 const mb = (bytes) => (bytes / 1e6).toFixed(1);
 
