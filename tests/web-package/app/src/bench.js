@@ -6,6 +6,8 @@
 // GGUF models: &target=URL&draft=URL (the draft defaults to the target's file, which
 // measures what a verifying pass of γ + 1 positions costs against one position) and
 // &prompt=TEXT; the methods are then autoregressive, prompt lookup and speculative.
+// &methods=NAME,NAME keeps the methods whose names start with one of those (a slow
+// adapter: &methods=autoregressive), &costs=N sets the calls per position count.
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -80,7 +82,8 @@ export async function bench(state, note) {
   const repeat = Number(params.get("repeat") ?? 3);
   const target = params.get("target");
   const files = target ? { target: { url: target }, draft: { url: params.get("draft") ?? target } } : {};
-  const methods = target ? GGUF_METHODS : METHODS;
+  const only = params.get("methods")?.split(",");
+  const methods = (target ? GGUF_METHODS : METHODS).filter((m) => !only || only.some((o) => m.name.startsWith(o)));
   const prompt = params.get("prompt") ?? (target ? "The capital of France is" : PROMPT);
   state.results = [];
   for (const entry of backends) {
@@ -90,7 +93,7 @@ export async function bench(state, note) {
     const s = await Specula.load({ backend, draftBackend, ...files });
     note(`${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s, backend ${JSON.stringify(s.backend)}`);
     if (target) {
-      const costs = await positionCosts(s, Math.max(5, repeat * 3));
+      const costs = await positionCosts(s, Number(params.get("costs") ?? Math.max(5, repeat * 3)));
       const row = { entry, backend: s.backend.backend, adapter: s.backend.adapter, targetMsForNewPositions: costs };
       state.results.push(row);
       note(`${entry}: target call for 1/2/4/5/8 new positions after 100 cached: ${[1, 2, 4, 5, 8].map((n) => costs[n].toFixed(1)).join(" / ")} ms; 5 ÷ 1 = ${(costs[5] / costs[1]).toFixed(2)}, 8 ÷ 1 = ${(costs[8] / costs[1]).toFixed(2)}`);
