@@ -42,6 +42,8 @@ try {
   const page = context.pages()[0] ?? (await context.newPage());
   page.on("console", (m) => {
     if (m.type() === "error" || m.type() === "warning") console.log(`[page ${m.type()}] ${m.text()}`);
+    // The benchmark's progress, as it happens (a slow adapter may not finish).
+    else if (m.text().startsWith("[bench] ")) console.log(m.text());
   });
   page.on("pageerror", (e) => console.log(`[page error] ${e.message}`));
   const started = Date.now();

@@ -7,7 +7,8 @@
 // measures what a verifying pass of γ + 1 positions costs against one position) and
 // &prompt=TEXT; the methods are then autoregressive, prompt lookup and speculative.
 // &methods=NAME,NAME keeps the methods whose names start with one of those (a slow
-// adapter: &methods=autoregressive), &costs=N sets the calls per position count.
+// adapter: &methods=autoregressive), &costs=N sets the calls per position count and
+// &positions=1,5 the position counts; progress goes to the console as "[bench] …" lines.
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -53,13 +54,13 @@ const mean = (xs) => (xs.some((x) => x === null || x === undefined) ? null : xs.
  * cache back to the 100 and scores the new positions, through the same batched forward
  * decode() uses, with other new tokens each call. Medians of `repeat` calls, in ms.
  */
-async function positionCosts(s, repeat) {
+async function positionCosts(s, repeat, counts) {
   const model = s.models.target;
   const token = (i) => 300 + ((i * 7919) % 20000) % (model.vocabSize - 300);
   const cached = Array.from({ length: 100 }, (_, i) => token(i));
   await model.forward({ committedLen: 0, sequences: [cached], queries: [{ sequence: 0, prefixLen: 100 }] });
   const costs = {};
-  for (const n of [1, 2, 4, 5, 8]) {
+  for (const n of counts) {
     const queries = Array.from({ length: n }, (_, i) => ({ sequence: 0, prefixLen: 101 + i }));
     const times = [];
     for (let r = 0; r < repeat + 1; r++) {
@@ -68,6 +69,7 @@ async function positionCosts(s, repeat) {
       const started = performance.now();
       await model.forward({ committedLen: 100, sequences: [sequence], queries });
       if (r > 0) times.push(performance.now() - started); // the first warms the shape up
+      console.info(`[bench] ${n} new positions: ${(performance.now() - started).toFixed(1)} ms`);
     }
     times.sort((a, b) => a - b);
     costs[n] = times[Math.floor(times.length / 2)];
@@ -91,12 +93,14 @@ export async function bench(state, note) {
     const [backend, draftBackend] = named[entry] ?? [entry, "same"];
     const loadStarted = performance.now();
     const s = await Specula.load({ backend, draftBackend, ...files });
+    console.info(`[bench] ${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
     note(`${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s, backend ${JSON.stringify(s.backend)}`);
     if (target) {
-      const costs = await positionCosts(s, Number(params.get("costs") ?? Math.max(5, repeat * 3)));
+      const counts = (params.get("positions") ?? "1,2,4,5,8").split(",").map(Number);
+      const costs = await positionCosts(s, Number(params.get("costs") ?? Math.max(5, repeat * 3)), counts);
       const row = { entry, backend: s.backend.backend, adapter: s.backend.adapter, targetMsForNewPositions: costs };
       state.results.push(row);
-      note(`${entry}: target call for 1/2/4/5/8 new positions after 100 cached: ${[1, 2, 4, 5, 8].map((n) => costs[n].toFixed(1)).join(" / ")} ms; 5 ÷ 1 = ${(costs[5] / costs[1]).toFixed(2)}, 8 ÷ 1 = ${(costs[8] / costs[1]).toFixed(2)}`);
+      note(`${entry}: target call for ${counts.join("/")} new positions after 100 cached: ${counts.map((n) => costs[n].toFixed(1)).join(" / ")} ms`);
     }
     // Warm-up: WebGPU compiles its kernels on first use of each shape.
     for (const { name, ...m } of methods) await s.complete({ ...m, prompt, maxTokens: 8, seed: 1 });
