@@ -64,7 +64,7 @@ pub fn upgrade_dir(dir: &Path, role: ModelRole) -> Result<Upgrade> {
         .unwrap_or_default()
         .to_owned();
     let actual = sha256_hex(&weights);
-    if recorded != actual {
+    if !recorded.eq_ignore_ascii_case(&actual) {
         return Err(in_file(
             &weights_path,
             Error::Checksum {

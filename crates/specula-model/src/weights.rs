@@ -185,7 +185,8 @@ impl ModelMeta {
     /// [`Error::Checksum`] naming the role's description.
     pub fn check_sealed(&self) -> Result<()> {
         let actual = self.digest();
-        if actual != self.sha256 {
+        // A hex digest means the same in either case.
+        if !actual.eq_ignore_ascii_case(&self.sha256) {
             return Err(Error::Checksum {
                 name: format!("the {} description", self.role.name()),
                 expected: self.sha256.clone(),
@@ -340,7 +341,7 @@ impl ModelBundle {
     fn with_weights(meta: ModelMeta, weights: &[u8]) -> Result<Self> {
         meta.check_weights_len(weights.len() as u64)?;
         let actual = sha256_hex(weights);
-        if actual != meta.weights_sha256 {
+        if !actual.eq_ignore_ascii_case(&meta.weights_sha256) {
             return Err(Error::Checksum {
                 name: format!("{} weights", meta.role.name()),
                 expected: meta.weights_sha256,
@@ -437,6 +438,21 @@ mod tests {
         let read = ModelMeta::from_json(&json).unwrap();
         assert_eq!(read, meta);
         read.check_sealed().unwrap();
+    }
+
+    #[test]
+    fn checksums_in_upper_case_are_the_same_checksums() {
+        let bundle = crate::bundled::bundle(ModelRole::Draft).unwrap();
+        let mut meta = bundle.meta.clone();
+        meta.weights_sha256 = meta.weights_sha256.to_ascii_uppercase();
+        meta.seal();
+        meta.sha256 = meta.sha256.to_ascii_uppercase();
+        let json = serde_json::to_vec(&meta).unwrap();
+        ModelBundle::from_parts(&json, &bundle.weights).expect("upper-case hex is accepted");
+        // Still a mismatch when the digits differ.
+        meta.sha256 = sha256_hex(b"other").to_ascii_uppercase();
+        let json = serde_json::to_vec(&meta).unwrap();
+        assert!(ModelBundle::from_parts(&json, &bundle.weights).is_err());
     }
 
     #[test]
