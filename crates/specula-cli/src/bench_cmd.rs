@@ -39,7 +39,9 @@ pub const MAX_LIST_VALUES: usize = 16;
 /// Flags of `specula bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Characters generated per prompt.
+    /// Tokens generated per prompt. bench does not slide the context window, so the
+    /// longest prompt plus N must fit the models' positions (256 for the bundled pair);
+    /// the refusal says the most N can be.
     #[arg(
         long,
         value_name = "N",

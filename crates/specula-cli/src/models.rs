@@ -265,8 +265,10 @@ impl Pair {
         let max = self.target.max_seq().min(self.draft.max_seq());
         if prompt_len + new_tokens > max {
             return Err(CliError::usage(format!(
-                "the prompt ({prompt_len} {}) plus {flag} {new_tokens} exceeds the models' {max} positions",
-                self.tokenizer.unit()
+                "the prompt ({prompt_len} {}) plus {flag} {new_tokens} exceeds the models' {max} \
+                 positions: {flag} may be at most {} here",
+                self.tokenizer.unit(),
+                max.saturating_sub(prompt_len)
             )));
         }
         Ok(())

@@ -189,3 +189,23 @@ fn bench_table_has_a_header_and_a_line_per_row() {
     assert!(table[0].starts_with("autoregressive") && table[0].contains("1.00x"));
     assert!(stdout.contains("target, 8 new position(s)"), "{stdout}");
 }
+
+/// bench does not slide the window: a --tokens past the models' positions is refused
+/// with the most it may be here, not only the parser's bound.
+#[test]
+fn bench_tokens_past_the_context_say_the_most_they_may_be() {
+    let out = Command::new(env!("CARGO_BIN_EXE_specula"))
+        .args(["bench", "--tokens", "1048576", "--repeat", "1"])
+        .output()
+        .expect("specula runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--tokens may be at most"), "{err}");
+    let most: usize = err
+        .split("--tokens may be at most ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a number");
+    assert!(most > 0 && most < 256, "{err}");
+}
