@@ -157,44 +157,29 @@ fn smollm2_position_2_needs_a_top_k_and_fits_with_one() {
         "{}",
         out.stderr
     );
-    let args = [
-        &[
+    // 40 runs at position 2 with top-k 4 after `prompt`: the comparison object.
+    let top4 = |prompt: &str| -> Value {
+        let flags = [
             "sample",
             "--prompt",
-            "The capital of France is",
+            prompt,
             "--compare",
             "--samples",
             "40",
             "--top-k",
             "4",
-        ][..],
-        &models,
-        &base,
-    ]
-    .concat();
-    let report: Value = serde_json::from_str(&run_ok(&args)).expect("one JSON object");
+        ];
+        let args = [&flags[..], &models, &base].concat();
+        serde_json::from_str(&run_ok(&args)).expect("one JSON object")
+    };
+    let report = top4("The capital of France is");
     check_shape(&report, 49_152, 40);
     assert!(report["pValue"].as_f64().unwrap() > 1e-4, "{report}");
     assert_eq!(report["unreached"], 0);
     // After a finished answer the end token is likely first: those runs end at one token,
     // are reported as unreached, and the exact distribution is conditioned on the rest.
     let chat = "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\nThe answer is 4.";
-    let args = [
-        &[
-            "sample",
-            "--prompt",
-            chat,
-            "--compare",
-            "--samples",
-            "40",
-            "--top-k",
-            "4",
-        ][..],
-        &models,
-        &base,
-    ]
-    .concat();
-    let report: Value = serde_json::from_str(&run_ok(&args)).expect("one JSON object");
+    let report = top4(chat);
     let unreached = report["unreached"].as_u64().unwrap();
     let counted = report["samples"].as_u64().unwrap();
     assert!(unreached > 0 && counted + unreached == 40, "{report}");
