@@ -31,6 +31,7 @@ import { addLabTests } from "./lab.mjs";
 import { addLessonTests } from "./lesson.mjs";
 import { addParallelTests } from "./parallel.mjs";
 import { addGgufTests, ggufMounts } from "./gguf.mjs";
+import { addBugTests } from "./bugs.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -531,6 +532,8 @@ addOptionsTableTests(tests, { browser, open, loaded, hook, check });
 
 // The lab: many runs against the exact distribution, the bug switches, the lossy curves, the soak.
 addLabTests(tests, { browser, open, loaded, check, artifacts });
+// A planted bug: the badge, the lab's words and every round on the stage say so.
+addBugTests(tests, { browser, open, loaded, check, setControl, playToEnd, artifacts });
 addParallelTests(tests, { browser, open, loaded, check });
 // The guided lesson: each step's numbers against the round it names, the presets, the keyboard, a phone.
 addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pageFmt });

@@ -9,6 +9,7 @@ import { buildTree } from "./tree.js";
 import { residualChart } from "./residual-view.js";
 import { overlap } from "./math.js";
 import { argmaxOf, showPiece } from "./pieces.js";
+import { bugNote, bugSentence } from "./bugs.js";
 
 export class Cancelled extends Error {}
 
@@ -56,9 +57,11 @@ const fmt = (x, d = 2) => (x === null || x === undefined ? "–" : !Number.isFin
  * Builds the stage for a round (all cells hidden) and returns an animator.
  * focus: the box under the tree for the current step's sentence and the residual.
  * options: { dynamicGamma, parallelDraft, greedy } of the run; `pieces` when its tokens are
- * text pieces (a GGUF pair), named in `unit`s ("token" rather than "character").
+ * text pieces (a GGUF pair), named in `unit`s ("token" rather than "character"); `bug`, the
+ * bug planted in the run ({ name, description }, bugs.js), which every round names first and
+ * each sentence it makes false names again, with what it does instead.
  */
-export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, parallelDraft = false, greedy = false, pieces = false, unit = "character" } = {}) {
+export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma = false, parallelDraft = false, greedy = false, pieces = false, unit = "character", bug = null } = {}) {
   const ch = (t) => showChar(alphabet[t] ?? "?");
   stage.classList.toggle("pieces", pieces);
   stage.replaceChildren();
@@ -74,14 +77,18 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
   // Under the tree: the current position's scheme (k-Seq, the race, mentored thresholds)
   // and the current step's sentence; the residual beside them when one is drawn.
   const sentences = h("div", "sentences");
+  const planted = h("p", "now planted");
   const scheme = h("p", "now scheme");
   const now = h("p", "now");
   now.setAttribute("aria-live", "polite");
-  sentences.append(scheme, now);
+  sentences.append(planted, scheme, now);
   focus.append(sentences);
+  stage.dataset.bug = bug?.name ?? "";
   /** Shows a sentence under the tree and adds it to the round's log. */
   const say = (template, cls) => {
-    if (cls === "kseq" || cls === "mentored") {
+    if (cls === "bug") {
+      planted.replaceChildren(rich(template));
+    } else if (cls === "kseq" || cls === "mentored") {
       scheme.replaceChildren(rich(template));
       scheme.className = `now scheme ${cls}`;
     } else {
@@ -119,9 +126,16 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
     if (extra) c.title = extra;
   };
 
+  /** A sentence with the bug's note for `where` after it, when the bug changes that step. */
+  const withBug = (sentence, where) => {
+    const note = bugNote(bug, where);
+    return note ? `${sentence.replace(/\.$/, "")} — ${note}` : sentence;
+  };
+
   async function animate(pacer, timing) {
     const t = timing;
     const rows = Math.max(1, trace.drafts.filter((d) => !trace.drafts.some((e) => e.parent === d.id)).length);
+    if (bug) say(`${bugSentence(bug)} Not the correct algorithm: the output need not follow the target.`, "bug");
     if (trace.drafts.length === 0) {
       say(`No drafts: the target runs once and samples the next ${unit}.`);
     } else {
@@ -133,8 +147,8 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         }
         await pacer.wait(t.draft);
       }
-      say(`The draft proposes ${trace.drafts.length} ${unit}${trace.drafts.length > 1 ? "s" : ""}` +
-        (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : ".") +
+      say(withBug(`The draft proposes ${trace.drafts.length} ${unit}${trace.drafts.length > 1 ? "s" : ""}` +
+        (rows > 1 ? ` on ${rows} branches (branching ${trace.branching.join("·")}).` : "."), "propose") +
         (trace.earlyDrafts > 0
           ? ` The first ${trace.earlyDrafts} ${trace.earlyDrafts > 1 ? "were" : "was"} {parallel}, while the target verified the last round.`
           : ""));
@@ -184,6 +198,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
           c.title = greedyTest
             ? `greedy: the draft is kept exactly when it is the target's most likely character`
             : `ratio target/draft = ${fmt(test.ratio, 3)} (target ${fmt(test.targetProb, 4)}, draft ${fmt(test.draftProb, 4)}); accept probability ${fmt(limit, 3)}`;
+          if (!greedyTest && bugNote(bug, "test")) c.title += ` — planted bug ${bug.name}: ${bug.description}`;
           cell.dataset.uniform = String(test.uniform);
           cell.dataset.acceptProb = String(limit);
         }
@@ -207,7 +222,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
                 : trace.method === "multiround" && test.draftIndex > 0
                   ? "min(1, residual/draft)"
                   : "{ratio}";
-          say(`pos ${step.depth}: draft '${ch(test.token)}' — {u} = ${fmt(test.uniform, 3)} ${test.accepted ? "<" : "≥"} ${rule} = ${fmt(limit, 3)} → ${test.accepted ? "accepted" : "rejected"}`,
+          say(withBug(`pos ${step.depth}: draft '${ch(test.token)}' — {u} = ${fmt(test.uniform, 3)} ${test.accepted ? "<" : "≥"} ${rule} = ${fmt(limit, 3)} → ${test.accepted ? "accepted" : "rejected"}`, "test"),
             test.accepted ? "ok" : "no");
         }
         redraw();
@@ -226,9 +241,12 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
           emit(step.depth, step.token, "resampled", "the target's argmax");
           say(`pos ${step.depth}: greedy decoding takes the target's {argmax} '${ch(step.token)}' instead`, "res");
         } else {
-          emit(step.depth, step.token, "resampled", `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
-          say(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the {residual} ${typical ? "(typical acceptance draws from the target itself)" : residualName(out.residual.residual)} ({u} = ${fmt(out.residual.uniform, 3)})`, "res");
-          const chart = residualChart(step, step.token, ch, 3, pieces);
+          const fromTarget = bugNote(bug, "residual") && bug.name === "resample-from-target";
+          emit(step.depth, step.token, "resampled", fromTarget ? `drawn from the target (planted bug ${bug.name}), u = ${fmt(out.residual.uniform, 3)}` : `drawn from the residual (${out.residual.residual.kind}), u = ${fmt(out.residual.uniform, 3)}`);
+          say(fromTarget
+            ? `pos ${step.depth}: every draft rejected → '${ch(step.token)}' ({u} = ${fmt(out.residual.uniform, 3)}) ${bugNote(bug, "residual")}`
+            : withBug(`pos ${step.depth}: every draft rejected → '${ch(step.token)}' drawn from the {residual} ${typical ? "(typical acceptance draws from the target itself)" : residualName(out.residual.residual)} ({u} = ${fmt(out.residual.uniform, 3)})`, "residual"), "res");
+          const chart = residualChart(step, step.token, ch, 3, pieces, fromTarget ? bug : null);
           if (chart) focus.append(chart);
         }
         await pacer.wait(t.residual);

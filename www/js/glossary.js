@@ -2,6 +2,7 @@
 // (aria-describedby) by the glossary at the bottom of the page, and one shared tooltip
 // shows the definition on hover and on keyboard focus. Also one sentence per method.
 import { $, h } from "./state.js";
+import { bugSentence } from "./bugs.js";
 
 export const GLOSSARY = {
   gamma: ["γ", "γ (gamma): how many characters the draft model proposes per round."],
@@ -134,18 +135,26 @@ export const METHODS = {
   lookup: { lossless: true, text: () => "No draft model: the guesses copy what followed the last earlier occurrence of the context's final {ngram} characters (then shorter ones). A copied guess x is a sure bet of the draft, so it is kept with probability target(x), and a rejection draws from the target without x." },
 };
 
-/** The sentence of settings `s` (method, shape, selection) and its exactness, for the settings panel. */
-export function describeMethod(s) {
+/**
+ * The sentence of settings `s` (method, shape, selection) and its exactness, for the
+ * settings panel. With a bug planted (`bug`, bugs.js) the method is not what runs: the
+ * badge and the sentence say so, and what the bug does.
+ */
+export function describeMethod(s, bug = null) {
   const m = METHODS[s.method];
   const box = $("method-help");
-  const key = `${s.method} ${s.shape} ${s.selection}`;
+  const key = `${s.method} ${s.shape} ${s.selection} ${bug?.name ?? ""}`;
   if (box.dataset.key === key) return;
   box.dataset.key = key;
   box.replaceChildren();
   if (!m) return;
-  const badge = h("span", m.lossless ? "lossless yes" : "lossless no", m.lossless ? "lossless" : "not lossless");
+  const exact = m.lossless && !bug;
+  const badge = h("span", exact ? "lossless yes" : "lossless no", bug ? "bug planted" : m.lossless ? "lossless" : "not lossless");
   box.append(badge, " ", rich(m.text(s)), " ",
-    m.lossless ? "The text follows the target's distribution exactly." : s.method === "mentored" ? "The text does not follow the target exactly: it is within D of it." : "The text does not follow the target exactly, and nothing bounds how far it moves: the lab and the KL chart measure it.");
-  box.dataset.lossless = String(m.lossless);
+    bug
+      ? `${bugSentence(bug)} The method above is not what runs: the text need not follow the target's distribution, and the lab below measures how far it moves.`
+      : m.lossless ? "The text follows the target's distribution exactly." : s.method === "mentored" ? "The text does not follow the target exactly: it is within D of it." : "The text does not follow the target exactly, and nothing bounds how far it moves: the lab and the KL chart measure it.");
+  box.dataset.lossless = String(exact);
   box.dataset.method = s.method;
+  box.dataset.bug = bug?.name ?? "";
 }

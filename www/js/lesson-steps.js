@@ -30,9 +30,9 @@ const greedyRun = () => Number($("temperature").value) === 0;
 const stageCell = (id) => $("stage").querySelector(`.cell[data-node="${id}"]`);
 const list = (items) => (items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}` : items[0] ?? "");
 
-/** Steps 1–6 talk about plain speculative sampling, at a temperature where coins are flipped. */
+/** Steps 1–6 talk about plain speculative sampling, at a temperature where coins are flipped, with no bug planted. */
 async function speculative(ctx) {
-  await ctx.setControls({ method: "speculative", ...(greedyRun() ? { temperature: 0.8 } : {}) });
+  await ctx.setControls({ method: "speculative", bug: "", ...(greedyRun() ? { temperature: 0.8 } : {}) });
 }
 
 const noRound = (what) => ({ body: body({ missing: what }, para(`This run has no round ${what} within its characters. Press Reset, change the seed, or raise the tokens, then come back to this step.`)) });
@@ -192,7 +192,7 @@ const spectr = {
   async show(ctx) {
     await ctx.live();
     const k = Math.max(2, Number($("drafts").value));
-    const changed = await ctx.setControls({ method: "spectr", shape: "iid", selection: "kseq", drafts: k, ...(greedyRun() ? { temperature: 0.8 } : {}) });
+    const changed = await ctx.setControls({ method: "spectr", shape: "iid", selection: "kseq", drafts: k, bug: "", ...(greedyRun() ? { temperature: 0.8 } : {}) });
     if (changed || S.run?.options?.method !== "spectr") await ctx.stepRound();
     const r = await ctx.round();
     const s = r?.trace.steps.find((x) => x.plan?.kind === "kseq");

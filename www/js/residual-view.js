@@ -44,9 +44,10 @@ export function residualParts(step) {
 /**
  * The residual chart for a step whose replacement `drawn` was sampled from it; `pieces`
  * when tokens are text pieces (a wider label column). Distributions compacted for a large
- * vocabulary (pieces.js) offer the tokens they kept.
+ * vocabulary (pieces.js) offer the tokens they kept. `fromTarget`: the planted bug that drew
+ * the replacement from the target itself ({ name }, bugs.js), which the chart's key says.
  */
-export function residualChart(step, drawn, ch, n = 3, pieces = false) {
+export function residualChart(step, drawn, ch, n = 3, pieces = false, fromTarget = null) {
   const parts = residualParts(step);
   if (!parts) return null;
   const { baseName, subName } = parts;
@@ -61,10 +62,16 @@ export function residualChart(step, drawn, ch, n = 3, pieces = false) {
   const top = Math.max(1e-9, ...order.map((i) => Math.max(base(i), sub(i))));
   const box = h("div", pieces ? "resview pieces" : "resview");
   box.setAttribute("role", "img");
-  box.setAttribute("aria-label", `residual = ${baseName} minus ${subName}: ${order.map((i) => `${ch(i)} ${fmt(residual(i), 2)}`).join(", ")}`);
+  const what = fromTarget ? `drawn from the target itself (planted bug ${fromTarget.name})` : `residual = ${baseName} minus ${subName}`;
+  box.setAttribute("aria-label", `${what}: ${order.map((i) => `${ch(i)} ${fmt(residual(i), 2)}`).join(", ")}`);
   const key = h("p", "reskey");
-  key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " ", rich("{residual}"));
-  key.title = `residual = (${baseName} − ${subName})⁺, rescaled to sum to 1; the numbers on the right`;
+  if (fromTarget) {
+    key.append(h("span", "sw excess"), ` drawn from: the target itself (planted bug ${fromTarget.name}; a correct decoder draws from what is left after subtracting the draft, the `, rich("{residual}"), ")");
+    key.title = "the planted bug draws the replacement from the target; the numbers on the right";
+  } else {
+    key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " ", rich("{residual}"));
+    key.title = `residual = (${baseName} − ${subName})⁺, rescaled to sum to 1; the numbers on the right`;
+  }
   box.append(key);
   const bars = h("div", "resbars");
   for (const i of order) {

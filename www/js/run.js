@@ -9,6 +9,7 @@ import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js
 import { scheduleTheory } from "./theory.js";
 import { ngramPair, ngramRounds } from "./ngram.js";
 import { RECENT, compactRound, shrinkRound } from "./pieces.js";
+import { plantedBug } from "./bugs.js";
 
 export const TIMING = { draft: 260, verify: 450, coin: 520, residual: 700 };
 
@@ -197,7 +198,7 @@ async function advance() {
 export function stageOptions(run) {
   const o = run?.options ?? {};
   const gguf = run?.models === "gguf";
-  return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0, pieces: gguf, unit: gguf ? "token" : "character" };
+  return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0, pieces: gguf, unit: gguf ? "token" : "character", bug: plantedBug(o.bug) };
 }
 
 /** Draws a finished round on the stage at once (for a character picked in the output). */

@@ -5,6 +5,7 @@
 import { SPEEDS } from "./anim.js";
 import { $, S, hook, params } from "./state.js";
 import { describeMethod } from "./glossary.js";
+import { bugSentence, plantedBug } from "./bugs.js";
 
 const KL_MIN = -3;
 const KL_MAX = Math.log10(5);
@@ -372,7 +373,16 @@ export function syncOutputs() {
   $("delta-out").textContent = s.delta.toFixed(2);
   $("ngram-out").textContent = String(s.ngram);
   $("fig-k").hidden = !multi(s);
-  describeMethod(s);
+  const bug = applies("bug", s) ? plantedBug(s.bug) : null;
+  describeMethod(s, bug);
+  // The lab's bug menu, explained in words beside it (not only in its options' tooltips).
+  const help = $("bug-help");
+  help.textContent = bug
+    ? `${bugSentence(bug)} The animation above runs with it too.`
+    : s.bug
+      ? `The bug ${s.bug} is planted only in the lossless drafting methods (speculative, SpecTr, multi-round): ${$("method").selectedOptions[0]?.textContent ?? s.method} runs without it.`
+      : "No bug: the decoder is the correct algorithm.";
+  help.dataset.bug = bug?.name ?? "";
   const bits = [$("method").selectedOptions[0]?.textContent ?? s.method];
   if (applies("selection", s)) bits.push($("selection").selectedOptions[0]?.textContent ?? s.selection);
   if (applies("gamma", s)) bits.push(`γ ${s.gamma}`);

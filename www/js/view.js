@@ -8,6 +8,7 @@ import { rich, term } from "./glossary.js";
 import { MULTI_DRAFT } from "./settings.js";
 import { showRoundStatic } from "./run.js";
 import { overlap } from "./math.js";
+import { bugSentence, plantedBug } from "./bugs.js";
 import { POOLED_ROW_VOCAB, probOf, shortPiece, sizeOf, topTokens } from "./pieces.js";
 
 // ---------- output ----------
@@ -197,6 +198,12 @@ function renderDistributions(trace, roundIndex, index, picked) {
     extra.textContent = "▶ emitted. This character came straight from the target (no draft to test).";
   }
   box.append(extra);
+  const bug = plantedBug(S.run?.options?.bug);
+  if (bug) {
+    const note = h("p", "bug-help", `${bugSentence(bug)} This step ran with it: what it emitted need not follow the target's bars.`);
+    note.dataset.bug = bug.name;
+    box.append(note);
+  }
 }
 
 export function onOutputKey(event) {
