@@ -10,6 +10,7 @@ import { checked, controlOf, generateOptions, settings, showError } from "./sett
 import { groupedBars } from "./charts.js";
 import { enqueue, setRunState, stopRun } from "./run.js";
 import { POOLED_ROW_VOCAB, shortPiece, topIndicesBy } from "./pieces.js";
+import { plantedBug } from "./bugs.js";
 
 // The most characters the histogram shows: the likeliest under any of its series; of a
 // large vocabulary, the most tokens, beside one bar pooling the others.
@@ -30,8 +31,23 @@ function labOptions(s) {
   return options;
 }
 
-const KIND_NAMES = { target: "exact: the target", mentored: "exact: mentored's closed form" };
-const kindName = (kind) => KIND_NAMES[kind] ?? `exact: bug ${kind}'s closed form`;
+// Where the exact distribution comes from (the result's kind): the target, a lossy rule's
+// closed form, or a planted bug's (the package's BUGS name them).
+const RULES = { mentored: "mentored decoding", typical: "typical acceptance" };
+const isBug = (kind) => (S.pkg?.BUGS ?? []).some((b) => b.name === kind);
+const ownName = (kind) => (kind === "target" ? "the target" : RULES[kind] ? `${RULES[kind]}'s closed form` : isBug(kind) ? `bug ${kind}'s closed form` : `${kind}'s closed form`);
+const kindName = (kind) => `exact: ${ownName(kind)}`;
+// Below this TV the exact distribution is the target's (rounding aside): nothing to tell apart.
+const SAME = 1e-9;
+
+/** Empties the chart, the numbers and the verdict (a new press of Run many, or an error). */
+function clearResult() {
+  hook.lab.result = null;
+  $("lab-chart").replaceChildren();
+  $("lab-stats").replaceChildren();
+  $("lab-verdict").textContent = "";
+  $("lab-progress").value = 0;
+}
 
 /** The histogram: runs, the exact distribution and (when it differs) the target's; `names` each token's text. */
 function draw(result, names) {
@@ -41,9 +57,11 @@ function draw(result, names) {
   const weight = (i) => Math.max(empirical[i], result.expected[i], differs ? result.target[i] : 0);
   const large = result.expected.length > POOLED_ROW_VOCAB;
   const shown = large ? topIndicesBy(result.expected.length, weight, SHOWN_TOKENS) : [...result.expected.keys()].sort((a, b) => weight(b) - weight(a)).slice(0, SHOWN);
+  // One colour, one meaning: the target's bars are always the target's colour; another
+  // law (a lossy rule's, a bug's) has its own.
   const series = [
     { name: `runs (${result.done})`, cls: "bar-accent" },
-    { name: kindName(result.kind), cls: "bar-exact" },
+    { name: kindName(result.kind), cls: differs ? "bar-exact" : "bar-target" },
     ...(differs ? [{ name: "the target", cls: "bar-target" }] : []),
   ];
   const rows = shown.map((i) => ({
@@ -83,14 +101,20 @@ const pValue = (p) => (p === null || p === undefined ? "no test" : p >= 1e-3 ? p
 function verdict(r) {
   if (r.pValue === null || r.pValue === undefined) return `No verdict: ${r.noTest}`;
   const fits = r.pValue > 1e-3;
-  const own = r.kind === "target" ? "the target" : r.kind === "mentored" ? "mentored decoding's closed form" : `the bug's closed form`;
+  const own = ownName(r.kind);
   if (r.kind === "target") {
     return fits
       ? `Consistent with the target (p = ${pValue(r.pValue)}): the output follows the target exactly, whatever the draft.`
       : `Not consistent with the target (p = ${pValue(r.pValue)}): with a correct decoder this happens about once in a thousand tries.`;
   }
+  const said = `${fits ? "Consistent with" : "Not consistent with"} ${own} (p = ${pValue(r.pValue)})`;
+  if (r.tvFromTarget < SAME) {
+    // No number of runs can tell two equal distributions apart.
+    const what = isBug(r.kind) ? `the bug ${r.kind} is harmless in this setting` : `${RULES[r.kind] ?? r.kind} loses nothing in this setting`;
+    return `${said}, which here equals the target (TV ${fmt(r.tvFromTarget, 3)}): ${what}, and more runs cannot tell them apart. ${isBug(r.kind) ? "Change the settings where the bug acts (see its sentence above) to see it." : ""}`.trim();
+  }
   const away = r.targetPValue !== null && r.targetPValue < 1e-3 ? `and told apart from the target (p = ${pValue(r.targetPValue)})` : "not yet told apart from the target: more runs";
-  return `${fits ? "Consistent with" : "Not consistent with"} ${own} (p = ${pValue(r.pValue)}), ${away}; the exact distribution is TV ${fmt(r.tvFromTarget, 3)} from the target.`;
+  return `${said}, ${away}; the exact distribution is TV ${fmt(r.tvFromTarget, 3)} from the target.`;
 }
 
 function setState(state, text) {
@@ -127,6 +151,7 @@ async function labRun() {
   const s = settings();
   const { options, refused } = await checked(s, labOptions);
   if (refused) {
+    clearResult();
     showError(refused.message, refused.field, refused.code);
     setState("error", `not running: fix ${controlOf(refused.field)?.label ?? "the settings"}`);
     return;
@@ -136,8 +161,8 @@ async function labRun() {
   const position = Number($("lab-position").value);
   controller = new AbortController();
   hook.lab.reports = 0;
+  clearResult();
   setState("running", "running…");
-  $("lab-progress").value = 0;
   $("lab-progress").max = runs;
   const onProgress = (r) => {
     hook.lab.reports += 1;
@@ -154,6 +179,8 @@ async function labRun() {
       onProgress(error.result);
       setState("aborted", `cancelled after ${error.result.done} runs`);
     } else {
+      // No chart or verdict of an earlier press stays beside the error.
+      clearResult();
       // The field names a lab setting (runs, position) or an option of the settings.
       const own = { runs: "lab-runs", position: "lab-position" }[error.field];
       if (own) $(own).setAttribute("aria-invalid", "true");
@@ -173,8 +200,14 @@ export function wireLab() {
   $("lab-run").addEventListener("click", runLab);
   $("lab-cancel").addEventListener("click", cancelLab);
   for (const id of ["lab-runs", "lab-position"]) $(id).addEventListener("input", () => $(id).removeAttribute("aria-invalid"));
+  // The engine's limit on the runs (LIMITS, generated from its one definition), on the field
+  // and its label; the engine refuses more, naming the field.
   const max = S.pkg?.LIMITS?.maxLabRuns;
-  // The page's own cap keeps a run under a few minutes on a laptop's CPU.
-  if (max) $("lab-runs").max = String(Math.min(10000, max));
+  if (max) {
+    $("lab-runs").max = String(max);
+    $("lab-runs-range").textContent = `1–${max.toLocaleString("en")}`;
+  }
+  const runs = S.pkg?.LIMITS?.defaultLabRuns;
+  if (runs) $("lab-runs").value = String(runs);
   setState("idle", "");
 }
