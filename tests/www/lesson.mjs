@@ -32,6 +32,14 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
         controls: Object.fromEntries(["method", "gamma", "drafts", "shape", "selection", "temperature", "kl"].map((id) => [id, document.getElementById(id).value])),
         dOut: document.getElementById("kl-out").textContent,
         dist: { ...document.getElementById("dist-label").dataset },
+        // The stage as drawn: each draft cell's state and coin, the emitted row.
+        stage: {
+          states: [...document.querySelectorAll("#stage .cell[data-node]")].map((c) => c.dataset.state ?? ""),
+          verified: [...document.querySelectorAll("#stage .cell[data-node] .tok")].map((t) => t.classList.contains("verified")),
+          coins: [...document.querySelectorAll("#stage .cell[data-node] .coin")].map((c) => c.textContent).join(""),
+          emitted: [...document.querySelectorAll("#stage .cell.result")].map((c) => c.textContent).join(""),
+        },
+        distText: document.getElementById("dist").textContent,
       };
     });
   }
@@ -45,12 +53,16 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
         s.data.drafts.every((d, i) => d.token === t.drafts[i].token && d.draftProb === t.drafts[i].draftProb && (!t.drafts[i].draftProbs || d.draftProb === t.drafts[i].draftProbs[d.token]) && s.text.includes(`= ${fmt3(d.draftProb)}`));
       check(ok, `lesson draft: round ${s.data.round}'s γ = ${s.data.gamma} guesses and their draft probabilities are the trace's, in the text`, JSON.stringify({ data: s.data, text: s.text }));
       check(s.spot?.id === "stage", "lesson draft: the stage is marked");
+      check(s.stage.states.length === t.drafts.length && s.stage.states.every((x) => x === "") && s.stage.verified.every((x) => !x) && s.stage.coins === "" && s.stage.emitted === "" && s.dist.position === "" && !/resampled|accepted|bonus/.test(s.dist.round ? s.distText : ""),
+        "lesson draft: the stage shows the guesses only, as the text says (nothing scored, tested or emitted; no distributions giving the result away)", JSON.stringify({ stage: s.stage, dist: s.dist }));
     },
     target(s, h) {
       const t = h.shownRounds[s.data.round - 1];
       const tests = t.steps.flatMap((x) => x.outcome.tests);
       check(s.data.positions === t.branching.length + 1 && s.data.targetCalls === t.targetCalls && t.targetCalls === 1 && tests.every((x) => s.text.includes(`= ${fmt3(x.targetProb)} against draft ${fmt3(x.draftProb)}`)),
         `lesson target: one target call scores γ + 1 = ${s.data.positions} positions; each tested guess's target and draft probabilities in the text`, JSON.stringify({ data: s.data, text: s.text }));
+      check(s.stage.verified.length === t.drafts.length && s.stage.verified.every(Boolean) && s.stage.states.every((x) => x === "") && s.stage.coins === "" && s.stage.emitted === "",
+        "lesson target: the stage shows the guesses scored by the target and none tested yet, as the text says", JSON.stringify(s.stage));
     },
     coin(s, h) {
       const c = s.coin;
@@ -63,6 +75,8 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
         `lesson coin: round ${c.round}, position ${c.position}: ratio ${c.ratio.toFixed(4)} = target/draft = ${target.toFixed(4)}/${draft.toFixed(4)}; u ${c.uniform.toFixed(3)} ${c.accepted ? "<" : "≥"} ${c.acceptProb.toFixed(3)}`, JSON.stringify({ c, test }));
       check(s.text.includes(`min(1, ${fmt3(target)}/${fmt3(draft)}) = ${fmt3(c.acceptProb)}`) && s.text.includes(`u = ${fmt3(c.uniform)}`), "lesson coin: the text quotes the ratio and u of that test", s.text);
       check(s.spot?.node === String(step.candidates[c.draftIndex]), `lesson coin: the stage cell of the tested guess is marked (node ${s.spot?.node})`);
+      check(s.dist.round === String(c.round) && s.dist.position === String(c.position) && s.stage.coins !== "",
+        `lesson coin: the distributions panel shows the position the step talks about (round ${s.dist.round}, position ${s.dist.position}; the step: ${c.round}, ${c.position})`);
     },
     residual(s, h) {
       const step = h.shownRounds[s.data.round - 1].steps[s.data.position - 1];
@@ -135,10 +149,21 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
           answerOpen: a.open,
           answerShown: !a.hidden,
           spot: document.querySelector(".lesson-spot")?.className ?? null,
+          // The chart a question asks about: marked, on screen between the transport bar and the lesson.
+          chart: (() => {
+            const el = document.querySelector(".lesson-spot");
+            const r = el?.getBoundingClientRect();
+            const sheet = document.getElementById("lesson").getBoundingClientRect();
+            const bar = document.querySelector(".transport").getBoundingClientRect();
+            const covered = r && !(r.right <= sheet.left || r.left >= sheet.right || r.bottom <= sheet.top || r.top >= sheet.bottom);
+            return el && { holds: el.querySelector("#chart-position") !== null, covered, seen: r.top >= bar.bottom - 1 && r.bottom <= window.innerHeight };
+          })(),
         };
       }, id);
       const h = await hook(page);
-      check(ok(seen.controls, h.options, seen.d) && /\?/.test(seen.question ?? "") && seen.answerShown && !seen.answerOpen && /field/.test(seen.spot ?? ""),
+      const spotOk = id === "gamma16" ? seen.chart?.holds && !seen.chart.covered && seen.chart.seen : /field/.test(seen.spot ?? "");
+      check(spotOk, `lesson preset ${id}: it marks ${id === "gamma16" ? "the per-position chart its question asks about, on screen and not under the lesson" : "the control it set"}`, JSON.stringify(seen.chart));
+      check(ok(seen.controls, h.options, seen.d) && /\?/.test(seen.question ?? "") && seen.answerShown && !seen.answerOpen,
         `lesson preset ${id}: sets ${JSON.stringify(seen.controls)} (D ${seen.d}) and asks "${seen.question?.slice(0, 60)}…", the answer folded`, JSON.stringify({ seen, options: h.options }));
       await page.focus(`.lesson-preset[data-preset="${id}"] summary`);
       await page.keyboard.press("Enter");
@@ -152,6 +177,13 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
     try {
       const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=60&seed=2");
       await loaded(page);
+      // The student's settings, which the lesson must leave as it found them.
+      const settingsOf = () => page.evaluate(() => Object.fromEntries(["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamic", "parallel", "bug"].map((id) => {
+        const el = document.getElementById(id);
+        return [id, el.type === "checkbox" ? el.checked : el.value];
+      })));
+      const own = await settingsOf();
+      const ownD = Number(await page.textContent("#kl-out"));
       // Keyboard only: Enter on the Lesson button, → through the steps, Esc.
       await page.focus("#lesson-open");
       await page.keyboard.press("Enter");
@@ -165,6 +197,8 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
         const s = await stepShown(page, i);
         titles.push(s.title);
         check(s.focused === "lesson-title" && s.title.length > 5, `lesson step ${i} "${s.title}": its heading has the focus`);
+        const code = /\b[a-z]\w*\(\)/.exec(s.text);
+        check(!code, `lesson step ${i}: no code names in the text for students${code ? ` ("${code[0]}")` : ""}`);
         const h = await hook(page);
         CHECKS[s.id](s, h);
         if (s.id === "area") await page.screenshot({ path: join(artifacts, "lesson.png") });
@@ -179,7 +213,12 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
       await page.keyboard.press("ArrowLeft");
       const back = await stepShown(page, 8);
       check(back.id === "mentored" && back.focused === "lesson-title", "lesson: ← goes back a step (and focuses its heading)");
+      check(back.data.budget === ownD && back.dOut === String(ownD), `lesson: back at step 8 after the D = 5 question, it teaches with the student's D = ${ownD} (budget ${back.data.budget})`);
       await page.keyboard.press("Escape");
+      await page.evaluate(() => window.__speculaPage.lessonRestored?.());
+      await page.waitForFunction(() => window.__speculaPage.queued === 0, null, { timeout: 60_000 });
+      const after = await settingsOf();
+      check(JSON.stringify(after) === JSON.stringify(own), "lesson: closing it gives back the student's settings as they were", JSON.stringify({ own, after }));
       const closed = await page.evaluate(() => ({ hidden: document.getElementById("lesson").hidden, focused: document.activeElement?.id, spots: document.querySelectorAll(".lesson-spot").length, expanded: document.getElementById("lesson-open").getAttribute("aria-expanded") }));
       check(closed.hidden && closed.focused === "lesson-open" && closed.spots === 0 && closed.expanded === "false", "lesson: Esc closes it, unmarks the page and gives the focus back to the Lesson button", JSON.stringify(closed));
       check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));

@@ -132,7 +132,11 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
     return note ? `${sentence.replace(/\.$/, "")} — ${note}` : sentence;
   };
 
-  async function animate(pacer, timing) {
+  /**
+   * Plays the round; `until` stops it after a phase: "drafts" (the guesses only) or
+   * "verify" (scored by the target, nothing tested yet), as the lesson's first steps show it.
+   */
+  async function animate(pacer, timing, until = null) {
     const t = timing;
     const rows = Math.max(1, trace.drafts.filter((d) => !trace.drafts.some((e) => e.parent === d.id)).length);
     if (bug) say(`${bugSentence(bug)} Not the correct algorithm: the output need not follow the target.`, "bug");
@@ -152,12 +156,14 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
         (trace.earlyDrafts > 0
           ? ` The first ${trace.earlyDrafts} ${trace.earlyDrafts > 1 ? "were" : "was"} {parallel}, while the target verified the last round.`
           : ""));
+      if (until === "drafts") return;
       // 2. One target pass scores every position at once.
       stage.classList.add("verifying");
       for (const cell of byNode.values()) cell.querySelector(".tok").classList.add("verified");
       say(`One target pass scores all ${depth + 1} positions at once.`);
       await pacer.wait(t.verify);
       stage.classList.remove("verifying");
+      if (until === "verify") return;
     }
     // 3. Position by position: tests, survivors, residual.
     for (const step of trace.steps) {

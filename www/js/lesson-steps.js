@@ -26,13 +26,17 @@ function body(values, ...children) {
 }
 
 const quote = (ch, t) => `'${ch(t)}'`;
-const greedyRun = () => Number($("temperature").value) === 0;
+/** Whether the student's own settings are greedy (temperature 0): the steps then flip coins at 0.8. */
+const greedyRun = (ctx) => Number(ctx.own("temperature")) === 0;
 const stageCell = (id) => $("stage").querySelector(`.cell[data-node="${id}"]`);
 const list = (items) => (items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}` : items[0] ?? "");
 
-/** Steps 1–6 talk about plain speculative sampling, at a temperature where coins are flipped, with no bug planted. */
+/**
+ * Steps 1–6 talk about plain speculative sampling, at a temperature where coins are
+ * flipped, with no bug planted and a bonus for every fully accepted round.
+ */
 async function speculative(ctx) {
-  await ctx.setControls({ method: "speculative", bug: "", ...(greedyRun() ? { temperature: 0.8 } : {}) });
+  await ctx.setControls({ method: "speculative", bug: "", parallel: false, ...(greedyRun(ctx) ? { temperature: 0.8 } : {}) });
 }
 
 const noRound = (what) => ({ body: body({ missing: what }, para(`This run has no round ${what} within its characters. Press Reset, change the seed, or raise the tokens, then come back to this step.`)) });
@@ -48,6 +52,8 @@ const guesses = {
     const g = trace.branching.length;
     const drafts = trace.drafts.map((d) => ({ token: d.token, draftProb: d.draftProb }));
     const listed = list(drafts.map((d) => `draft(${quote(ctx.ch, d.token)}) = ${fmt(d.draftProb, 3)}`));
+    // The stage as the text tells it: the guesses only, nothing scored or tested yet.
+    await ctx.upTo(r.index, "drafts");
     return {
       spot: $("stage"),
       body: body({ round: String(r.index + 1), gamma: String(g), drafts },
@@ -68,11 +74,13 @@ const targetPass = {
     const { trace } = r;
     const g = trace.branching.length;
     const scored = trace.steps.flatMap((s) => s.outcome.tests.map((t) => `target(${quote(ctx.ch, t.token)}) = ${fmt(t.targetProb, 3)} against draft ${fmt(t.draftProb, 3)}`));
+    // The stage as the text tells it: the guesses scored, none tested yet.
+    await ctx.upTo(r.index, "verify");
     return {
       spot: $("stage"),
       body: body({ round: String(r.index + 1), positions: String(g + 1), targetCalls: String(trace.targetCalls) },
         para(`Then the large target model ran once — ${trace.targetCalls} call in this round — on the text plus all ${g} guesses. One pass gives its next-character distribution after every prefix: {gamma} + 1 = ${g + 1} distributions, one to check each guess and one for the character after the last guess.`),
-        para(`For the guesses this round tested: ${list(scored)}.`),
+        para(`Its scores for the guesses the next steps test, one by one: ${list(scored)}.`),
         para("That single pass costs about as much as producing one character the ordinary way, which is where the speed-up comes from.")),
     };
   },
@@ -91,6 +99,8 @@ const coin = {
     if (!tests.length) return noRound("with a tested guess");
     const { s, t } = tests.find((x) => !x.t.accepted) ?? tests[tests.length - 1];
     const where = { round: r.index + 1, position: s.depth, draftIndex: t.draftIndex };
+    // The distributions panel at the position the step talks about.
+    ctx.pick(r.index, s.depth);
     const ch = ctx.ch;
     const text = `At position ${s.depth} the draft guessed ${quote(ch, t.token)} with draft probability ${fmt(t.draftProb, 3)}; the target gives it ${fmt(t.targetProb, 3)}, so it is kept with probability min(1, ${fmt(t.targetProb, 3)}/${fmt(t.draftProb, 3)}) = ${fmt(t.acceptProb, 3)}.`;
     return {
@@ -149,7 +159,7 @@ const bonus = {
         para(`In round ${r.index + 1} all {gamma} = ${g} guesses were accepted. The target's one pass had already computed the distribution after the last guess, so one more character comes for free: the {bonus} ${quote(ctx.ch, b.token)}, sampled from the target${p !== null ? ` (target probability ${fmt(p, 3)}` : ""}${b.uniform !== null && b.uniform !== undefined ? `, u = ${fmt(b.uniform, 3)})` : p !== null ? ")" : ""}.`),
         para("So a round emits between 1 character (the first guess rejected, replaced from the residual) and γ + 1 (everything accepted, plus the bonus)."),
         expected !== null
-          ? para(`If every position were accepted with {alpha} = ${fmt(alpha, 3)}, this round's mean Σ min(target, draft), theory() expects (1 − α^(γ+1))/(1 − α) = ${fmt(expected, 2)} characters per round at γ = ${g}; this run has made ${fmt(made, 2)} so far.`)
+          ? para(`If every position were accepted with {alpha} = ${fmt(alpha, 3)}, this round's mean Σ min(target, draft), the theory expects (1 − α^(γ+1))/(1 − α) = ${fmt(expected, 2)} characters per round at γ = ${g}; this run has made ${fmt(made, 2)} so far.`)
           : null),
     };
   },
@@ -191,8 +201,8 @@ const spectr = {
   title: "7. SpecTr: several drafts and ρ*",
   async show(ctx) {
     await ctx.live();
-    const k = Math.max(2, Number($("drafts").value));
-    const changed = await ctx.setControls({ method: "spectr", shape: "iid", selection: "kseq", drafts: k, bug: "", ...(greedyRun() ? { temperature: 0.8 } : {}) });
+    const k = Math.max(2, Number(ctx.own("drafts")));
+    const changed = await ctx.setControls({ method: "spectr", shape: "iid", selection: "kseq", drafts: k, bug: "", ...(greedyRun(ctx) ? { temperature: 0.8 } : {}) });
     if (changed || S.run?.options?.method !== "spectr") await ctx.stepRound();
     const r = await ctx.round();
     const s = r?.trace.steps.find((x) => x.plan?.kind === "kseq");
@@ -214,7 +224,7 @@ const mentored = {
   title: "8. Mentored decoding: a budget D",
   async show(ctx) {
     await ctx.live();
-    const changed = await ctx.setControls({ method: "mentored", ...(Number($("kl").value) === 0 ? { kl: 0.1 } : {}), ...(greedyRun() ? { temperature: 0.8 } : {}) });
+    const changed = await ctx.setControls({ method: "mentored", ...(Number(ctx.own("kl")) === 0 ? { kl: 0.1 } : {}), ...(greedyRun(ctx) ? { temperature: 0.8 } : {}) });
     if (changed || S.run?.options?.method !== "mentored") await ctx.stepRound();
     const r = await ctx.round();
     const steps = (r?.trace.steps ?? []).filter((x) => x.plan?.kind === "mentored");

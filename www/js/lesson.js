@@ -3,7 +3,9 @@
 // step. Each step sets the page's controls and drives the real transport (run.js), then
 // explains what the models did in the round on the stage, with that round's numbers
 // (lesson-steps.js), and marks the element it describes. Keyboard: ←/→ between steps,
-// Esc closes and gives the focus back to whatever opened the lesson.
+// Esc closes and gives the focus back to whatever opened the lesson. The student's
+// settings are kept: each step and question sets its controls over them (never over what
+// another step left), and closing the lesson puts them back.
 import { $, S, hook, h, params } from "./state.js";
 import { pause, step, settingChanged, showRoundStatic, canRun } from "./run.js";
 import { selectToken, follow } from "./view.js";
@@ -19,6 +21,12 @@ let current = -1; // the step on screen (index into STEPS)
 let wanted = -1; // the step asked for last (navigation may outrun rendering)
 let rendering = false;
 let spotted = null;
+
+/** The controls a step or question may set, and the student's values of them (as the controls hold them) while the lesson is open. */
+const LESSON_CONTROLS = ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamic", "parallel", "bug"];
+let saved = null;
+const valueOf = (id) => ($(id).type === "checkbox" ? $(id).checked : $(id).value);
+const snapshot = () => Object.fromEntries(LESSON_CONTROLS.map((id) => [id, valueOf(id)]));
 
 // ---------- driving the page ----------
 
@@ -38,18 +46,14 @@ async function settle() {
   }
 }
 
-/**
- * Sets controls by id as a student would ({ method: "spectr", kl: 0.1 }: kl in nats) and,
- * when any changed, starts one new run with them. Returns whether anything changed.
- */
-async function setControls(values) {
+/** Gives the controls `values` (by id, as the controls hold them) and, when any changed, starts one new run. */
+async function apply(values) {
   await settle();
   let changed = false;
-  for (const [id, value] of Object.entries(values)) {
+  for (const [id, v] of Object.entries(values)) {
     const el = $(id);
-    const v = id === "kl" ? String(sliderFromKl(value)) : String(value);
-    if (el.type === "checkbox" ? el.checked === value : el.value === v) continue;
-    if (el.type === "checkbox") el.checked = value;
+    if (valueOf(id) === v) continue;
+    if (el.type === "checkbox") el.checked = v;
     else el.value = v;
     changed = true;
   }
@@ -59,6 +63,19 @@ async function setControls(values) {
   settingChanged();
   await settle();
   return true;
+}
+
+/**
+ * Sets controls by id as a student would ({ method: "spectr", kl: 0.1 }: kl in nats) over
+ * the student's own settings: every other control the lesson sets goes back to the
+ * student's value. When any changed, starts one new run. Returns whether anything changed.
+ */
+async function setControls(values) {
+  const wanted = { ...(saved ?? snapshot()) };
+  for (const [id, value] of Object.entries(values)) {
+    wanted[id] = id === "kl" ? String(sliderFromKl(value)) : typeof value === "boolean" ? value : String(value);
+  }
+  return apply(wanted);
 }
 
 /** Waits for the bundled models (a step that needs a live run of another method). */
@@ -82,10 +99,11 @@ async function stepRound({ fast = false } = {}) {
   await settle();
 }
 
-/** The round on the stage ({ index, trace }), stepping to the first one when there is none. */
+/** The round on the stage ({ index, trace }), drawn whole; stepping to the first one when there is none. */
 async function round() {
   await settle();
   if (!S.stageRound || S.stageRound.index >= hook.shownRounds.length) await stepRound();
+  else if (S.stageRound.until) await showRoundStatic(S.stageRound.index);
   return S.stageRound && { index: S.stageRound.index, trace: hook.shownRounds[S.stageRound.index] ?? S.stageRound.trace };
 }
 
@@ -146,6 +164,10 @@ function context(status) {
     live: () => live(status),
     round,
     findRound: (pred, max) => findRound(pred, status, max),
+    // The student's own value of a control the lesson sets (as the control holds it).
+    own: (id) => (saved ?? snapshot())[id],
+    // Round `index` on the stage up to a phase ("drafts", "verify"), as the step tells it.
+    upTo: (index, until) => showRoundStatic(index, until),
     stepRound,
     pick,
     spot,
@@ -256,6 +278,7 @@ async function render() {
 /** Opens the lesson at step `i` (0-based); the focus comes back to `from` on close. */
 export function openLesson(i = 0, from = document.activeElement) {
   opener = from && from !== document.body ? from : $("lesson-open");
+  saved = snapshot();
   panel.hidden = false;
   document.documentElement.classList.add("lesson-open");
   $("lesson-open").setAttribute("aria-expanded", "true");
@@ -272,13 +295,26 @@ export function closeLesson() {
   document.documentElement.classList.remove("lesson-open");
   $("lesson-open").setAttribute("aria-expanded", "false");
   (opener?.isConnected ? opener : $("lesson-open")).focus();
+  // The student's settings back, as they were before the lesson (or as they set them since).
+  const back = saved;
+  saved = null;
+  if (back) restoring = apply(back);
 }
+
+/** The restore of the student's settings after the lesson closed (tests wait on it). */
+let restoring = Promise.resolve();
+hook.lessonRestored = () => restoring.then(() => true);
 
 /** Wires the Lesson button; ?lesson=1 (or ?lesson=N, a step) opens the lesson once the page is ready. */
 export function initLesson() {
   const button = $("lesson-open");
   build();
   button.setAttribute("aria-controls", "lesson");
+  // A control the student changes while the lesson is open is theirs: it stays so on close.
+  document.addEventListener("change", (e) => {
+    const id = e.target?.id;
+    if (saved && e.isTrusted && LESSON_CONTROLS.includes(id)) saved[id] = valueOf(id);
+  });
   button.setAttribute("aria-expanded", "false");
   button.addEventListener("click", () => (panel && !panel.hidden ? closeLesson() : openLesson(0, button)));
   const n = Number(params.get("lesson"));

@@ -5,7 +5,7 @@
 import { SPEEDS, Pacer, Cancelled, buildStage } from "./anim.js";
 import { $, S, hook, active } from "./state.js";
 import { settings, checked, showError, controlOf } from "./settings.js";
-import { appendOutput, clearOutput, followRound, renderMetrics } from "./view.js";
+import { appendOutput, awaitDistributions, clearOutput, followRound, renderMetrics } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 import { ngramPair, ngramRounds } from "./ngram.js";
 import { RECENT, compactRound, shrinkRound } from "./pieces.js";
@@ -181,8 +181,10 @@ async function advance() {
     $("round-label").textContent = roundLabel(trace, run, S.shown);
     const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(run));
     S.stageRound = { index: S.shown, trace };
-    followRound(S.shown, trace);
+    // The distributions give the round's result away: they follow once it is drawn.
+    awaitDistributions(S.shown);
     await animate(S.pacer, TIMING);
+    followRound(S.shown, trace);
     S.pacer.skip = false;
     S.shown += 1;
     commit(round);
@@ -201,16 +203,22 @@ export function stageOptions(run) {
   return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0, pieces: gguf, unit: gguf ? "token" : "character", bug: plantedBug(o.bug) };
 }
 
-/** Draws a finished round on the stage at once (for a character picked in the output). */
-export async function showRoundStatic(roundIndex) {
+/**
+ * Draws a finished round on the stage at once (for a character picked in the output, or
+ * the lesson); `until` stops it after a phase ("drafts", "verify": anim.js), and the
+ * distributions, which would give the result away, wait until the round is drawn whole.
+ */
+export async function showRoundStatic(roundIndex, until = null) {
   const trace = hook.shownRounds[roundIndex];
   if (!trace || S.animating) return;
-  S.stageRound = { index: roundIndex, trace };
+  S.stageRound = { index: roundIndex, trace, until };
   $("round-label").textContent = roundLabel(trace, S.run, roundIndex);
   const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(S.run));
   const instant = new Pacer(() => Infinity);
   instant.skip = true;
-  await animate(instant, TIMING);
+  await animate(instant, TIMING, until);
+  if (until) awaitDistributions(roundIndex);
+  else followRound(roundIndex, trace);
 }
 
 function commit(round) {

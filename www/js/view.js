@@ -102,7 +102,22 @@ function markSelected(i) {
 /** The position of a round worth showing: its residual draw if it had one, else the first. */
 const keyPosition = (trace) => Math.max(0, trace.sources.indexOf("resampled"));
 
-/** Shows the round that just went on the stage, unless the student picked a character. */
+/**
+ * While round `roundIndex` is drawn on the stage (its tests not yet shown), the panel says
+ * its distributions come once it is: they would tell the result first. A picked character stays.
+ */
+export function awaitDistributions(roundIndex) {
+  if (S.picked) return;
+  S.distRound = null;
+  const label = $("dist-label");
+  label.textContent = `· round ${roundIndex + 1}: shown once the stage has drawn its tests`;
+  label.dataset.round = String(roundIndex + 1);
+  label.dataset.position = "";
+  $("dist-follow").hidden = true;
+  $("dist").replaceChildren(h("p", "muted", `The distributions of round ${roundIndex + 1} show here once the stage has drawn its tests.`));
+}
+
+/** Shows the round drawn on the stage, unless the student picked a character. */
 export function followRound(roundIndex, trace) {
   if (S.picked) return;
   S.distRound = roundIndex;
@@ -125,7 +140,9 @@ export function selectToken(i) {
 export function follow() {
   S.picked = false;
   $("dist-follow").hidden = true;
-  if (S.stageRound) {
+  if (S.stageRound && (S.animating || S.stageRound.until)) {
+    awaitDistributions(S.stageRound.index);
+  } else if (S.stageRound) {
     followRound(S.stageRound.index, S.stageRound.trace);
     if (S.stageRound.index < hook.shownRounds.length) {
       const first = S.tokens.findIndex((t) => t.round === S.stageRound.index);
