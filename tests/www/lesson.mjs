@@ -93,7 +93,7 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
       check(t.bonus && t.bonus.token === s.data.bonusToken && t.counts.resampled === 0 && t.steps.every((st) => st.outcome.tests.every((x) => x.accepted)) && s.data.bonusProb === t.bonus.targetProbs[t.bonus.token] && s.data.gamma === g,
         `lesson bonus: round ${s.data.round} accepted all ${g} guesses and its bonus is the trace's`, JSON.stringify(s.data));
       check(close(a, alpha, 1e-9) && close(s.data.expected, (1 - a ** (g + 1)) / (1 - a), 1e-9) && s.text.includes(pageFmt(s.data.expected, 2)),
-        `lesson bonus: theory()'s ${pageFmt(s.data.expected, 2)} characters per round at α = ${fmt3(a)}, the round's mean Σ min`, JSON.stringify(s.data));
+        `lesson bonus: the theory's ${pageFmt(s.data.expected, 2)} characters per round at α = ${fmt3(a)}, the round's mean Σ min`, JSON.stringify(s.data));
       check(s.spot?.source === "bonus", "lesson bonus: the bonus cell is marked");
     },
     area(s, h) {

@@ -279,7 +279,7 @@ tests.sliders = async () => {
       return Promise.all(steps.map((s) => plan({ method: "mentored", kl, target: s.targetProbs, draft: s.draftProbs, normalize: true })));
     }, { steps: last.steps, kl: d1 });
     const notes = await page.$$eval("#round-notes li.mentored", (ls) => ls.map((l) => l.textContent));
-    const noteOf = (s) => `pos ${s.depth}: mentored α = ${pageFmt(s.plan.alpha, 3)}, β = ${pageFmt(s.plan.beta, 3)}, KL = ${pageFmt(s.plan.kl, 3)} ≤ D = ${pageFmt(d1, 3)}; acceptance ${pageFmt(s.plan.acceptance, 3)}`;
+    const noteOf = (s) => `pos ${s.depth}: mentored λ = ${pageFmt(s.plan.alpha, 3)}, β = ${pageFmt(s.plan.beta, 3)}, KL = ${pageFmt(s.plan.kl, 3)} ≤ D = ${pageFmt(d1, 3)}; acceptance ${pageFmt(s.plan.acceptance, 3)}`;
     const finite = (x) => (x === null || x === undefined ? Infinity : x); // JSON writes ∞ as null
     const sameParam = (a, b) => finite(a) === finite(b) || Math.abs(finite(a) - finite(b)) <= 1e-9 * Math.max(1, Math.abs(finite(b)));
     check(d1 > 0 && last.steps.length > 0 && last.steps.every((s, i) => s.plan?.kind === "mentored" && sameParam(s.plan.alpha, planned[i].alpha) && sameParam(s.plan.beta, planned[i].beta) && close(s.plan.klBudget, d1, 1e-12)) &&

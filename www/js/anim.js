@@ -182,7 +182,7 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
       } else if (plan?.kind === "mentored") {
         // The lossless acceptance at this position, Σ min(target, draft), from the package.
         const base = step.targetProbs && step.draftProbs ? await overlap(step.targetProbs, step.draftProbs).catch(() => null) : null;
-        say(`pos ${step.depth}: mentored {mAlpha|α} = ${fmt(plan.alpha, 3)}, {mBeta|β} = ${fmt(plan.beta, 3)}, {kl} = ${fmt(plan.kl, 3)} ≤ {D} = ${fmt(plan.klBudget, 3)}; acceptance ${fmt(plan.acceptance, 3)}` +
+        say(`pos ${step.depth}: mentored {mAlpha} = ${fmt(plan.alpha, 3)}, {mBeta|β} = ${fmt(plan.beta, 3)}, {kl} = ${fmt(plan.kl, 3)} ≤ {D} = ${fmt(plan.klBudget, 3)}; acceptance ${fmt(plan.acceptance, 3)}` +
           (base !== null ? ` vs ${fmt(base, 3)} lossless (the budget bought +${fmt(plan.acceptance - base, 3)})` : "") + " (KL and D in {nats})", "mentored");
       } else if (plan?.kind === "typical") {
         say(`pos ${step.depth}: typical acceptance: threshold τ = min({epsilon}, {delta}·e^(−H)) = min(${fmt(plan.epsilon, 3)}, ${fmt(plan.delta, 3)}·e^(−${fmt(plan.entropy, 3)})) = ${fmt(plan.threshold, 4)}`, "mentored");

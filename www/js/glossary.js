@@ -23,7 +23,7 @@ export const GLOSSARY = {
   race: ["w(x)/u", "w(x)/u: the ratio race — each draft x gets a fitted weight w(x) and its own uniform u; the draft with the largest key w(x)/u is chosen. Its distribution is r; the weights are fitted to make Σ min(target, r) as large as possible."],
   r: ["r", "r: the distribution with which the ratio race chooses among the drafts; the chosen draft is kept with probability min(1, target/r)."],
   otm: ["OTM", "OTM (optimal transport selection): the highest probability that the output is one of the k drafts over every exact way of choosing among them (SpecTr's optimum); the ratio race reaches it."],
-  mAlpha: ["α", "α (mentored): the lower ratio threshold — a draft with target/draft ≥ α is kept (α ≤ 1 lets through drafts the target likes a little less)."],
+  mAlpha: ["λ", "λ (mentored; the paper's α): the lower ratio threshold — a draft with target/draft ≥ λ is kept (λ ≤ 1 lets through drafts the target likes a little less). The page keeps α for the acceptance rate of the theory."],
   mBeta: ["β", "β (mentored): the upper ratio threshold ≥ 1 — replacements come from max(0, target/β − draft), so the output's distribution stays within the KL budget D of the target."],
   kl: ["KL", "KL: the Kullback–Leibler divergence between the target and the distribution actually sampled, in nats; 0 means identical."],
   tv: ["TV", "TV: total variation distance between target and draft, ½ Σ |target − draft|; 1 − TV = Σ min(target, draft)."],

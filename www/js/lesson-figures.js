@@ -95,11 +95,11 @@ export function areaFigure(report, tokens, where, ch) {
   return fig;
 }
 
-/** Mentored decoding's plan per position of a round: α, β, KL against D, acceptance against lossless Σ min. */
+/** Mentored decoding's plan per position of a round: λ, β, KL against D, acceptance against lossless Σ min. */
 export function budgetTable(steps, lossless) {
   const table = h("table", "lesson-budget");
   const head = h("tr");
-  for (const c of ["pos", "{mAlpha|α}", "{mBeta|β}", "{kl}", "{D}", "acceptance", "lossless"]) {
+  for (const c of ["pos", "{mAlpha}", "{mBeta|β}", "{kl}", "{D}", "acceptance", "lossless"]) {
     const th = h("th");
     th.append(rich(c));
     th.scope = "col";

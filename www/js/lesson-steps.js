@@ -237,7 +237,7 @@ const mentored = {
         para(`Mentored decoding gives up exactness on purpose: at every position the distribution it samples may differ from the target's by at most {D} = ${fmt(p.klBudget, 3)} {nats} of {kl}(target ‖ output).`),
         para(p.acceptsAll
           ? `At position 1 of round ${r.index + 1} even the draft's own distribution is within the budget (KL(target ‖ draft) = ${fmt(p.kl, 3)} ≤ D), so every guess is kept: acceptance ${fmt(p.acceptance, 3)}${lossless[0] !== null ? ` instead of ${fmt(lossless[0], 3)} (lossless)` : ""}.`
-          : `At position 1 of round ${r.index + 1} it keeps a guess whose target/draft ratio is at least {mAlpha|α} = ${fmt(p.alpha, 3)} and replaces from max(0, target/{mBeta|β} − draft) with β = ${fmt(p.beta, 3)}: KL = ${fmt(p.kl, 3)} ≤ D, and a guess is accepted with probability ${fmt(p.acceptance, 3)}${lossless[0] !== null ? ` instead of ${fmt(lossless[0], 3)} (lossless)` : ""}.`),
+          : `At position 1 of round ${r.index + 1} it keeps a guess whose target/draft ratio is at least {mAlpha} = ${fmt(p.alpha, 3)} and replaces from max(0, target/{mBeta|β} − draft) with β = ${fmt(p.beta, 3)}: KL = ${fmt(p.kl, 3)} ≤ D, and a guess is accepted with probability ${fmt(p.acceptance, 3)}${lossless[0] !== null ? ` instead of ${fmt(lossless[0], 3)} (lossless)` : ""}.`),
         budgetTable(steps, lossless),
         para("The budget buys acceptance, and so speed; the price is that the text no longer follows the target exactly.")),
     };
