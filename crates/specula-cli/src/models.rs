@@ -110,7 +110,11 @@ pub fn load_gguf(
         .device()
         .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
     let build = |m: &GgufModel| {
-        DeviceLm::from_gguf(m, &device).map_err(|e| CliError::failure(e.to_string()))
+        let mut lm =
+            DeviceLm::from_gguf(m, &device).map_err(|e| CliError::failure(e.to_string()))?;
+        lm.set_host_threads(threads.clamp(1, 2))
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        Ok::<_, CliError>(lm)
     };
     let target_lm = build(&target_model)?;
     let draft_lm = build(draft_model.as_ref().unwrap_or(&target_model))?;
@@ -169,11 +173,8 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
             None => CliError::failure(e.to_string()),
         })?;
         // The host pass splits its dense layers over at most two threads.
-        if let DeviceLm::Host(lm) = &mut lm {
-            lm.pass_mut()
-                .set_threads(threads.clamp(1, 2))
-                .map_err(|e| CliError::failure(e.to_string()))?;
-        }
+        lm.set_host_threads(threads.clamp(1, 2))
+            .map_err(|e| CliError::failure(e.to_string()))?;
         Ok::<_, CliError>(lm)
     };
     Ok(Pair {
