@@ -8,6 +8,7 @@ use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError}
 use specula_gguf::GgufModel;
 use specula_model::{BurnLm, ForwardStats, LlamaLm, ModelBundle, ModelConfig, Result};
 
+use crate::llama_pass::{HostLlamaLm, HostLlamaPass};
 use crate::pass::{HostLm, HostPass};
 
 /// A model on the host forward pass or on burn's.
@@ -21,7 +22,9 @@ pub enum DeviceLm {
     Host(HostLm),
     /// burn's pass (a GPU device, or burn's CPU backend to compare).
     Burn(BurnLm),
-    /// A Llama-family model from a GGUF file, on burn's pass.
+    /// A Llama-family model from a GGUF file, on the host pass (burn's CPU backend).
+    HostLlama(HostLlamaLm),
+    /// A Llama-family model from a GGUF file, on burn's pass (a GPU device).
     Llama(LlamaLm),
 }
 
@@ -42,12 +45,33 @@ impl DeviceLm {
         }
     }
 
-    /// `model` (read from a GGUF file) on burn's pass on `device`.
+    /// `model` (read from a GGUF file) for `device`: on burn's CPU backend the host pass,
+    /// whose verifying passes read the weights once (see `HostLlama`); on any other device
+    /// burn's pass.
     ///
     /// # Errors
-    /// The errors of [`LlamaLm::load`].
+    /// The errors of [`HostLlamaPass::new`] or [`LlamaLm::load`].
     pub fn from_gguf(model: &GgufModel, device: &Device) -> Result<Self> {
-        Ok(Self::Llama(LlamaLm::load(model, device)?))
+        if *device == Device::flex() {
+            Ok(Self::HostLlama(HostLlamaLm::from_pass(HostLlamaPass::new(
+                model,
+            )?)))
+        } else {
+            Ok(Self::Llama(LlamaLm::load(model, device)?))
+        }
+    }
+
+    /// Threads for a host pass (1 or 2; see [`HostPass::set_threads`]); burn's passes
+    /// keep burn's own thread pool.
+    ///
+    /// # Errors
+    /// [`specula_model::Error::BadConfig`] for 0 or more than 2 threads on a host pass.
+    pub fn set_host_threads(&mut self, threads: usize) -> Result<()> {
+        match self {
+            Self::Host(lm) => lm.pass_mut().set_threads(threads),
+            Self::HostLlama(lm) => lm.pass_mut().set_threads(threads),
+            Self::Burn(_) | Self::Llama(_) => Ok(()),
+        }
     }
 
     /// The shape of a bundled-architecture model; `None` for a GGUF model.
@@ -56,7 +80,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => Some(lm.config()),
             Self::Burn(lm) => Some(lm.config()),
-            Self::Llama(_) => None,
+            Self::HostLlama(_) | Self::Llama(_) => None,
         }
     }
 
@@ -66,6 +90,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.max_seq(),
             Self::Burn(lm) => lm.max_seq(),
+            Self::HostLlama(lm) => lm.max_seq(),
             Self::Llama(lm) => lm.max_seq(),
         }
     }
@@ -76,6 +101,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.stats(),
             Self::Burn(lm) => lm.stats(),
+            Self::HostLlama(lm) => lm.stats(),
             Self::Llama(lm) => lm.stats(),
         }
     }
@@ -85,6 +111,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.reset(),
             Self::Burn(lm) => lm.reset(),
+            Self::HostLlama(lm) => lm.reset(),
             Self::Llama(lm) => lm.reset(),
         }
     }
@@ -94,6 +121,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.truncate(len),
             Self::Burn(lm) => lm.truncate(len),
+            Self::HostLlama(lm) => lm.truncate(len),
             Self::Llama(lm) => lm.truncate(len),
         }
     }
@@ -107,6 +135,7 @@ impl DeviceLm {
         match self {
             Self::Host(lm) => lm.answer_async(request).await,
             Self::Burn(lm) => lm.answer_async(request).await,
+            Self::HostLlama(lm) => lm.answer_async(request).await,
             Self::Llama(lm) => lm.answer_async(request).await,
         }
     }
@@ -117,6 +146,7 @@ impl LanguageModel for DeviceLm {
         match self {
             Self::Host(lm) => lm.vocab_size(),
             Self::Burn(lm) => lm.vocab_size(),
+            Self::HostLlama(lm) => lm.vocab_size(),
             Self::Llama(lm) => lm.vocab_size(),
         }
     }
@@ -128,6 +158,7 @@ impl LanguageModel for DeviceLm {
         match self {
             Self::Host(lm) => lm.forward(request),
             Self::Burn(lm) => lm.forward(request),
+            Self::HostLlama(lm) => lm.forward(request),
             Self::Llama(lm) => lm.forward(request),
         }
     }

@@ -6,10 +6,12 @@
 //! products and sums use the widest vectors.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use pulp::{Arch, Simd, WithSimd};
 
 use crate::const_rows::{each_row, with_rows};
+use crate::helper_thread::{Helper, Task};
 use crate::host_kv::{HostCache, HostKv, NewKv, TILE, Tiled, tiled_at};
 use crate::reduce;
 
@@ -22,27 +24,56 @@ pub(crate) struct Context<'a> {
     pub(crate) branch: Option<&'a HostKv>,
 }
 
-/// `out[r, t, :]` (`[rows·n, d]`) = attention of new position `t` of row `r`, whose query is
-/// in `qkv` (`[rows·n, 3d]`, queries first, heads side by side) and whose key and value,
-/// like those of the row's earlier new positions, are in layer `layer` of `new`.
+/// Where the queries sit in a projection's output and how they share key/value heads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Queries {
+    /// Floats per row of the projection's output (query `m` starts at `m · stride`).
+    pub(crate) stride: usize,
+    /// Query heads per key/value head: 1 for multi-head attention, more for grouped-query
+    /// attention, where query head `h` reads key/value head `h / group`.
+    pub(crate) group: usize,
+}
+
+impl Queries {
+    /// The GPT's fused projection: `[rows·n, 3d]`, queries then keys then values, one
+    /// key/value head per query head.
+    pub(crate) fn fused_qkv(d: usize) -> Self {
+        Self {
+            stride: 3 * d,
+            group: 1,
+        }
+    }
+}
+
+/// `out[r, t, :]` (`[rows·n, query heads · head_dim]`) = attention of new position `t` of
+/// row `r`, whose query is in `qkv` (row `r·n + t` of `queries.stride` floats, query heads
+/// side by side first) and whose key and value, like those of the row's earlier new
+/// positions, are in layer `layer` of `new`.
+#[cfg(test)]
 pub(crate) fn attend(
     arch: Arch,
     qkv: &[f32],
+    queries: Queries,
     new: NewKv<'_>,
     layer: usize,
     context: Context<'_>,
     out: &mut [f32],
 ) {
-    let units = 0..new.heads * new.rows * new.len;
-    attend_units(arch, qkv, new, layer, context, units, out);
+    let units = 0..new.heads * queries.group * new.rows * new.len;
+    attend_units(arch, qkv, queries, new, layer, context, units, out);
 }
 
-/// [`attend`] for the (head, query) pairs `units` only, pair `h · queries + m` for head
-/// `h` and query `m` (row-major over rows and new positions); the rest of `out` is left
-/// as it is. Two threads can share the heads of one call this way.
+/// [`attend`] for the (query head, query) pairs `units` only, pair `h · queries + m` for
+/// query head `h` and query `m` (row-major over rows and new positions); the rest of
+/// `out` is left as it is. Two threads can share the heads of one call this way.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one attention call's inputs; a struct would only rename them"
+)]
 pub(crate) fn attend_units(
     arch: Arch,
     qkv: &[f32],
+    queries: Queries,
     new: NewKv<'_>,
     layer: usize,
     context: Context<'_>,
@@ -51,6 +82,7 @@ pub(crate) fn attend_units(
 ) {
     arch.dispatch(Attend {
         qkv,
+        queries,
         new,
         layer,
         context,
@@ -59,8 +91,82 @@ pub(crate) fn attend_units(
     });
 }
 
+/// Attention of layer `layer` (whose keys and values are the last of `new`) into `out`,
+/// as [`attend`]: with a helper, the helper takes the later half of the (query head,
+/// query) pairs.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one attention call's inputs; a struct would only rename them"
+)]
+pub(crate) fn attend_split<'m>(
+    arch: Arch,
+    qkv: Vec<f32>,
+    queries: Queries,
+    new: &HostKv,
+    layer: usize,
+    context: Context<'m>,
+    helper: Option<&Helper<'_, 'm>>,
+    out: &mut [f32],
+) {
+    let heads = new.heads * queries.group;
+    let units = heads * new.rows * new.len;
+    let Some(helper) = helper else {
+        attend_units(
+            arch,
+            &qkv,
+            queries,
+            new.layer(layer),
+            layer,
+            context,
+            0..units,
+            out,
+        );
+        return;
+    };
+    let mid = units / 2;
+    // The helper's own copy of this layer's new keys/values, in a run of the same shape.
+    let kv = new.layers[layer].clone();
+    let shape = HostKv {
+        layers: Vec::new(),
+        ..*new
+    };
+    let qkv = Arc::new(qkv);
+    let theirs: Task<'m> = Arc::new({
+        let qkv = Arc::clone(&qkv);
+        let len = out.len();
+        move || {
+            let mut out = vec![0.0; len];
+            let new = shape.with_layer(&kv);
+            attend_units(
+                arch,
+                &qkv,
+                queries,
+                new,
+                layer,
+                context,
+                mid..units,
+                &mut out,
+            );
+            out
+        }
+    });
+    let ((), theirs) = helper.join(theirs, || {
+        let new = new.layer(layer);
+        attend_units(arch, &qkv, queries, new, layer, context, 0..mid, out);
+    });
+    // Copy the helper's pairs: pair `h · queries + q` is `out[q, h·hd..(h + 1)·hd]`.
+    let (n_queries, hd) = (new.rows * new.len, new.head_dim);
+    let d = heads * hd;
+    for unit in mid..units {
+        let (h, q) = (unit / n_queries, unit % n_queries);
+        let at = q * d + h * hd..q * d + (h + 1) * hd;
+        out[at.clone()].copy_from_slice(&theirs[at]);
+    }
+}
+
 struct Attend<'a> {
     qkv: &'a [f32],
+    queries: Queries,
     new: NewKv<'a>,
     layer: usize,
     context: Context<'a>,
@@ -77,14 +183,17 @@ impl WithSimd for Attend<'_> {
     fn with_simd<S: Simd>(self, simd: S) {
         let Self {
             qkv,
+            queries: layout,
             new,
             layer,
             context,
             units,
             out,
         } = self;
-        let (rows, n, heads, hd) = (new.rows, new.len, new.heads, new.head_dim);
-        let d = heads * hd;
+        let (rows, n, hd, group) = (new.rows, new.len, new.head_dim, layout.group);
+        // Query heads; `d` is the width of a row of `out`.
+        let heads = new.heads * group;
+        let (d, q_stride) = (heads * hd, layout.stride);
         let queries = rows * n;
         let scale = 1.0 / (hd as f32).sqrt();
         let shared_len = context.shared.map_or(0, |(_, len)| len);
@@ -100,11 +209,14 @@ impl WithSimd for Attend<'_> {
             if first == end {
                 continue;
             }
-            // The next head's keys and values, on their way while this head runs.
-            if let Some((cache, len)) = context.shared.filter(|_| h + 1 < heads) {
-                let keys = cache.keys(layer, h + 1);
+            // This query head's key/value head.
+            let kvh = h / group;
+            // The next key/value head's keys and values, on their way while this one runs.
+            let next = (h + 1 < heads && (h + 1) % group == 0).then_some(kvh + 1);
+            if let (Some((cache, len)), Some(next)) = (context.shared, next) {
+                let keys = cache.keys(layer, next);
                 crate::prefetch::into_l2(&keys.data[..len.div_ceil(TILE) * TILE * hd]);
-                let values = cache.values(layer, h + 1);
+                let values = cache.values(layer, next);
                 for tile in values.data.chunks(values.rows * TILE) {
                     crate::prefetch::into_l2(&tile[..len * TILE]);
                 }
@@ -112,12 +224,12 @@ impl WithSimd for Attend<'_> {
             // Every query against the shared prefix at once, in blocks of up to 8 queries
             // that share each load of the (transposed) keys.
             if let Some((cache, len)) = context.shared {
-                let keys = cache.keys(layer, h);
+                let keys = cache.keys(layer, kvh);
                 let mut m0 = first;
                 while m0 < end {
                     let block = Rows {
                         first: m0,
-                        input: (3 * d, h * hd),
+                        input: (q_stride, h * hd),
                         output: (stride, 0),
                     };
                     let count = (end - m0).min(8);
@@ -134,18 +246,18 @@ impl WithSimd for Attend<'_> {
             }
             for m in first..end {
                 let (r, t) = (m / n, m % n);
-                let at = m * 3 * d + h * hd;
+                let at = m * q_stride + h * hd;
                 let q = &qkv[at..at + hd];
                 let row = &mut scores[m * stride..m * stride + shared_len + branch_len + t + 1];
                 // The few branch and new keys one by one.
                 let mut at = shared_len;
                 if let Some(b) = context.branch {
-                    for key in b.head(layer, r, h).0.chunks_exact(hd) {
+                    for key in b.head(layer, r, kvh).0.chunks_exact(hd) {
                         row[at] = dot(simd, q, key) * scale;
                         at += 1;
                     }
                 }
-                let (new_k, _) = new.head(r, h);
+                let (new_k, _) = new.head(r, kvh);
                 for key in new_k.chunks_exact(hd).take(t + 1) {
                     row[at] = dot(simd, q, key) * scale;
                     at += 1;
@@ -173,7 +285,7 @@ impl WithSimd for Attend<'_> {
                             input: (stride, 0),
                             output: (d, h * hd),
                         };
-                        let values = cache.values(layer, h);
+                        let values = cache.values(layer, kvh);
                         with_rows!(count, |R| rows_times::<S, R>(
                             simd,
                             block,
@@ -197,11 +309,11 @@ impl WithSimd for Attend<'_> {
                 let acc = &mut out[m * d + h * hd..m * d + (h + 1) * hd];
                 let mut at = 0;
                 if let Some(b) = context.branch {
-                    let values = b.head(layer, r, h).1;
+                    let values = b.head(layer, r, kvh).1;
                     weighted_sum(simd, &weights[..branch_len], values, acc);
                     at = branch_len;
                 }
-                let (_, new_v) = new.head(r, h);
+                let (_, new_v) = new.head(r, kvh);
                 weighted_sum(simd, &weights[at..at + t + 1], &new_v[..(t + 1) * hd], acc);
             }
         }
@@ -414,150 +526,4 @@ fn axpy<S: Simd>(simd: S, w: f32, x: &[f32], y: &mut [f32]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::host_kv::HostLayer;
-
-    /// Softmax attention written out for one head of one query.
-    fn naive(q: &[f32], keys: &[Vec<f32>], values: &[Vec<f32>]) -> Vec<f32> {
-        let scale = 1.0 / (q.len() as f32).sqrt();
-        let s: Vec<f32> = keys
-            .iter()
-            .map(|k| q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() * scale)
-            .collect();
-        let max = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
-        let z: f32 = e.iter().sum();
-        (0..q.len())
-            .map(|i| e.iter().zip(values).map(|(w, v)| w / z * v[i]).sum())
-            .collect()
-    }
-
-    fn kv(rows: usize, heads: usize, len: usize, hd: usize, salt: usize) -> HostKv {
-        let val = |i: usize, s: usize| ((i * 31 + s * 17) % 97) as f32 / 50.0 - 1.0;
-        let size = rows * heads * len * hd;
-        HostKv {
-            rows,
-            heads,
-            len,
-            head_dim: hd,
-            layers: vec![HostLayer {
-                k: (0..size).map(|i| val(i, salt)).collect(),
-                v: (0..size).map(|i| val(i, salt + 1)).collect(),
-            }],
-        }
-    }
-
-    #[test]
-    fn exp_is_within_a_few_ulp_of_f64_on_softmax_arguments() {
-        let mut worst = 0.0_f64;
-        for i in 0..=870_000 {
-            let x = -(i as f32) / 10_000.0;
-            let want = f64::from(x).exp();
-            let got = f64::from(exp(x));
-            worst = worst.max((got - want).abs() / want);
-        }
-        assert!(worst < 3e-7, "max relative error {worst}");
-        assert_eq!(exp(0.0), 1.0);
-        assert!(exp(-1e4) < 1e-37 && exp(f32::NEG_INFINITY) >= 0.0);
-    }
-
-    #[test]
-    fn matches_softmax_attention_over_cache_branch_and_causal_new_positions() {
-        // Head widths with and without a ragged tail after whole groups of vectors.
-        // 1 to 6 and 9 queries (blocks of up to 8 share each key load; blocks of up to 5
-        // walk several vectors of columns at once). A shared prefix over two key tiles,
-        // the second one partly filled, or over five (several whole vectors of keys for
-        // any SIMD width, then a ragged one).
-        const SHORT: usize = TILE + 3;
-        const LONG: usize = 4 * TILE + 6;
-        let cases = [
-            (20, 2, 3, SHORT),
-            (64, 2, 3, SHORT),
-            (72, 2, 3, SHORT),
-            (64, 1, 1, SHORT),
-            (20, 3, 3, SHORT),
-            (64, 1, 1, LONG),
-            (72, 1, 2, LONG),
-            (64, 1, 3, LONG),
-            (72, 2, 2, LONG),
-            (64, 1, 5, LONG),
-        ];
-        for (hd, rows, n, shared) in cases {
-            let heads = 2;
-            let d = heads * hd;
-            let mut cache = HostCache::new(1, heads, LONG + 16, hd);
-            let written = kv(1, heads, shared, hd, 1);
-            assert!(cache.write(0, &written));
-            let branch = kv(rows, heads, 1, hd, 3);
-            let new = kv(rows, heads, n, hd, 5);
-            let qkv: Vec<f32> = (0..rows * n * 3 * d)
-                .map(|i| ((i * 13) % 89) as f32 / 40.0 - 1.0)
-                .collect();
-            let mut out = vec![0.0; rows * n * d];
-            let context = Context {
-                shared: Some((&cache, shared)),
-                branch: Some(&branch),
-            };
-            attend(Arch::new(), &qkv, new.layer(0), 0, context, &mut out);
-            // Two complementary sets of (head, query) pairs make the same output.
-            let units = heads * rows * n;
-            for cut in [0, 1, units / 2, units - 1] {
-                let mut parts = vec![f32::NAN; rows * n * d];
-                attend_units(
-                    Arch::new(),
-                    &qkv,
-                    new.layer(0),
-                    0,
-                    context,
-                    0..cut,
-                    &mut parts,
-                );
-                let mut rest = parts.clone();
-                attend_units(
-                    Arch::new(),
-                    &qkv,
-                    new.layer(0),
-                    0,
-                    context,
-                    cut..units,
-                    &mut rest,
-                );
-                for (h, m) in (0..heads).flat_map(|h| (0..rows * n).map(move |m| (h, m))) {
-                    let at = m * d + h * hd..m * d + (h + 1) * hd;
-                    let part = if h * rows * n + m < cut {
-                        &parts
-                    } else {
-                        &rest
-                    };
-                    assert_eq!(part[at.clone()], out[at], "cut {cut}");
-                }
-            }
-            for r in 0..rows {
-                for t in 0..n {
-                    for h in 0..heads {
-                        let split = |block: &[f32], len: usize| -> Vec<Vec<f32>> {
-                            block[..len * hd].chunks(hd).map(<[f32]>::to_vec).collect()
-                        };
-                        let ck = written.head(0, 0, h).0;
-                        let cv = written.head(0, 0, h).1;
-                        let (bk, bv) = branch.head(0, r, h);
-                        let (nk, nv) = new.head(0, r, h);
-                        let mut keys = split(ck, shared);
-                        keys.extend(split(bk, 1));
-                        keys.extend(split(nk, t + 1));
-                        let mut values = split(cv, shared);
-                        values.extend(split(bv, 1));
-                        values.extend(split(nv, t + 1));
-                        let at = (r * n + t) * 3 * d + h * hd;
-                        let want = naive(&qkv[at..at + hd], &keys, &values);
-                        let at = (r * n + t) * d + h * hd;
-                        for (g, w) in out[at..at + hd].iter().zip(&want) {
-                            assert!((g - w).abs() < 1e-5, "hd {hd} row {r} pos {t} head {h}");
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

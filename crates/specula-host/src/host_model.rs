@@ -18,8 +18,8 @@ use specula_model::{GptParams, LinearParams, NormParams};
 use crate::dense::{PackedDense, gather_panels};
 
 use crate::dense_split::{self, Activation, splits};
-use crate::helper_thread::{Helper, Task, with_helper};
-use crate::host_attention::{Context, attend, attend_units};
+use crate::helper_thread::{Helper, with_helper};
+use crate::host_attention::{Queries, attend_split};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
 use crate::reduce;
 
@@ -203,7 +203,18 @@ impl HostGpt {
             let qkv = dense(&block.qkv, normed, Activation::Identity)?;
             new.layers.push(split_kv(&qkv, rows, self.heads, d));
             let mut context_out = vec![0.0; m * d];
-            self.attend(qkv, &new, layer, context, helper, &mut context_out);
+            let queries = Queries::fused_qkv(d);
+            let arch = self.arch;
+            attend_split(
+                arch,
+                qkv,
+                queries,
+                &new,
+                layer,
+                context,
+                helper,
+                &mut context_out,
+            );
             add_in_place(
                 &mut x,
                 &dense(&block.proj, context_out, Activation::Identity)?,
@@ -215,53 +226,6 @@ impl HostGpt {
         let normed = self.final_norm.apply(&x, d);
         let logits = dense(&self.head, normed, Activation::Identity)?;
         Some((logits, new))
-    }
-
-    /// Attention of layer `layer` (whose keys and values are the last of `new`) into
-    /// `out`: with a helper, it takes the later half of the (head, query) pairs.
-    fn attend<'m>(
-        &self,
-        qkv: Vec<f32>,
-        new: &HostKv,
-        layer: usize,
-        context: Context<'m>,
-        helper: Option<&Helper<'_, 'm>>,
-        out: &mut [f32],
-    ) {
-        let units = self.heads * new.rows * new.len;
-        let arch = self.arch;
-        let Some(helper) = helper else {
-            attend(arch, &qkv, new.layer(layer), layer, context, out);
-            return;
-        };
-        let mid = units / 2;
-        // The helper's own copy of this layer's new keys/values, in a run of the same shape.
-        let kv = new.layers[layer].clone();
-        let shape = HostKv {
-            layers: Vec::new(),
-            ..*new
-        };
-        let qkv = Arc::new(qkv);
-        let theirs: Task<'m> = Arc::new({
-            let qkv = Arc::clone(&qkv);
-            let len = out.len();
-            move || {
-                let mut out = vec![0.0; len];
-                let new = shape.with_layer(&kv);
-                attend_units(arch, &qkv, new, layer, context, mid..units, &mut out);
-                out
-            }
-        });
-        let ((), theirs) = helper.join(theirs, || {
-            attend_units(arch, &qkv, new.layer(layer), layer, context, 0..mid, out);
-        });
-        // Copy the helper's pairs: pair `h · queries + q` is `out[q, h·hd..(h + 1)·hd]`.
-        let (queries, hd) = (new.rows * new.len, new.head_dim);
-        for unit in mid..units {
-            let (h, q) = (unit / queries, unit % queries);
-            let at = q * self.d + h * hd..q * self.d + (h + 1) * hd;
-            out[at.clone()].copy_from_slice(&theirs[at]);
-        }
     }
 }
 
@@ -321,7 +285,7 @@ fn split_kv(qkv: &[f32], rows: usize, heads: usize, d: usize) -> HostLayer {
     HostLayer { k, v }
 }
 
-fn add_in_place(x: &mut [f32], y: &[f32]) {
+pub(crate) fn add_in_place(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
     }

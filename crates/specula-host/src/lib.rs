@@ -27,8 +27,10 @@ mod device_lm;
 mod helper_thread;
 mod host_attention;
 mod host_kv;
+mod host_llama;
 mod host_memory;
 mod host_model;
+mod llama_pass;
 mod model_tokenizer;
 mod pass;
 mod prefetch;
@@ -36,5 +38,6 @@ mod reduce;
 
 pub use device_lm::DeviceLm;
 pub use host_kv::{HostCache, HostKv};
+pub use llama_pass::{HostLlamaLm, HostLlamaPass};
 pub use model_tokenizer::{ModelTokenizer, TextStream};
 pub use pass::{HostLm, HostPass};
