@@ -54,6 +54,8 @@ export type {
   ModuleKind,
   OptionError,
   PlanMethod,
+  PlanNote,
+  PlanNoteKind,
   PlanReport,
   Problem,
   RacePlan,

@@ -68,16 +68,19 @@ Input rules:
   --target and --draft are comma-separated lists of the same length, every entry a finite
   number >= 0, at most 1048576 entries. @FILE reads a list from a regular file (at most
   64 MiB) and - from standard input (one of the two), with commas, spaces or newlines
-  between entries. Without --normalize each list must sum to 1 within 1e-6; with
-  --normalize any positive total is rescaled to 1. --drafts must be in 1..=1000000. --kl
-  must be finite and >= 0. --rho must be finite and >= rho* (the smallest rho that keeps
-  k-Seq exact). --epsilon must be in [0, 1] and --delta in [0, 1e6].
+  between entries. Without --normalize each list must sum to 1 within 1e-6, and a sum
+  off by more than rounding is rescaled to 1 with a note; with --normalize any positive
+  total is rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite and >= 0.
+  --rho must be finite and >= rho* (the smallest rho that keeps k-Seq exact); a --rho
+  below rho* by a relative 1e-12 or less is taken as rho*, with a note. --epsilon must be
+  in [0, 1] and --delta in [0, 1e6].
   OTM solves a linear program with vocab^(k+1) variables and refuses larger problems.
   multiround refuses drafts x vocab above 2^27 (134217728).
   Negative numbers may be written as `--kl -1` or `--kl=-1` (both are refused).
 
 Output:
-  --json prints one JSON object: method, target, draft, vocab, normalized, acceptance,
+  --json prints one JSON object: method, target, draft, vocab, normalized, notes (what the
+  tolerances changed: kind rescaled or rhoRaised, field, given, used, message), acceptance,
   output, klTargetOutput, tvTargetOutput, klTargetDraft, tvTargetDraft, and per
   method: drafts (kseq, multiround, otm, race); rho, rhoStar, overlap (kseq); acceptProbs
   (speculative, greedy, kseq, race, mentored, typical); residual (all but otm); klBudget, alpha, beta,

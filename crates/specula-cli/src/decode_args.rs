@@ -220,7 +220,7 @@ pub fn option_error(e: &OptionError, max_tokens_flag: &str) -> CliError {
 }
 
 /// The flag of an option (`topK` → `--top-k`, `tree[1]` → `--tree entry 1`).
-fn flag_name(field: &str, max_tokens_flag: &str) -> String {
+pub(crate) fn flag_name(field: &str, max_tokens_flag: &str) -> String {
     if field == "maxTokens" {
         return max_tokens_flag.to_owned();
     }

@@ -28,6 +28,9 @@ pub fn table(report: &PlanReport) -> String {
         method.name(),
         method.title()
     );
+    for note in &report.notes {
+        let _ = writeln!(out, "note: {}", note.message);
+    }
     let _ = writeln!(out);
 
     let mut header = format!(

@@ -20,12 +20,13 @@ fn overlap() -> f64 {
 }
 
 /// Keys every JSON report has.
-const COMMON_KEYS: [&str; 10] = [
+const COMMON_KEYS: [&str; 11] = [
     "method",
     "target",
     "draft",
     "vocab",
     "normalized",
+    "notes",
     "acceptance",
     "output",
     "klTargetOutput",

@@ -7,8 +7,10 @@ use serde::Serialize;
 use thiserror::Error;
 
 mod bug_plan;
+mod notes;
 
 pub use bug_plan::{BugReport, PlanBug};
+pub use notes::{PlanNote, PlanNoteKind};
 
 use crate::residual::check_same_len;
 use crate::{
@@ -229,8 +231,13 @@ pub struct PlanReport {
     pub draft: Vec<f64>,
     /// Vocabulary size.
     pub vocab: usize,
-    /// Whether the inputs were rescaled.
+    /// Whether `normalize` was set (any positive total rescaled to 1). Without it, a sum
+    /// within the tolerance of 1 is rescaled too, and [`Self::notes`] says so.
     pub normalized: bool,
+    /// What the plan changed in its input without being asked (a sum within the
+    /// tolerance of 1 rescaled, a ρ within the tolerance below ρ* raised): empty when
+    /// the input was used as given.
+    pub notes: Vec<PlanNote>,
     /// Number of drafts k (multi-draft methods only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drafts: Option<usize>,
@@ -310,14 +317,16 @@ pub struct PlanReport {
 /// [`PlanError::OtmTooLarge`] before any OTM work that would exceed the limit,
 /// [`PlanError::Analysis`] when the analysis refuses, [`PlanError::ParamsMismatch`].
 pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
-    let target = build(PlanSide::Target, &input.target, input.normalize)?;
-    let draft = build(PlanSide::Draft, &input.draft, input.normalize)?;
+    let mut notes = Vec::new();
+    let target = build(PlanSide::Target, &input.target, input.normalize, &mut notes)?;
+    let draft = build(PlanSide::Draft, &input.draft, input.normalize, &mut notes)?;
     let mut report = PlanReport {
         method: input.method,
         target: target.probs().to_vec(),
         draft: draft.probs().to_vec(),
         vocab: target.len(),
         normalized: input.normalize,
+        notes,
         drafts: None,
         acceptance: f64::NAN,
         output: Vec::new(),
@@ -370,6 +379,9 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         (PlanMethod::Kseq, PlanParams::KSeq { k, rho }) => {
             let kseq = KSeq::new(&target, &draft, k, rho).map_err(PlanError::Analysis)?;
             let plan = kseq.plan();
+            if let Some(note) = rho.and_then(|r| PlanNote::rho_raised(r, plan.rho_star)) {
+                report.notes.push(note);
+            }
             report.drafts = Some(k);
             report.rho = Some(plan.rho);
             report.rho_star = Some(plan.rho_star);
@@ -450,14 +462,30 @@ fn finish(report: &mut PlanReport, target: &[f64], analysis: crate::TokenAnalysi
     report.output = analysis.output;
 }
 
-/// A distribution from raw entries, strict or rescaled.
-fn build(side: PlanSide, values: &[f64], normalize: bool) -> Result<Distribution, PlanError> {
+/// A distribution from raw entries, strict or rescaled; a strict one whose sum the
+/// tolerance let through adds its note to `notes`.
+fn build(
+    side: PlanSide,
+    values: &[f64],
+    normalize: bool,
+    notes: &mut Vec<PlanNote>,
+) -> Result<Distribution, PlanError> {
     let mut values = values.to_vec();
     let built = if normalize {
         prescale(&mut values);
         Distribution::from_weights(values)
     } else {
-        Distribution::from_probs(values)
+        let sum: f64 = values.iter().sum();
+        let len = values.len();
+        let built = Distribution::from_probs(values);
+        if built.is_ok() {
+            let field = match side {
+                PlanSide::Target => "target",
+                PlanSide::Draft => "draft",
+            };
+            notes.extend(PlanNote::rescaled(field, sum, len));
+        }
+        built
     };
     built.map_err(|source| PlanError::Distribution { side, source })
 }

@@ -104,6 +104,8 @@ fn groups() -> Vec<Group> {
                 decl::<specula_core::PlanMethod>(cfg),
                 decl::<specula_core::PlanReport>(cfg),
                 decl::<specula_core::BugReport>(cfg),
+                decl::<specula_core::PlanNote>(cfg),
+                decl::<specula_core::PlanNoteKind>(cfg),
             ],
         ),
     ]

@@ -80,9 +80,16 @@ draft: Array<number>,
  */
 vocab: number, 
 /**
- * Whether the inputs were rescaled.
+ * Whether `normalize` was set (any positive total rescaled to 1). Without it, a sum
+ * within the tolerance of 1 is rescaled too, and [`Self::notes`] says so.
  */
 normalized: boolean, 
+/**
+ * What the plan changed in its input without being asked (a sum within the
+ * tolerance of 1 rescaled, a ρ within the tolerance below ρ* raised): empty when
+ * the input was used as given.
+ */
+notes: Array<PlanNote>, 
 /**
  * Number of drafts k (multi-draft methods only).
  */
@@ -198,3 +205,28 @@ topK: number | null,
  * Top-p applied to both distributions, if any.
  */
 topP: number | null, };
+
+export type PlanNote = { 
+/**
+ * The change.
+ */
+kind: PlanNoteKind, 
+/**
+ * The option it is about: `target`, `draft` or `rho`.
+ */
+field: string, 
+/**
+ * The value as given: the sum of the entries, or ρ.
+ */
+given: number, 
+/**
+ * The value used instead: 1 (the sum after rescaling), or ρ*.
+ */
+used: number, 
+/**
+ * What was changed and why, in one sentence naming the options as npm's `plan()`
+ * does (`specula plan` names its flags).
+ */
+message: string, };
+
+export type PlanNoteKind = "rescaled" | "rhoRaised";

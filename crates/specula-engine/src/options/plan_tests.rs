@@ -270,3 +270,61 @@ fn typical_acceptance_takes_epsilon_and_delta() {
         "epsilon does not apply to method \"mentored\"",
     );
 }
+
+#[test]
+fn what_the_tolerances_let_through_is_noted() {
+    use specula_core::PlanNoteKind;
+    // Rounding of the decimals: no note.
+    let report = run_plan(&opts("kseq").resolve().unwrap()).unwrap();
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    // A sum 5e-7 short of 1, inside the tolerance: rescaled and noted.
+    let short = PlanOptions {
+        draft: Some(vec![0.5, 0.3, 0.15, 0.0499995]),
+        ..opts("speculative")
+    };
+    let report = run_plan(&short.resolve().unwrap()).unwrap();
+    assert!(!report.normalized);
+    let [note] = report.notes.as_slice() else {
+        panic!("{:?}", report.notes)
+    };
+    assert_eq!((note.kind, note.field), (PlanNoteKind::Rescaled, "draft"));
+    assert!((note.given - 0.9999995).abs() < 1e-15 && note.used == 1.0);
+    assert!((report.draft.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+    // With normalize the rescale was asked for: no note.
+    let asked = PlanOptions {
+        normalize: Some(true),
+        ..short
+    };
+    assert!(
+        run_plan(&asked.resolve().unwrap())
+            .unwrap()
+            .notes
+            .is_empty()
+    );
+    // ρ* itself, then ρ* less a relative 1e-13: the second is raised and noted.
+    let rho_star = run_plan(&opts("kseq").resolve().unwrap())
+        .unwrap()
+        .rho_star
+        .unwrap();
+    let with_rho = |rho| PlanOptions {
+        rho: Some(rho),
+        ..opts("kseq")
+    };
+    assert!(
+        run_plan(&with_rho(rho_star).resolve().unwrap())
+            .unwrap()
+            .notes
+            .is_empty()
+    );
+    let below = rho_star * (1.0 - 1e-13);
+    let report = run_plan(&with_rho(below).resolve().unwrap()).unwrap();
+    assert_eq!(report.rho, Some(rho_star));
+    let [note] = report.notes.as_slice() else {
+        panic!("{:?}", report.notes)
+    };
+    assert_eq!(
+        (note.kind, note.field, note.given),
+        (PlanNoteKind::RhoRaised, "rho", below)
+    );
+    assert!(note.message.contains("rho* was used"), "{}", note.message);
+}
