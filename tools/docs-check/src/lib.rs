@@ -10,12 +10,17 @@
 //! - [`length`]: the long-form documents stay within their line limits
 //!   ([`length::LINE_LIMITS`]);
 //! - [`worklog`]: no Markdown file reads as a work log ("minutes later", "recorded in
-//!   a commit", a dated section).
+//!   a commit", a dated section);
+//! - [`commands`]: the commands the docs show run what exists: each script is a tracked
+//!   file, each `cargo -p` a package of the workspace (the `specula` commands' flags are
+//!   checked against the CLI by its test `doc_commands.rs`, which reads them from here).
 #![deny(missing_docs)]
 
+pub mod commands;
 pub mod length;
 pub mod links;
 pub mod outside;
+pub mod shell;
 pub mod worklog;
 
 use std::fmt;
@@ -68,7 +73,8 @@ pub fn tracked_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Every problem in the repository at `root`: limited documents that are missing, then per
 /// file the line limit, broken links and work-log phrasing of its Markdown, and references
-/// outside the repository in any tracked text file.
+/// outside the repository in any tracked text file, then the docs' commands that name a
+/// script, package or example that does not exist.
 ///
 /// # Errors
 /// When the tracked files cannot be listed.
@@ -76,6 +82,7 @@ pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
     let files = tracked_files(root)?;
     let tree = links::Tree::new(&files);
     let mut problems = length::check_present(&files);
+    let mut commands = Vec::new();
     for file in &files {
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue; // binary files (images, weights) are not text to check
@@ -85,7 +92,11 @@ pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
             problems.extend(links::check_markdown(root, &tree, file, &text));
             problems.extend(worklog::check_markdown(file, &text));
         }
+        if commands::is_command_source(file) {
+            commands.extend(commands::extract(file, &text));
+        }
         problems.extend(outside::check_text(file, &text));
     }
+    problems.extend(commands::check_commands(root, &files, &commands));
     Ok(problems)
 }
