@@ -36,6 +36,10 @@ pub const GGUF_PROMPTS: [&str; 4] = [
 /// is a run of hours, and the table shows a sweep of a few.
 pub const MAX_LIST_VALUES: usize = 16;
 
+/// The largest K of a `--drafts` entry: bench sweeps the few drafts a table compares,
+/// below the engine's `MAX_DRAFTS` (K × `--length` is bounded by `MAX_ROUND_NODES` too).
+pub const MAX_BENCH_DRAFTS: usize = 64;
+
 /// Flags of `specula bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -208,7 +212,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         specula_engine::options::limits::MAX_TEMPERATURE,
     )?;
     let gammas = uint_list("--gammas", &args.gammas, MAX_GAMMA)?;
-    let ks = uint_list("--drafts", &args.drafts, 64)?;
+    let ks = uint_list("--drafts", &args.drafts, MAX_BENCH_DRAFTS)?;
     let length = parse::uint("--length", &args.length, 1, MAX_GAMMA)?;
     check_round_nodes(&ks, length)?;
     let kls = parse_kls(&args.kls)?;
