@@ -24,6 +24,10 @@ use crate::host_kv::{HostCache, HostKv, HostLayer};
 use crate::host_model::add_in_place;
 use crate::reduce;
 
+/// The most f32 weight bytes gathered into one block of huge pages (SmolLM2-135M and
+/// -360M are; 1.7B, at 6.8 GB, stays on ordinary pages).
+const GATHER_LIMIT: u64 = 2 << 30;
+
 /// One block's parameters.
 #[derive(Debug, Clone)]
 struct LlamaBlock {
@@ -91,7 +95,12 @@ impl HostLlama {
         if host.embedding.len() != c.vocab_size * d {
             return None;
         }
-        gather_panels(&mut host.dense_layers_mut(), huge_pages);
+        // One block on huge pages where Linux has them. Gathering holds the weights a third
+        // time for a moment, past the peak `load_peak_bytes` allows for, so only weights
+        // of up to `GATHER_LIMIT` bytes are gathered; elsewhere (wasm) it would only copy.
+        if huge_pages && cfg!(target_os = "linux") && 4 * c.num_params() <= GATHER_LIMIT {
+            gather_panels(&mut host.dense_layers_mut(), true);
+        }
         Some(host)
     }
 

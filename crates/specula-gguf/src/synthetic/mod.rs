@@ -266,6 +266,21 @@ impl SyntheticLlama {
         }
     }
 
+    /// SmolLM2-1.7B's shape (2048 wide, 24 layers, 32 heads with 32 key/value heads, 8192,
+    /// 49,152 tokens, context 8192, RoPE base 130,000), Q8_0, with random weights.
+    #[must_use]
+    pub fn smollm2_1_7b() -> Self {
+        Self {
+            d_model: 2048,
+            n_layers: 24,
+            n_heads: 32,
+            n_kv_heads: 32,
+            d_ff: 8192,
+            rope_base: 130_000.0,
+            ..Self::smollm2_360m()
+        }
+    }
+
     /// Width of the keys (and values) of all key/value heads.
     #[must_use]
     pub fn kv_dim(&self) -> usize {
