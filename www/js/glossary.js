@@ -7,8 +7,8 @@ import { bugSentence } from "./bugs.js";
 export const GLOSSARY = {
   gamma: ["γ", "γ (gamma): how many characters the draft model proposes per round."],
   k: ["k", "k: how many draft sequences are proposed in parallel for each position."],
-  epsilon: ["ε", "ε (typical acceptance): the ceiling of the threshold — a guess the target gives more than min(ε, δ·e^(−H)) is kept (Medusa uses 0.09)."],
-  delta: ["δ", "δ (typical acceptance): the scale of the entropy term — where the target is unsure (large entropy H), δ·e^(−H) is small and more guesses pass (Medusa uses 0.3)."],
+  epsilon: ["ε", "ε (typical acceptance; by default 0.09, Medusa's setting): the ceiling of the threshold — a guess the target gives more than min(ε, δ·e^(−H)) is kept."],
+  delta: ["δ", "δ (typical acceptance; by default 0.3, Medusa's setting): the scale of the entropy term — where the target is unsure (large entropy H), δ·e^(−H) is small and more guesses pass."],
   ngram: ["n", "n (prompt lookup): the longest final stretch of the context searched for earlier in it; what followed its last occurrence becomes the guesses."],
   D: ["D", "D: the KL budget of mentored decoding — how far (in nats) the output distribution may move away from the target's at each position."],
   alpha: ["α", "α: the probability that one drafted position is accepted; the theory curves assume every position accepts with this same α."],

@@ -13,13 +13,20 @@
 //!   a commit", a dated section);
 //! - [`commands`]: the commands the docs show run what exists: each script is a tracked
 //!   file, each `cargo -p` a package of the workspace (the `specula` commands' flags are
-//!   checked against the CLI by its test `doc_commands.rs`, which reads them from here).
+//!   checked against the CLI by its test `doc_commands.rs`, which reads them from here);
+//! - [`numbers`] and [`page_controls`]: every default and limit the docs, the page and the
+//!   sources' comments quote (`gamma` (1–64, default 4)) is the value of its constant,
+//!   read from its one definition in Rust by [`rust_consts`] (the CLI's help texts go
+//!   through the same check in its test `help_numbers.rs`).
 #![deny(missing_docs)]
 
 pub mod commands;
 pub mod length;
 pub mod links;
+pub mod numbers;
 pub mod outside;
+pub mod page_controls;
+pub mod rust_consts;
 pub mod shell;
 pub mod worklog;
 
@@ -83,6 +90,7 @@ pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
     let tree = links::Tree::new(&files);
     let mut problems = length::check_present(&files);
     let mut commands = Vec::new();
+    let constants = rust_consts::Constants::read(root, &files);
     for file in &files {
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue; // binary files (images, weights) are not text to check
@@ -91,6 +99,12 @@ pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
             problems.extend(length::check_length(file, &text));
             problems.extend(links::check_markdown(root, &tree, file, &text));
             problems.extend(worklog::check_markdown(file, &text));
+        }
+        if numbers::is_prose_source(file) {
+            problems.extend(numbers::check_prose(file, &text, &constants));
+        }
+        if file == Path::new(page_controls::PAGE) {
+            problems.extend(page_controls::check_controls(file, &text, &constants));
         }
         if commands::is_command_source(file) {
             commands.extend(commands::extract(file, &text));

@@ -32,7 +32,7 @@ pub const DEFAULT_TYPICAL_EPSILON: f64 = 0.09;
 pub const DEFAULT_TYPICAL_DELTA: f64 = 0.3;
 /// The largest δ (past `e^H` the threshold is ε whatever the entropy).
 pub const MAX_TYPICAL_DELTA: f64 = 1e6;
-/// The most runs one call of the lab's `sample` may make (the page offers up to 10,000).
+/// The most runs one call of the lab's `sample` may make (the page's field goes up to it).
 pub const MAX_LAB_RUNS: u64 = 1_000_000;
 /// The lab's runs when the options leave it out.
 pub const DEFAULT_LAB_RUNS: u64 = 1000;
