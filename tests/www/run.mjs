@@ -33,6 +33,8 @@ import { addParallelTests } from "./parallel.mjs";
 import { addGgufTests, ggufMounts } from "./gguf.mjs";
 import { addBugTests } from "./bugs.mjs";
 import { addLabVerdictTests } from "./lab-verdicts.mjs";
+import { addLongRunTests } from "./long-run.mjs";
+import { addStagePanelTests } from "./stage-panels.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -534,6 +536,8 @@ addOptionsTableTests(tests, { browser, open, loaded, hook, check });
 // The lab: many runs against the exact distribution, the bug switches, the lossy curves, the soak.
 addLabTests(tests, { browser, open, loaded, check, artifacts });
 addLabVerdictTests(tests, { browser, open, loaded, check, setControl });
+addLongRunTests(tests, { browser, open, loaded, check });
+addStagePanelTests(tests, { browser, open, loaded, check, setControl, playToEnd });
 // A planted bug: the badge, the lab's words and every round on the stage say so.
 addBugTests(tests, { browser, open, loaded, check, setControl, playToEnd, artifacts });
 addParallelTests(tests, { browser, open, loaded, check });

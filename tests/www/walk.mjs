@@ -429,7 +429,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       const prompt = await page.evaluate(() => {
         const p = document.querySelector("#output .prompt-text");
         const o = document.querySelector("#output .otok");
-        return { text: p?.textContent, first: document.getElementById("output").firstElementChild === p, color: p && getComputedStyle(p).color, style: p && getComputedStyle(p).fontStyle, otok: o && getComputedStyle(o).color };
+        return { text: p?.textContent, first: document.querySelector("#output span") === p, color: p && getComputedStyle(p).color, style: p && getComputedStyle(p).fontStyle, otok: o && getComputedStyle(o).color };
       });
       check(h.summary.text.length === 20 && prompt.text === "ROMEO:\nWhat say you?\n" && prompt.first && prompt.color !== prompt.otok && prompt.style === "italic" && (await page.$eval("#error", (e) => e.hidden)),
         `the output starts with the prompt, set apart (${prompt.color}, ${prompt.style}), then the ${h.summary.text.length} characters`, JSON.stringify(prompt));

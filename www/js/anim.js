@@ -265,7 +265,9 @@ export function buildStage(stage, focus, notes, trace, alphabet, { dynamicGamma 
       const greedyBonus = greedy || trace.bonus.uniform === null || trace.bonus.uniform === undefined;
       emit(trace.steps.length + 1, trace.bonus.token, "bonus", greedyBonus ? "the target's argmax" : `sampled from the target, u = ${fmt(trace.bonus.uniform, 3)}`);
       if (trace.drafts.length) {
-        say(`All drafts accepted → {bonus} '${ch(trace.bonus.token)}' ${greedyBonus ? "(the target's {argmax})" : "sampled"} from the target's last position`, "bonus");
+        // With several drafts per position, some are rejected on the way: one kept at each.
+        const all = trace.drafts.every((d) => stateOf(d.id) === "accepted");
+        say(`${all ? "All drafts accepted" : "Every position kept one of its drafts"} → {bonus} '${ch(trace.bonus.token)}' ${greedyBonus ? "(the target's {argmax})" : "sampled"} from the target's last position`, "bonus");
       } else {
         say(greedyBonus ? `The target takes its {argmax} '${ch(trace.bonus.token)}'` : `The target samples '${ch(trace.bonus.token)}' ({u} = ${fmt(trace.bonus.uniform, 3)})`, "bonus");
       }

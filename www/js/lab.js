@@ -117,6 +117,8 @@ function verdict(r) {
   return `${said}, ${away}; the exact distribution is TV ${fmt(r.tvFromTarget, 3)} from the target.`;
 }
 
+const runsOf = (n) => `${n.toLocaleString("en")} run${n === 1 ? "" : "s"}`;
+
 function setState(state, text) {
   hook.lab.state = state;
   hook.lab.message = text;
@@ -173,11 +175,11 @@ async function labRun() {
   try {
     const result = await instance.sample(options, { runs, position, signal: controller.signal, onProgress });
     onProgress(result);
-    setState("done", `${result.done} runs`);
+    setState("done", runsOf(result.done));
   } catch (error) {
     if (error.code === "aborted" && error.result) {
       onProgress(error.result);
-      setState("aborted", `cancelled after ${error.result.done} runs`);
+      setState("aborted", `cancelled after ${runsOf(error.result.done)}`);
     } else {
       // No chart or verdict of an earlier press stays beside the error.
       clearResult();

@@ -136,6 +136,31 @@ export function compactRound(round, vocab) {
   return round;
 }
 
+/** Rounds of a small vocabulary kept whole behind the last; older ones are cut (forgetRound). */
+export const OLD = 256;
+
+/** Entries a forgotten round keeps per distribution: the 8 bars of the distributions panel. */
+const KEEP_FORGOTTEN = 8;
+
+/**
+ * A round OLD rounds behind the last, over a small vocabulary: each distribution the page
+ * shows (the target's, the draft's, the residual and its parts) cut to a few entries and
+ * the tokens the round names, and the draft tree's own copies (no view reads them)
+ * dropped, so that a run of 65,536 characters stays small.
+ */
+export function forgetRound(round) {
+  const t = round?.trace;
+  if (!t) return;
+  const named = namedTokens(t);
+  const cut = (v) => ((Array.isArray(v) || ArrayBuffer.isView(v)) && typeof v[0] === "number" ? compactDense(v, named, KEEP_FORGOTTEN) : v);
+  for (const s of t.steps) {
+    for (const key of ["targetProbs", "draftProbs", "residualProbs"]) if (s[key]) s[key] = cut(s[key]);
+    if (s.residualParts) for (const key of ["base", "sub"]) s.residualParts[key] = cut(s.residualParts[key]);
+  }
+  for (const d of t.drafts) delete d.draftProbs;
+  if (t.bonus?.targetProbs) t.bonus.targetProbs = cut(t.bonus.targetProbs);
+}
+
 /** A round that left the recent ones: its distributions cut to a few entries each. */
 export function shrinkRound(round, vocab) {
   if (!(vocab > hook.largeVocab) || !round?.trace) return;
@@ -163,7 +188,8 @@ export function pooledPair(target, draft) {
 
 /**
  * The largest `n` entries over several distributions (union, by max) with `always` among
- * them, by decreasing score; over a compacted one only its kept tokens compete.
+ * them, by decreasing score; over a compacted one only its kept tokens compete. A token
+ * no distribution gives any probability is left out (at temperature 0 all but one).
  */
 export function topTokens(vectors, n, always = []) {
   const present = vectors.filter(Boolean);
@@ -184,7 +210,7 @@ export function topTokens(vectors, n, always = []) {
 function choose(order, score, n, always, len) {
   const chosen = new Set(always.filter((i) => i >= 0 && i < len));
   for (const i of order) {
-    if (chosen.size >= n) break;
+    if (chosen.size >= n || !(score(i) > 0)) break;
     chosen.add(i);
   }
   return [...chosen].sort((a, b) => score(b) - score(a));

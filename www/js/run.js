@@ -8,7 +8,7 @@ import { settings, checked, showError, controlOf } from "./settings.js";
 import { appendOutput, awaitDistributions, clearOutput, followRound, renderMetrics } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 import { ngramPair, ngramRounds } from "./ngram.js";
-import { RECENT, compactRound, shrinkRound } from "./pieces.js";
+import { OLD, RECENT, compactRound, forgetRound, shrinkRound } from "./pieces.js";
 import { plantedBug } from "./bugs.js";
 
 export const TIMING = { draft: 260, verify: 450, coin: 520, residual: 700 };
@@ -134,6 +134,7 @@ async function pump(run) {
       }
       run.rounds.push(compactRound(value, vocab));
       if (run.rounds.length > RECENT) shrinkRound(run.rounds[run.rounds.length - RECENT - 1], vocab);
+      if (!(vocab > hook.largeVocab) && run.rounds.length > OLD) forgetRound(run.rounds[run.rounds.length - OLD - 1]);
       run.arrivals.push(performance.now() - started);
       notify(run);
     }
@@ -232,6 +233,18 @@ function commit(round) {
   scheduleTheory();
 }
 
+/**
+ * Gives the browser its turn (input, drawing) when the rounds have run for a frame without
+ * one: at "instant" the pacer never waits, and rounds that arrive faster than they are
+ * drawn would otherwise hold the page for the whole run.
+ */
+let lastBreath = 0;
+async function breathe() {
+  if (performance.now() - lastBreath < 12) return;
+  await new Promise((r) => setTimeout(r, 0));
+  lastBreath = performance.now();
+}
+
 async function playLoop() {
   if (S.looping) return;
   S.looping = true;
@@ -240,6 +253,7 @@ async function playLoop() {
     while (S.playing) {
       const more = await advance();
       if (!more) break;
+      await breathe();
     }
   } finally {
     S.looping = false;

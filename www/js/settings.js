@@ -38,9 +38,17 @@ const NUMBER = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i;
  * says what is wrong with them (and names the depth: field "tree[1]").
  */
 export function parseTree(text) {
-  const parts = String(text).split(/[\s,×x*·]+/).filter(Boolean);
-  if (parts.some((p) => !NUMBER.test(p) || !/\d/.test(p))) {
+  // Commas (or ×, ·) separate; spaces around them, or alone between numbers, too. Two
+  // separators with nothing between them leave an empty depth, which is refused, not dropped.
+  // No text is no depth at all: the package says what a tree needs.
+  if (String(text).trim() === "") return [];
+  const parts = String(text).trim().split(/\s*[,×x*·]\s*|\s+/);
+  if (parts.some((p) => p !== "" && (!NUMBER.test(p) || !/\d/.test(p)))) {
     throw new Error(`tree branching must be numbers separated by commas, e.g. 2,2,1 — got ${quoted(text)}`);
+  }
+  const empty = parts.indexOf("");
+  if (empty >= 0) {
+    throw new Error(`tree branching has no number at depth ${empty + 1} (two commas in a row, or one at an end): give one number per depth, e.g. 2,2,1 — got ${quoted(text)}`);
   }
   return parts.map(Number);
 }
@@ -383,16 +391,22 @@ export function syncOutputs() {
       ? `The bug ${s.bug} is planted only in the lossless drafting methods (speculative, SpecTr, multi-round): ${$("method").selectedOptions[0]?.textContent ?? s.method} runs without it.`
       : "No bug: the decoder is the correct algorithm.";
   help.dataset.bug = bug?.name ?? "";
+  // The summary names every setting that changes the run (it is all a phone shows folded).
   const bits = [$("method").selectedOptions[0]?.textContent ?? s.method];
+  if (s.source !== "bundled") bits.push($("source").selectedOptions[0]?.textContent ?? s.source);
   if (applies("selection", s)) bits.push($("selection").selectedOptions[0]?.textContent ?? s.selection);
-  if (applies("gamma", s)) bits.push(`γ ${s.gamma}`);
+  if (applies("gamma", s)) bits.push(`γ ${s.gamma}${applies("dynamic", s) && s.dynamicGamma ? " (dynamic)" : ""}`);
+  if (applies("parallel", s) && s.parallelDraft) bits.push("draft in parallel");
   if (applies("drafts", s)) bits.push(`k ${s.drafts}`);
   if (applies("tree", s)) bits.push(`tree ${s.tree}`);
   if (applies("kl", s)) bits.push(`D ${s.kl}`);
   if (applies("bug", s) && s.bug) bits.push(`bug ${s.bug}`);
   if (applies("epsilon", s)) bits.push(`ε ${s.epsilon}`, `δ ${s.delta}`);
   if (applies("ngram", s)) bits.push(`n ${s.ngram}`);
-  bits.push(`T ${s.temperature}`, `seed ${$("seed").value}`, `${$("maxtokens").value} tokens`);
+  bits.push(`T ${s.temperature}`);
+  if (s.topK > 0) bits.push(`top-k ${s.topK}`);
+  if (s.topP < 1) bits.push(`top-p ${s.topP}`);
+  bits.push(`seed ${$("seed").value}`, `${$("maxtokens").value} tokens`);
   $("settings-summary").textContent = bits.join(" · ");
 }
 

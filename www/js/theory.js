@@ -26,13 +26,15 @@ export function scheduleTheory() {
  * largest pooled mass, `vocab` the vocabulary's size.
  */
 function cachedPairs(limit = 24) {
+  // From the last round back: a long run's early rounds are never read.
   const pairs = [];
-  for (const trace of hook.shownRounds) {
-    for (const step of trace.steps) {
-      if (step.targetProbs && step.draftProbs) pairs.push([step.targetProbs, step.draftProbs]);
+  for (let r = hook.shownRounds.length - 1; r >= 0 && pairs.length < limit; r--) {
+    const steps = hook.shownRounds[r].steps;
+    for (let i = steps.length - 1; i >= 0 && pairs.length < limit; i--) {
+      if (steps[i].targetProbs && steps[i].draftProbs) pairs.push([steps[i].targetProbs, steps[i].draftProbs]);
     }
   }
-  return pairs.slice(-limit).map(([t, d]) => ({ ...pooledPair(t, d), vocab: sizeOf(t) }));
+  return pairs.reverse().map(([t, d]) => ({ ...pooledPair(t, d), vocab: sizeOf(t) }));
 }
 
 /** plan()'s acceptance of `options`, averaged over the cached pairs. */
@@ -136,13 +138,20 @@ async function renderTheory() {
     const overlapMean = await meanOf(pairs, ({ target, draft }) => overlap(target, draft));
     const alpha = measuredAlpha ?? overlapMean;
     const measuredC = sum?.costRatio ?? null;
-    const c = measuredC ?? 0.1;
-    // The curves span the sliders' ranges, and the run's γ (a tree may be deeper).
+    // Drafts with no draft call (prompt lookup copies them from the context) cost nothing.
+    const noDraftModel = m?.draftCalls === 0 && m?.draftedTokens > 0;
+    const c = measuredC ?? (noDraftModel ? 0 : 0.1);
+    // The curves span the sliders' ranges, and the run's γ (a tree may be deeper). With
+    // dynamic γ the rounds drafted different numbers: the run is marked at their mean.
     const gammas = Array.from({ length: Number($("gamma").max) }, (_, i) => i + 1);
-    const runGamma = ran?.tree ? ran.tree.length : ran?.gamma ?? s.gamma;
+    const meanDrafted = m?.rounds > 0 ? m.draftedTokens / m.rounds : null;
+    const dynamic = !!ran?.dynamicGamma && meanDrafted !== null;
+    const runGamma = ran?.tree ? ran.tree.length : dynamic ? meanDrafted : ran?.gamma ?? s.gamma;
     const note = $("theory-note");
     const wallNote = $("walltime-note");
-    const theory = alpha === null ? null : await theoryCurves(alpha, [...gammas, runGamma], c);
+    // The closed forms take whole γs: a dynamic run's walltime mark stands at its rounded mean.
+    const theoryGamma = Math.max(1, Math.round(runGamma));
+    const theory = alpha === null ? null : await theoryCurves(alpha, [...gammas, theoryGamma], c);
     if (!theory) {
       note.replaceChildren(alpha === null ? "Run a method with drafts to measure α and c." : "The theory curves need the package, which did not load.");
       wallNote.textContent = "";
@@ -151,7 +160,7 @@ async function renderTheory() {
     } else {
       const points = (values) => gammas.map((g, i) => [g, values[i]]);
       note.replaceChildren(
-        rich(`{alpha} = ${fmt(alpha, 3)} (accepted ÷ tested positions, measured${overlapMean !== null ? `; {sigmaMin} on the cached distributions gives ${fmt(overlapMean, 3)}` : ""}), {c} = ${fmt(c, 3)}${measuredC === null ? " (assumed)" : " (measured)"}.`),
+        rich(`{alpha} = ${fmt(alpha, 3)} (accepted ÷ tested positions, measured${overlapMean !== null ? `; {sigmaMin} on the cached distributions gives ${fmt(overlapMean, 3)}` : ""}), {c} = ${fmt(c, 3)}${measuredC !== null ? " (measured)" : noDraftModel ? " (no draft model: its guesses are copied)" : " (assumed)"}${dynamic ? `; dynamic {gamma}: the rounds drafted ${fmt(meanDrafted, 2)} on average, where the run is marked` : ""}.`),
         formula(),
       );
       const pooled = pairs.some((p) => p.tokens);
@@ -193,7 +202,7 @@ async function renderTheory() {
       const measured = sum?.blockEfficiency ?? null;
       lines($("chart-tokens"), {
         curves,
-        marks: measured !== null && m.draftedTokens > 0 ? [{ x: runGamma, y: measured, cls: "m-measured", name: "measured" }] : [],
+        marks: measured !== null && m.draftedTokens > 0 ? [{ x: runGamma, y: measured, cls: "m-measured", name: dynamic ? "measured (dynamic γ, at the mean drafted)" : "measured" }] : [],
         label: "expected tokens per round vs gamma", xLabel: "γ", yLabel: "tokens", xInteger: true,
       });
       const best = S.races.length ? S.races[S.races.length - 1] : null;
@@ -201,7 +210,7 @@ async function renderTheory() {
       lines($("chart-walltime"), {
         curves: [{ points: points(wall), cls: multi ? "c-approx" : "c-theory", name: multi ? "approx. theory" : "theory (no overhead)" }],
         marks: [
-          ...(m?.draftedTokens ? [{ x: runGamma, y: wall[gammas.length], cls: "m-theory", name: "this γ" }] : []),
+          ...(m?.draftedTokens ? [{ x: theoryGamma, y: wall[gammas.length], cls: "m-theory", name: dynamic ? "this run's γ (rounded mean)" : "this γ" }] : []),
           ...(best ? [{ x: best.gamma, y: best.meanSpeedup, cls: "m-measured", name: `race, measured (${best.count} run${best.count > 1 ? "s" : ""})` }] : []),
         ],
         label: "walltime factor vs gamma", xLabel: "γ", yLabel: "× faster", xInteger: true,

@@ -18,6 +18,36 @@ import { POOLED_ROW_VOCAB, probOf, shortPiece, sizeOf, topTokens } from "./piece
 let spans = [];
 let focused = null;
 let selectedSpan = null;
+// Each line of the text is a block of its own, LINES lines to a chunk that the browser
+// skips drawing while it is scrolled out of view: a new character lays out its line, not
+// the whole text (a run of 65,536 characters stays responsive).
+const LINES = 64;
+let line = null; // the block the next character goes in
+let lines = 0; // the lines of the chunk being filled
+let chunk = null;
+let scrollPending = false;
+
+/** Starts a new line block (in a new chunk every LINES lines). */
+function newLine(out) {
+  if (!chunk || lines >= LINES) {
+    chunk = h("div", "ochunk");
+    out.append(chunk);
+    lines = 0;
+  }
+  line = h("div", "oline");
+  chunk.append(line);
+  lines += 1;
+}
+
+/** Scrolls the output to its end once per frame (not once per round: that lays it out each time). */
+function scrollToEnd(out) {
+  if (scrollPending) return;
+  scrollPending = true;
+  requestAnimationFrame(() => {
+    scrollPending = false;
+    if (!S.picked) out.scrollTop = out.scrollHeight;
+  });
+}
 
 /**
  * Empties the output; with a prompt, shows it first (not generated: set apart). A prompt
@@ -33,6 +63,8 @@ export function clearOutput(prompt) {
   spans = [];
   focused = null;
   selectedSpan = null;
+  chunk = null;
+  newLine(out);
   if (prompt) {
     let text = prompt;
     const length = prompt.length < S.context || S.run?.models === "gguf" ? null : [...prompt].length;
@@ -41,12 +73,13 @@ export function clearOutput(prompt) {
       text = [...prompt].slice(length - kept).join("");
       const cut = h("span", "prompt-cut", `[${(length - kept).toLocaleString("en")} earlier characters of the ${length.toLocaleString("en")}-character prompt not shown: the models read only its last ${kept}]\n`);
       cut.dataset.omitted = String(length - kept);
-      out.append(cut);
+      line.append(cut);
     }
     const p = h("span", "prompt-text", text);
     p.title = "the prompt (given, not generated)";
     p.setAttribute("aria-label", length !== null && length >= S.context ? `the prompt's last ${[...text].length} characters: ${text}` : `prompt: ${text}`);
-    out.append(p);
+    // The generated text goes on where the prompt ends, on its line.
+    line.append(p);
   }
 }
 
@@ -71,10 +104,11 @@ export function appendOutput(trace, roundIndex) {
     span.dataset.round = String(roundIndex);
     span.dataset.i = String(S.tokens.length - 1);
     span.setAttribute("aria-label", `${ch === "\n" ? "newline" : ch === " " ? "space" : ch.length > 1 ? showChar(ch) : ch}, ${source} in round ${roundIndex + 1}`);
-    out.append(span);
+    line.append(span);
     spans.push(span);
+    if (ch.includes("\n")) newLine(out);
   });
-  if (!S.picked) out.scrollTop = out.scrollHeight;
+  if (!S.picked) scrollToEnd(out);
   // Following the animation: mark the character the distributions panel shows.
   if (!S.picked && S.distRound === roundIndex) markSelected(S.tokens.length - trace.emitted.length + keyPosition(trace));
   rovingFocus();
@@ -240,6 +274,14 @@ export function onOutputKey(event) {
 }
 
 // ---------- metrics ----------
+/** What "position 1 accepted" counts: the rounds that drafted a first position (prompt lookup may draft none). */
+function positionHelp(m) {
+  const drafted = m?.draftedPerPosition?.[0];
+  return drafted !== undefined && drafted < m.rounds
+    ? `share of the ${drafted} rounds that drafted (of ${m.rounds}) whose first position kept a draft`
+    : "share of rounds whose first position kept a draft";
+}
+
 /** The metrics panel: the engine's metrics and rates of the run so far, as the last round shown reported them. */
 export function renderMetrics() {
   const m = S.metrics;
@@ -252,7 +294,7 @@ export function renderMetrics() {
   const u = S.run?.models === "gguf" ? "tokens" : "characters";
   const items = [
     ["tokens-per-round", `${u} per round`, fmt(perRound, 2), "accepted + resampled + bonus, per target pass"],
-    ["position-1", "position 1 accepted", fmt(sum?.perPositionAcceptance[0] ?? null, 3), "share of rounds whose first position kept a draft"],
+    ["position-1", "position 1 accepted", fmt(sum?.perPositionAcceptance[0] ?? null, 3), positionHelp(m)],
     ["acceptance-rate", term("vllm"), fmt(sum?.acceptanceRate ?? null, 3), ""],
     ["mean-acceptance-length", "mean acceptance length", fmt(sum?.meanAcceptanceLength ?? null, 2), "1 + accepted per round"],
     ["emitted", u, String(m?.emittedTokens ?? 0), "accepted + resampled + bonus"],
