@@ -6,7 +6,9 @@
 //! prompt and stop list, the error codes) are declared in `options.d.ts` as ts-rs
 //! declares them today, so this crate's changes to them are checked without burn too.
 //!
-//! `SPECULA_BLESS=1 cargo test -p specula-decode generated` rewrites `decode.d.ts`.
+//! `SPECULA_BLESS=1 cargo test -p specula-decode generated` rewrites `decode.d.ts` when it
+//! differs and still fails, naming it (a blessed run passes only when nothing drifted; it is
+//! refused in CI).
 
 use std::path::PathBuf;
 
@@ -42,13 +44,25 @@ fn decode_d_ts() -> String {
 fn decode_d_ts_is_generated_from_the_rust_types() {
     let want = decode_d_ts();
     let path = types_dir().join("decode.d.ts");
-    if std::env::var_os("SPECULA_BLESS").is_some() {
-        std::fs::write(&path, &want).expect("write web/src/types/decode.d.ts");
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    if have == want {
         return;
     }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    // Blessing rewrites a file that differs and still fails, so a blessed run passes only
+    // when nothing drifted; CI never blesses.
+    let bless = std::env::var_os("SPECULA_BLESS").is_some();
     assert!(
-        have == want,
+        !(bless && std::env::var_os("CI").is_some()),
+        "SPECULA_BLESS is set in CI: generated files are never rewritten there"
+    );
+    if bless {
+        std::fs::write(&path, &want).expect("write web/src/types/decode.d.ts");
+        panic!(
+            "web/src/types/decode.d.ts was regenerated: review the diff, then rerun without \
+             SPECULA_BLESS"
+        );
+    }
+    panic!(
         "web/src/types/decode.d.ts differs from what the Rust types generate; regenerate it \
          with SPECULA_BLESS=1 cargo test -p specula-decode generated\n--- want:\n{want}"
     );

@@ -7,8 +7,9 @@
 //!   from the serde attributes) of everything that crosses to JavaScript: the options and
 //!   their error, rounds and traces, metrics, the summary.
 //!
-//! `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated` rewrites them (refused
-//! in CI, so a drift always fails there).
+//! `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated` rewrites those that
+//! differ and still fails, naming them (a blessed run passes only when nothing drifted);
+//! it is refused in CI.
 
 use std::path::PathBuf;
 
@@ -174,21 +175,30 @@ fn limits_js() -> String {
     )
 }
 
-/// `want` is in `web/src/<name>`, or with `SPECULA_BLESS` set is written there.
+/// `want` is in `web/src/<name>`. With `SPECULA_BLESS` set (refused in CI) a file that
+/// differs is written and the test still fails, naming it: a blessed run passes only when
+/// nothing had drifted, so blessing cannot hide a drift, and the rerun checks what it wrote.
 fn check_generated(name: &str, want: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../web/src")
         .join(name);
-    if std::env::var_os("SPECULA_BLESS").is_some() {
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    if have == want {
+        return;
+    }
+    let bless = std::env::var_os("SPECULA_BLESS").is_some();
+    assert!(
+        !(bless && std::env::var_os("CI").is_some()),
+        "SPECULA_BLESS is set in CI: generated files are never rewritten there"
+    );
+    if bless {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).expect("web/src/types");
         }
         std::fs::write(&path, want).unwrap_or_else(|e| panic!("write web/src/{name}: {e}"));
-        return;
+        panic!("web/src/{name} was regenerated: review the diff, then rerun without SPECULA_BLESS");
     }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
+    panic!(
         "web/src/{name} differs from what the Rust definitions generate; regenerate it with \
          SPECULA_BLESS=1 cargo test -p specula-wasm --test generated\n--- want:\n{want}"
     );
