@@ -8,6 +8,13 @@
 //! what can fail is checked by
 //! [`a_wrong_selection_or_residual_fails_the_closed_form_check`] here and by the sampling
 //! tests (sampling_chi_square.rs).
+//!
+//! k-Seq's and multi-round's closed forms are built the same way, the accepted mass plus
+//! the rest of the target as the residual, so `output = target` holds for them whenever
+//! the accepted mass stays under the target at every token: what their `output = target`
+//! lines check is that condition (for k-Seq, that ρ* is large enough), and
+//! [`kseq_below_rho_star_fails_the_closed_form_check`] shows the check fails where it does
+//! not hold. Their acceptances are checked against definitions the library does not use.
 
 mod common;
 
@@ -45,6 +52,33 @@ fn kseq_acceptance_by_definition(t: &[f64], d: &[f64], k: usize, rho: f64) -> f6
     1.0 - (1.0 - b).powi(i32::try_from(k).unwrap())
 }
 
+/// k-Seq's closed form rebuilt from its definition at any ρ, independently of the library:
+/// the accepted mass `min(draft, target/ρ)·p_acc/b` plus the rest of the probability on
+/// `norm(max(0, target − accepted))`.
+fn kseq_output_by_parts(t: &[f64], d: &[f64], k: usize, rho: f64) -> Vec<f64> {
+    let b: f64 = t.iter().zip(d).map(|(&t, &d)| d.min(t / rho)).sum();
+    let p_acc = 1.0 - (1.0 - b).powi(i32::try_from(k).unwrap());
+    let accepted: Vec<f64> = t
+        .iter()
+        .zip(d)
+        .map(|(&t, &d)| d.min(t / rho) * p_acc / b)
+        .collect();
+    let rest: Vec<f64> = t
+        .iter()
+        .zip(&accepted)
+        .map(|(&t, &a)| (t - a).max(0.0))
+        .collect();
+    let rest_total: f64 = rest.iter().sum();
+    accepted
+        .iter()
+        .zip(&rest)
+        .map(|(&a, &r)| a + (1.0 - p_acc) * r / rest_total)
+        .collect()
+}
+
+/// Every scheme's closed form on one pair: the standard output (an identity, see the
+/// module), k-Seq's and multi-round's outputs (the accepted mass stays under the target),
+/// the acceptances against their definitions and greedy against its sampling path.
 fn check_all_schemes(label: &str, target: &Distribution, draft: &Distribution) {
     let t = target.probs();
     standard_output_is_the_target_identity_documented(label, target, draft);
@@ -112,6 +146,45 @@ fn lossless_at_large_vocabularies() {
     }
 }
 
+/// The `output = target` check of k-Seq has power: rebuilt from its definition, k-Seq's
+/// output equals the library's and the target at ρ*, and at a ρ halfway between 1 and ρ*
+/// (the acceptance scaled past the target at some token) it misses the target by far more
+/// than the check's tolerance.
+#[test]
+fn kseq_below_rho_star_fails_the_closed_form_check() {
+    let mut r = rng(41);
+    let mut caught = 0;
+    for n in [3, 5, 16, 64] {
+        for (label, target, draft) in pair_zoo(&mut r, n) {
+            if !["dirichlet(1)", "dirichlet(5)"].contains(&label.as_str()) {
+                continue;
+            }
+            let (t, d) = (target.probs(), draft.probs());
+            for k in 2..=4 {
+                let at = format!("{label} V={n} k={k}");
+                let scheme = KSeq::new(&target, &draft, k, None).unwrap();
+                let rho_star = scheme.plan().rho_star;
+                let right = kseq_output_by_parts(t, d, k, rho_star);
+                assert!(
+                    max_abs_diff(&right, &scheme.analysis().output) < EXACT,
+                    "{at}"
+                );
+                assert!(max_abs_diff(&right, t) < EXACT, "{at}");
+                let below = kseq_output_by_parts(t, d, k, 1.0 + (rho_star - 1.0) / 2.0);
+                assert!(
+                    max_abs_diff(&below, t) > 1e3 * EXACT,
+                    "{at}: ρ below ρ* went unnoticed ({})",
+                    max_abs_diff(&below, t)
+                );
+                caught += 1;
+            }
+        }
+    }
+    assert_eq!(caught, 24);
+}
+
+/// With one draft ρ* is 1 (k-Seq's own branch for k = 1), and then k-Seq's closed form is
+/// standard speculative sampling's term for term, so the two agree exactly.
 #[test]
 fn kseq_with_one_draft_is_standard_speculative_sampling() {
     let mut r = rng(11);
@@ -133,6 +206,8 @@ fn kseq_with_one_draft_is_standard_speculative_sampling() {
     }
 }
 
+/// Past ρ* the accepted mass only shrinks, so the output stays the target (the closed
+/// form's condition); what can fail is that the acceptance does not grow.
 #[test]
 fn larger_rho_than_rho_star_stays_lossless_but_accepts_less() {
     let mut r = rng(5);
