@@ -8,6 +8,7 @@ use specula_core::{PlanInput, PlanMethod};
 use specula_engine::options::{OptionError, PlanOptions};
 
 use crate::error::CliError;
+use crate::number::{self, Typed, TypedFields, TypedList};
 
 /// Speculative decoding, analysed exactly.
 #[derive(Debug, Parser)]
@@ -65,10 +66,11 @@ The bug lab (speculative only):
   does; the report's target and draft are the processed ones.
 
 Input rules:
-  --target and --draft are comma-separated lists of the same length, every entry a finite
-  number >= 0, at most 1048576 entries. @FILE reads a list from a regular file (at most
-  64 MiB) and - from standard input (one of the two), with commas, spaces or newlines
-  between entries. Without --normalize each list must sum to 1 within 1e-6, and a sum
+  --target and --draft are lists of the same length, every entry a finite number >= 0, at
+  most 1048576 entries, with commas, spaces or newlines between entries (an empty entry,
+  as in 0.5,,0.5 or 0.5,0.5, is refused). @FILE reads a list from a regular file (at most
+  64 MiB) and - from standard input (one of the two), split the same way. Surrounding
+  white space is ignored in every name and number. Without --normalize each list must sum to 1 within 1e-6, and a sum
   off by more than rounding is rescaled to 1 with a note; with --normalize any positive
   total is rescaled to 1. --drafts must be in 1..=1000000. --kl must be finite and >= 0.
   --rho must be finite and >= rho* (the smallest rho that keeps k-Seq exact); a --rho
@@ -104,35 +106,35 @@ pub struct PlanArgs {
     #[arg(long, value_name = "METHOD", value_parser = plan_method)]
     pub method: PlanMethod,
 
-    /// Target probabilities, comma-separated (e.g. 0.1,0.2,0.3,0.4), or @FILE, or - for
-    /// standard input (entries separated by commas, spaces or newlines).
+    /// Target probabilities separated by commas, spaces or newlines (e.g.
+    /// 0.1,0.2,0.3,0.4), or @FILE, or - for standard input (split the same way).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub target: String,
 
-    /// Draft probabilities, comma-separated, same length as --target (or @FILE, or -).
+    /// Draft probabilities, as many as --target's (or @FILE, or -).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub draft: String,
 
     /// Number of i.i.d. drafts k (kseq, multiround, otm, race only; default 4).
-    #[arg(long, value_name = "K", allow_hyphen_values = true)]
-    pub drafts: Option<f64>,
+    #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = number::typed)]
+    pub drafts: Option<Typed>,
 
     /// KL budget D in nats: KL(target || output) <= D (mentored only; required there).
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    pub kl: Option<f64>,
+    #[arg(long, value_name = "D", allow_hyphen_values = true, value_parser = number::typed)]
+    pub kl: Option<Typed>,
 
     /// Override k-Seq's rho; must be >= rho* (kseq only; default rho*).
-    #[arg(long, value_name = "R", allow_hyphen_values = true)]
-    pub rho: Option<f64>,
+    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = number::typed)]
+    pub rho: Option<Typed>,
 
     /// Typical acceptance's ceiling on its threshold, in [0, 1] (typical only; default
     /// 0.09).
-    #[arg(long, value_name = "EPS", allow_hyphen_values = true)]
-    pub epsilon: Option<f64>,
+    #[arg(long, value_name = "EPS", allow_hyphen_values = true, value_parser = number::typed)]
+    pub epsilon: Option<Typed>,
 
     /// Typical acceptance's scale of exp(-H(target)) (typical only; default 0.3).
-    #[arg(long, value_name = "DELTA", allow_hyphen_values = true)]
-    pub delta: Option<f64>,
+    #[arg(long, value_name = "DELTA", allow_hyphen_values = true, value_parser = number::typed)]
+    pub delta: Option<Typed>,
 
     /// Rescale --target and --draft to sum to 1 instead of refusing them.
     #[arg(long)]
@@ -144,16 +146,16 @@ pub struct PlanArgs {
     pub bug: Option<String>,
 
     /// With --bug: the sampling temperature applied to both distributions (default 1).
-    #[arg(long, value_name = "T", allow_hyphen_values = true)]
-    pub temperature: Option<f64>,
+    #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = number::typed)]
+    pub temperature: Option<Typed>,
 
     /// With --bug: keep the N most likely tokens of both distributions.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub top_k: Option<f64>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = number::typed)]
+    pub top_k: Option<Typed>,
 
     /// With --bug: keep the smallest set of tokens with mass >= P in both distributions.
-    #[arg(long, value_name = "P", allow_hyphen_values = true)]
-    pub top_p: Option<f64>,
+    #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = number::typed)]
+    pub top_p: Option<Typed>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -175,6 +177,16 @@ pub struct PlanRequest {
     pub input: PlanInput,
     /// JSON output.
     pub json: bool,
+    /// What the numbers were typed as, for the refusals of the math.
+    pub typed: TypedFields,
+}
+
+impl PlanRequest {
+    /// A refusal of the engine as the CLI says it: the flag's name and the number as typed.
+    #[must_use]
+    pub fn error(&self, error: OptionError) -> CliError {
+        quoted_error(&self.typed, error)
+    }
 }
 
 impl PlanArgs {
@@ -189,29 +201,47 @@ impl PlanArgs {
                  give one as @FILE",
             ));
         }
+        let mut typed = TypedFields::default();
+        let target = parse_list("--target", &self.target, &mut typed)?;
+        let draft = parse_list("--draft", &self.draft, &mut typed)?;
+        for (field, value) in [
+            ("kl", &self.kl),
+            ("rho", &self.rho),
+            ("epsilon", &self.epsilon),
+            ("delta", &self.delta),
+            ("temperature", &self.temperature),
+            ("topP", &self.top_p),
+        ] {
+            typed.real(field, value.as_ref());
+        }
+        let value = |t: &Option<Typed>| t.as_ref().map(|t| t.value);
         let options = PlanOptions {
             method: Some(self.method.name().to_owned()),
-            target: Some(parse_list("--target", &self.target)?),
-            draft: Some(parse_list("--draft", &self.draft)?),
-            drafts: self.drafts,
-            kl: self.kl,
-            rho: self.rho,
-            epsilon: self.epsilon,
-            delta: self.delta,
+            target: Some(target),
+            draft: Some(draft),
+            drafts: typed.whole("drafts", self.drafts.as_ref()),
+            kl: value(&self.kl),
+            rho: value(&self.rho),
+            epsilon: value(&self.epsilon),
+            delta: value(&self.delta),
             normalize: Some(self.normalize),
-            bug: self.bug,
-            temperature: self.temperature,
-            top_k: self.top_k,
-            top_p: self.top_p,
+            bug: self.bug.map(|s| s.trim().to_owned()),
+            temperature: value(&self.temperature),
+            top_k: typed.whole("topK", self.top_k.as_ref()),
+            top_p: value(&self.top_p),
         };
-        let input = options
-            .resolve()
-            .map_err(|e| crate::decode_args::option_error(&e, "--max-tokens"))?;
+        let input = options.resolve().map_err(|e| quoted_error(&typed, e))?;
         Ok(PlanRequest {
             input,
             json: self.json,
+            typed,
         })
     }
+}
+
+/// An option error with the number as typed and the flag's name.
+fn quoted_error(typed: &TypedFields, error: OptionError) -> CliError {
+    crate::decode_args::option_error(&typed.quote(error), "--max-tokens")
 }
 
 /// The largest file (or standard input) `--target @FILE` / `--target -` reads: enough
@@ -219,17 +249,25 @@ impl PlanArgs {
 /// characters.
 pub const MAX_LIST_BYTES: u64 = 64 << 20;
 
-/// Parses a list of numbers: comma-separated on the command line (surrounding spaces
-/// allowed), or read from `@FILE` or `-` (standard input), where commas, spaces and
-/// newlines all separate entries. The values' ranges (finite, >= 0, how many, their sum)
-/// are the engine's checks, as for npm's `plan()`.
+/// Parses a list of numbers, given on the command line or read from `@FILE` or `-`
+/// (standard input), split alike wherever it comes from ([`TypedList::items`]): commas,
+/// spaces or newlines between entries, and no empty entry between two commas. The
+/// values' ranges (finite, >= 0, how many, their sum) are the engine's checks, as for
+/// npm's `plan()`; the list's text goes to `typed`, so that their refusals quote an
+/// entry as typed.
 ///
 /// # Errors
 /// An empty list, an empty entry, an entry that is not a number, or a file that cannot
-/// be read.
-pub fn parse_list(flag: &str, raw: &str) -> Result<Vec<f64>, CliError> {
-    let (text, from_file) = list_source(flag, raw)?;
-    let field = flag.trim_start_matches('-');
+/// be read; each names the flag, and the file a list came from.
+pub fn parse_list(flag: &str, raw: &str, typed: &mut TypedFields) -> Result<Vec<f64>, CliError> {
+    let (text, source) = list_source(flag, raw)?;
+    let field = if flag == "--target" {
+        "target"
+    } else {
+        "draft"
+    };
+    // Where the list came from, for a message about it: "" on the command line.
+    let from = source.map(|name| format!(" in {name}")).unwrap_or_default();
     let refuse = |field: String, expected: &str, got: String| {
         let error = OptionError::invalid(field, expected, got);
         crate::decode_args::option_error(&error, "--max-tokens")
@@ -237,36 +275,33 @@ pub fn parse_list(flag: &str, raw: &str) -> Result<Vec<f64>, CliError> {
     if text.trim().is_empty() {
         return Err(refuse(
             field.to_owned(),
-            "comma-separated probabilities, e.g. 0.25,0.75",
-            "an empty list".into(),
+            "probabilities separated by commas, spaces or newlines, e.g. 0.25,0.75",
+            format!("an empty list{from}"),
         ));
     }
-    let items: Vec<&str> = if from_file {
-        text.split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .collect()
-    } else {
-        text.split(',').collect()
-    };
-    items
+    let list = TypedList { field, text };
+    let values = list
+        .items()
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            let item = item.trim();
             let got = if item.is_empty() {
-                "an empty entry (stray comma?)".to_owned()
+                format!("an empty entry{from} (a stray comma?)")
             } else {
-                format!("{item:?}")
+                format!("{item:?}{from}")
             };
             item.parse::<f64>()
                 .map_err(|_| refuse(format!("{field}[{index}]"), "a number", got))
         })
-        .collect()
+        .collect::<Result<Vec<f64>, CliError>>()?;
+    typed.list(list);
+    Ok(values)
 }
 
 /// The text of a list flag: the value itself, or the contents of `@FILE` or of standard
-/// input for `-` (the flag says `true` for those).
-fn list_source(flag: &str, raw: &str) -> Result<(String, bool), CliError> {
+/// input for `-`, with the name of where it came from. Surrounding white space is ignored
+/// before `@` or around `-`; the file name after `@` is taken as typed.
+fn list_source(flag: &str, raw: &str) -> Result<(String, Option<String>), CliError> {
     use std::io::Read;
     let (bytes, name) = if raw.trim() == "-" {
         let mut bytes = Vec::new();
@@ -280,17 +315,22 @@ fn list_source(flag: &str, raw: &str) -> Result<(String, bool), CliError> {
                 "{flag}: standard input is larger than the limit of {MAX_LIST_BYTES} bytes"
             )));
         }
-        (bytes, "standard input")
-    } else if let Some(path) = raw.strip_prefix('@') {
+        (bytes, "standard input".to_owned())
+    } else if let Some(path) = raw.trim_start().strip_prefix('@') {
+        if path.is_empty() {
+            return Err(CliError::usage(format!(
+                "{flag} @ needs the file's name after the @ (@FILE reads the list from FILE)"
+            )));
+        }
         let bytes = crate::parse::read_regular_file(std::path::Path::new(path), MAX_LIST_BYTES)
             .map_err(|e| CliError::usage(format!("{flag}: cannot read {path}: {e}")))?;
-        (bytes, path)
+        (bytes, path.to_owned())
     } else {
-        return Ok((raw.to_owned(), false));
+        return Ok((raw.to_owned(), None));
     };
     let text = String::from_utf8(bytes)
         .map_err(|_| CliError::usage(format!("{flag}: {name} is not UTF-8 text")))?;
-    Ok((text, true))
+    Ok((text, Some(name)))
 }
 
 #[cfg(test)]
@@ -300,15 +340,15 @@ mod tests {
     #[test]
     fn lists_parse_with_spaces() {
         assert_eq!(
-            parse_list("--target", " 0.5, 0.5 ").ok(),
+            parse_list("--target", " 0.5, 0.5 ", &mut TypedFields::default()).ok(),
             Some(vec![0.5, 0.5])
         );
     }
 
     #[test]
     fn bad_lists_are_refused() {
-        assert!(parse_list("--target", "").is_err());
-        assert!(parse_list("--target", "0.5,,0.5").is_err());
-        assert!(parse_list("--target", "0.5,x").is_err());
+        assert!(parse_list("--target", "", &mut TypedFields::default()).is_err());
+        assert!(parse_list("--target", "0.5,,0.5", &mut TypedFields::default()).is_err());
+        assert!(parse_list("--target", "0.5,x", &mut TypedFields::default()).is_err());
     }
 }

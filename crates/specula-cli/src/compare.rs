@@ -144,7 +144,10 @@ pub fn exact(
     logits.slides = slides;
     let (after, alone) = lab::needs(config, position, slides);
     let refused = |e: specula_engine::options::OptionError| {
-        if e.field == "position" {
+        if let Some(message) = lab::model_fault(&e) {
+            // The models' doing, as `generate` reports such logits: no flag is at fault.
+            CliError::failure(message)
+        } else if e.field == "position" {
             CliError::option(&e, "--position")
         } else {
             option_error(&e, "--length")

@@ -13,6 +13,7 @@ use specula_engine::options::{DecodeOptions, MethodName, OptionError};
 use specula_model::Backend;
 
 use crate::error::CliError;
+use crate::number::{self, Typed, TypedFields};
 use crate::parse;
 
 /// Decoding flags, as typed.
@@ -26,7 +27,7 @@ pub struct DecodeArgs {
     /// the context, no draft model). A flag the method does not use (--selection,
     /// --gamma, --drafts, --tree, --kl, --epsilon, --delta, --ngram, --dynamic-gamma,
     /// --parallel-draft, --bug) is refused.
-    #[arg(long, value_name = "METHOD", allow_hyphen_values = true)]
+    #[arg(long, value_name = "METHOD", allow_hyphen_values = true, value_parser = method_name)]
     pub method: Option<MethodName>,
     /// SpecTr's selection at each depth: kseq (k-Seq, the default) or race (the ratio
     /// race, which reaches the optimal selection's acceptance). spectr only.
@@ -34,12 +35,12 @@ pub struct DecodeArgs {
     pub selection: Option<String>,
     /// Draft length: γ for speculative/mentored/typical, the most tokens lookup proposes,
     /// L for spectr/multiround (default 4, at most 64).
-    #[arg(long, value_name = "G", allow_hyphen_values = true)]
-    pub gamma: Option<f64>,
+    #[arg(long, value_name = "G", allow_hyphen_values = true, value_parser = number::typed)]
+    pub gamma: Option<Typed>,
     /// Number of draft sequences K for spectr/multiround (default 4; K × L at most
     /// 1024).
-    #[arg(long, value_name = "K", allow_hyphen_values = true)]
-    pub drafts: Option<f64>,
+    #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = number::typed)]
+    pub drafts: Option<Typed>,
     /// Prefix-tree branching for spectr/multiround, e.g. 2,2,1 (K = product).
     #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse::number_list)]
     pub tree: Option<NumberList>,
@@ -53,32 +54,32 @@ pub struct DecodeArgs {
     #[arg(long)]
     pub parallel_draft: bool,
     /// KL budget D (nats per position) for mentored (required there).
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    pub kl: Option<f64>,
+    #[arg(long, value_name = "D", allow_hyphen_values = true, value_parser = number::typed)]
+    pub kl: Option<Typed>,
     /// Typical acceptance's ceiling on its threshold, in [0, 1] (typical only; default
     /// 0.09).
-    #[arg(long, value_name = "EPS", allow_hyphen_values = true)]
-    pub epsilon: Option<f64>,
+    #[arg(long, value_name = "EPS", allow_hyphen_values = true, value_parser = number::typed)]
+    pub epsilon: Option<Typed>,
     /// Typical acceptance's scale of exp(-H(target)) in its threshold, 0 to 1e6 (typical
     /// only; default 0.3).
-    #[arg(long, value_name = "DELTA", allow_hyphen_values = true)]
-    pub delta: Option<f64>,
+    #[arg(long, value_name = "DELTA", allow_hyphen_values = true, value_parser = number::typed)]
+    pub delta: Option<Typed>,
     /// The longest context suffix prompt lookup searches for, then shorter ones down to
     /// 1 (lookup only; default 3, at most 16).
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub ngram: Option<f64>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = number::typed)]
+    pub ngram: Option<Typed>,
     /// Sampling temperature (0 = greedy; default 1).
-    #[arg(long, value_name = "T", allow_hyphen_values = true)]
-    pub temperature: Option<f64>,
+    #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = number::typed)]
+    pub temperature: Option<Typed>,
     /// Keep only the N most likely tokens.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub top_k: Option<f64>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = number::typed)]
+    pub top_k: Option<Typed>,
     /// Keep the smallest set of tokens with mass >= P.
-    #[arg(long, value_name = "P", allow_hyphen_values = true)]
-    pub top_p: Option<f64>,
+    #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = number::typed)]
+    pub top_p: Option<Typed>,
     /// Seed of the decoder's random numbers (0 to 2^53 - 1; default 0).
-    #[arg(long, value_name = "S", allow_hyphen_values = true)]
-    pub seed: Option<f64>,
+    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = number::typed)]
+    pub seed: Option<Typed>,
     /// Stop once the text contains STR (repeat the flag for several).
     #[arg(long, value_name = "STR", allow_hyphen_values = true)]
     pub stop: Vec<String>,
@@ -127,9 +128,9 @@ pub struct DecodeArgs {
     pub bug: Option<String>,
 }
 
-/// A comma-separated list of numbers (`--tree 2,2,1`).
+/// A comma-separated list of numbers (`--tree 2,2,1`), each as typed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NumberList(pub Vec<f64>);
+pub struct NumberList(pub Vec<Typed>);
 
 /// Checked decoding settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,31 +148,48 @@ pub struct DecodeSettings {
 }
 
 impl DecodeArgs {
-    /// The options as the engine reads them; `max_tokens` is the command's own flag.
+    /// The options as the engine reads them, and what their numbers were typed as;
+    /// `max_tokens` is the command's own flag.
     #[must_use]
-    pub fn options(&self, max_tokens: Option<f64>) -> DecodeOptions {
-        DecodeOptions {
+    pub fn options(&self, max_tokens: Option<&Typed>) -> (DecodeOptions, TypedFields) {
+        let mut typed = TypedFields::default();
+        let tree = self.tree.as_ref().map(|list| {
+            let entries = list.0.iter().enumerate();
+            let read = entries.map(|(i, t)| typed.whole(&format!("tree[{i}]"), Some(t)));
+            read.map(|v| v.unwrap_or(f64::NAN)).collect()
+        });
+        let options = DecodeOptions {
             prompt: Some(self.prompt.clone().into()),
             method: self.method.map(|m| m.as_str().to_owned()),
-            selection: self.selection.clone(),
-            gamma: self.gamma,
-            drafts: self.drafts,
-            tree: self.tree.clone().map(|t| t.0),
+            selection: self.selection.as_deref().map(|s| s.trim().to_owned()),
+            gamma: typed.whole("gamma", self.gamma.as_ref()),
+            drafts: typed.whole("drafts", self.drafts.as_ref()),
+            tree,
             dynamic_gamma: self.dynamic_gamma.then_some(true),
             parallel_draft: self.parallel_draft.then_some(true),
-            kl: self.kl,
-            epsilon: self.epsilon,
-            delta: self.delta,
-            ngram: self.ngram,
-            temperature: self.temperature,
-            top_k: self.top_k,
-            top_p: self.top_p,
-            seed: self.seed,
-            max_tokens,
+            kl: self.kl.as_ref().map(|t| t.value),
+            epsilon: self.epsilon.as_ref().map(|t| t.value),
+            delta: self.delta.as_ref().map(|t| t.value),
+            ngram: typed.whole("ngram", self.ngram.as_ref()),
+            temperature: self.temperature.as_ref().map(|t| t.value),
+            top_k: typed.whole("topK", self.top_k.as_ref()),
+            top_p: self.top_p.as_ref().map(|t| t.value),
+            seed: typed.whole("seed", self.seed.as_ref()),
+            max_tokens: typed.whole("maxTokens", max_tokens),
             stop: (!self.stop.is_empty()).then(|| self.stop.clone().into()),
             record_distributions: None,
-            bug: self.bug.clone(),
+            bug: self.bug.as_deref().map(|s| s.trim().to_owned()),
+        };
+        for (field, value) in [
+            ("kl", &self.kl),
+            ("epsilon", &self.epsilon),
+            ("delta", &self.delta),
+            ("temperature", &self.temperature),
+            ("topP", &self.top_p),
+        ] {
+            typed.real(field, value.as_ref());
         }
+        (options, typed)
     }
 
     /// Checks every flag with the engine's options parser. `max_tokens` comes from
@@ -181,13 +199,13 @@ impl DecodeArgs {
     /// A usage error naming the first bad flag.
     pub fn into_settings(
         self,
-        max_tokens: Option<f64>,
+        max_tokens: Option<&Typed>,
         max_tokens_flag: &str,
     ) -> Result<DecodeSettings, CliError> {
-        let resolved = self
-            .options(max_tokens)
+        let (options, typed) = self.options(max_tokens);
+        let resolved = options
             .resolve()
-            .map_err(|e| option_error(&e, max_tokens_flag))?;
+            .map_err(|e| option_error(&typed.quote(e), max_tokens_flag))?;
         let backend = match parse::choice("--backend", &self.backend, &["cpu", "wgpu"])? {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
@@ -211,6 +229,11 @@ impl DecodeArgs {
             threads: parse::uint("--threads", &self.threads, 1, 256)?,
         })
     }
+}
+
+/// `--method`, surrounding white space ignored as in every name and number.
+fn method_name(raw: &str) -> Result<MethodName, OptionError> {
+    raw.trim().parse()
 }
 
 /// An option error as the CLI says it: the option named by its flag.

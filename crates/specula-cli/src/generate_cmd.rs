@@ -20,8 +20,8 @@ pub struct GenerateArgs {
     pub decode: DecodeArgs,
     /// Characters to generate (default 64, at most 65536; past the models' 256 positions
     /// the context slides: both models continue from the last 128 characters).
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub max_tokens: Option<f64>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = crate::number::typed)]
+    pub max_tokens: Option<crate::number::Typed>,
     /// Print one JSON object (text, tokens, metrics) instead of streaming.
     #[arg(long)]
     pub json: bool,
@@ -59,7 +59,9 @@ struct Output<'a> {
 /// # Errors
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
-    let settings = args.decode.into_settings(args.max_tokens, "--max-tokens")?;
+    let settings = args
+        .decode
+        .into_settings(args.max_tokens.as_ref(), "--max-tokens")?;
     let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());

@@ -13,6 +13,7 @@ mod decode_args;
 mod error;
 mod generate_cmd;
 mod models;
+mod number;
 mod parse;
 mod plan;
 mod plot;

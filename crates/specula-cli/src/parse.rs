@@ -60,8 +60,8 @@ pub fn uint_list(flag: &str, raw: &str, max: usize) -> Result<Vec<usize>, CliErr
         .collect()
 }
 
-/// A comma-separated list of numbers, for clap (`--tree 2,2,1`); the engine checks
-/// their ranges.
+/// A comma-separated list of numbers, each kept as typed, for clap (`--tree 2,2,1`);
+/// the engine checks their ranges.
 ///
 /// # Errors
 /// Which entry is not a number.
@@ -69,11 +69,10 @@ pub fn number_list(raw: &str) -> Result<crate::decode_args::NumberList, String> 
     raw.split(',')
         .enumerate()
         .map(|(i, item)| {
-            item.trim()
-                .parse::<f64>()
+            crate::number::typed(item.trim())
                 .map_err(|_| format!("entry {i} ({:?}) is not a number", item.trim()))
         })
-        .collect::<Result<Vec<f64>, String>>()
+        .collect::<Result<Vec<_>, String>>()
         .map(crate::decode_args::NumberList)
 }
 

@@ -17,7 +17,7 @@ use crate::error::CliError;
 /// failing LP solver.
 pub fn run(request: &PlanRequest) -> Result<PlanReport, CliError> {
     let mut report = run_plan(&request.input).map_err(|failure| match failure {
-        PlanFailure::Input(e) => crate::decode_args::option_error(&e, "--max-tokens"),
+        PlanFailure::Input(e) => request.error(e),
         PlanFailure::Analysis(message) => CliError::failure(message),
     })?;
     // What the tolerances let through is said in the flags' names (`--target`, `--rho`).

@@ -13,6 +13,7 @@ use specula_engine::options::limits::MAX_SEED;
 
 use crate::decode_args::DecodeArgs;
 use crate::error::CliError;
+use crate::number::{Typed, TypedFields};
 use crate::{compare, decode, models, parse};
 
 /// The most continuations `--samples` asks for. Each line is written as soon as it is
@@ -31,9 +32,10 @@ pub struct SampleArgs {
         long,
         value_name = "L",
         default_value = "8",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = crate::number::typed
     )]
-    pub length: f64,
+    pub length: Typed,
     /// Number of continuations.
     #[arg(
         long,
@@ -54,8 +56,8 @@ pub struct SampleArgs {
     /// With --compare: count the first (1) or the second (2) generated character. The
     /// second has a closed form for the lossless methods and for the cache-reset bug
     /// (docs/lab.md).
-    #[arg(long, value_name = "P", allow_hyphen_values = true)]
-    pub position: Option<f64>,
+    #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = crate::number::typed)]
+    pub position: Option<Typed>,
 }
 
 #[derive(Serialize)]
@@ -73,7 +75,7 @@ struct Line<'a> {
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: SampleArgs) -> Result<(), CliError> {
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
-    let settings = args.decode.into_settings(Some(args.length), "--length")?;
+    let settings = args.decode.into_settings(Some(&args.length), "--length")?;
     let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());
@@ -82,8 +84,12 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
     let position = match (args.compare, args.position) {
         (_, None) => 1,
-        (true, Some(p)) => specula_engine::lab::check_position(p)
-            .map_err(|e| CliError::option(&e, "--position"))?,
+        (true, Some(p)) => {
+            let mut typed = TypedFields::default();
+            let read = typed.whole("position", Some(&p)).unwrap_or(f64::NAN);
+            specula_engine::lab::check_position(read)
+                .map_err(|e| CliError::option(&typed.quote(e), "--position"))?
+        }
         (false, Some(_)) => {
             return Err(CliError::usage(
                 "--position counts a character for --compare; give --compare too",

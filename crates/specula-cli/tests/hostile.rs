@@ -239,7 +239,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
                 "0.5,0.5",
             ],
             2,
-            "--target entry 1 must be a finite probability >= 0, got Infinity",
+            "--target entry 1 must be a finite probability >= 0, got inf",
         ),
         row(
             &[
@@ -339,7 +339,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             2,
             "target.json: invalid model configuration: max_seq is 1000000000, above its limit of 4096",
         ),
-        models(&huge_seq_float, 2, "target.json: cannot load weights"),
+        models(&huge_seq_float, 2, "target.json: invalid model description"),
         models(&huge_ff, 2, "d_ff is 1000000000, above its limit of 8192"),
         models(&huge_params, 2, "parameters, above the limit of 64000000"),
         models(&bad_heads, 2, "n_heads (7) must divide d_model (384)"),
@@ -373,28 +373,20 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         models(
             &extra_field,
             2,
-            "target.json: cannot load weights: unknown field `note`",
+            "target.json: invalid model description: unknown field `note`",
         ),
         models(
             &format_1,
             2,
-            "target.json: cannot load weights: format 1 predates",
+            "target.json: invalid model description: format 1 predates",
         ),
         models(&corrupt, 2, "target.bpk: cannot load weights"),
         models(&truncated, 2, "target.bpk: checksum mismatch"),
         models(&truncated_rehashed, 2, "target.bpk: cannot load weights"),
-        models(
-            &oversized,
-            2,
-            "target.bpk: cannot load weights: the file is larger",
-        ),
+        models(&oversized, 2, "target.bpk: the file is larger"),
         models(&tampered, 2, "target.bpk: checksum mismatch"),
-        models(&bad_json, 2, "target.json: cannot load weights"),
-        models(
-            &huge_json,
-            2,
-            "target.json: cannot load weights: the file is larger",
-        ),
+        models(&bad_json, 2, "target.json: invalid model description"),
+        models(&huge_json, 2, "target.json: the file is larger"),
         models(&no_target, 2, "target.bpk"),
         // More edges (files that are not lists are in hostile_args.rs): odd numbers,
         // huge prompts.

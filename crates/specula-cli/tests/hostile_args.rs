@@ -1,7 +1,9 @@
 //! Hostile command lines and files, a second table (`hostile.rs` has the first, and says
 //! what a row is): arguments that are not UTF-8, a value flag given one of its command's
 //! own flags, files that are not regular files (FIFOs with no writer, devices that never
-//! end, directories), oversized files, and `bench` lists past their limits. Every run is
+//! end, directories), oversized files, `bench` lists past their limits, and numbers that
+//! round (a refusal quotes them as typed; a whole-number flag takes no decimal that only
+//! rounds to a whole number). Every run is
 //! killed after [`common::RUN_LIMIT`], so a read that hangs fails its test.
 
 mod common;
@@ -194,23 +196,12 @@ fn files_that_are_not_regular_files_are_refused_unread() {
         plan(&format!("@{}", text(&dir)), "not a regular file"),
         plan(
             &empty,
-            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
+            "--target must be probabilities separated by commas, spaces or newlines, e.g. \
+             0.25,0.75, got an empty list in ",
         ),
-        common::models(
-            &json_fifo,
-            2,
-            "target.json: cannot load weights: not a regular file",
-        ),
-        common::models(
-            &weights_fifo,
-            2,
-            "target.bpk: cannot load weights: not a regular file",
-        ),
-        common::models(
-            &endless,
-            2,
-            "target.bpk: cannot load weights: not a regular file",
-        ),
+        common::models(&json_fifo, 2, "target.json: not a regular file"),
+        common::models(&weights_fifo, 2, "target.bpk: not a regular file"),
+        common::models(&endless, 2, "target.bpk: not a regular file"),
         train(
             &fifo_text,
             &format!("cannot read the corpus {fifo_text}: not a regular file"),
@@ -262,4 +253,139 @@ fn bench_lists_and_draft_sets_past_their_limits_are_refused() {
     ])
     .collect();
     check_rows(&rows);
+}
+
+#[test]
+fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
+    // `range` is the message's range and what follows it.
+    let whole = |flag: &str, text: &str, range: &str| {
+        let fragment = format!("{flag} must be a whole number from {range}, got {text}");
+        let mut args = vec!["generate", "--prompt", "ROMEO:", flag, text];
+        if flag != "--max-tokens" {
+            args.extend(["--max-tokens", "4"]);
+        }
+        row(&args, 2, &fragment)
+    };
+    let plan = |extra: &[&str], fragment: &str| {
+        let mut args = vec![
+            "plan", "--method", "kseq", "--target", "0.5,0.5", "--draft", "0.5,0.5",
+        ];
+        args.extend_from_slice(extra);
+        row(&args, 2, fragment)
+    };
+    check_rows(&[
+        // Beyond 2^53 an integer rounds: 2^64 once read 18446744073709552000, 2^53 + 1
+        // read 2^53.
+        whole(
+            "--seed",
+            "18446744073709551616",
+            "0 to 9007199254740991 (2^53 - 1)",
+        ),
+        whole(
+            "--seed",
+            "9007199254740993",
+            "0 to 9007199254740991 (2^53 - 1)",
+        ),
+        whole("--seed", "-1", "0 to 9007199254740991 (2^53 - 1)"),
+        // Decimals that read as whole numbers are not whole numbers.
+        whole(
+            "--gamma",
+            "4.0000000000000001",
+            "1 to 64 (draft tokens per round)",
+        ),
+        whole(
+            "--max-tokens",
+            "4.0000000000000001",
+            "1 to 65536 (tokens to generate)",
+        ),
+        whole(
+            "--top-k",
+            "1.50",
+            "1 to 1048576 (leave it out for no top-k)",
+        ),
+        whole(
+            "--seed",
+            "9007199254740990.6",
+            "0 to 9007199254740991 (2^53 - 1)",
+        ),
+        generate(
+            &["--method", "spectr", "--tree", "2,2.0000000000000001"],
+            2,
+            "--tree entry 1 must be a whole number from 1 to 1024 (children per node), got \
+             2.0000000000000001",
+        ),
+        // 1e309 once read Infinity.
+        generate(&["--temperature", "1e309"], 2, "got 1e309"),
+        row(
+            &["generate", "--prompt", "ROMEO:", "--max-tokens", "1e309"],
+            2,
+            "got 1e309",
+        ),
+        row(
+            &[
+                "sample",
+                "--prompt",
+                "ROMEO:",
+                "--compare",
+                "--position",
+                "2.0000000000000001",
+            ],
+            2,
+            "--position must be 1 or 2 (the first or second generated token), got \
+             2.0000000000000001",
+        ),
+        row(
+            &[
+                "sample",
+                "--prompt",
+                "ROMEO:",
+                "--length",
+                "8.0000000000000001",
+            ],
+            2,
+            "--length must be a whole number from 1 to 65536 (tokens to generate), got \
+             8.0000000000000001",
+        ),
+        plan(
+            &["--drafts", "2.0000000000000001"],
+            "--drafts must be a whole number from 1 to 1000000, got 2.0000000000000001",
+        ),
+        plan(&["--rho", "0.50"], "got 0.50"),
+        row(
+            &[
+                "plan",
+                "--method",
+                "greedy",
+                "--target",
+                "0.5,1e309",
+                "--draft",
+                "0.5,0.5",
+            ],
+            2,
+            "--target entry 1 must be a finite probability >= 0, got 1e309",
+        ),
+        row(
+            &[
+                "plan", "--method", "otm", "--target", "0.5,0.5", "--draft", "0.5,0.5", "--drafts",
+                "4e1",
+            ],
+            2,
+            "got 4e1, which over 2 tokens needs 2199023255552",
+        ),
+        // clap quotes what is no number at all.
+        generate(
+            &["--seed", "2^64"],
+            2,
+            "invalid value '2^64' for '--seed <S>'",
+        ),
+    ]);
+    // Whole numbers written otherwise are still whole numbers.
+    check_rows(&[row(
+        &[
+            "plan", "--method", "kseq", "--target", "0.5,0.5", "--draft", "0.5,0.5", "--drafts",
+            "2.0",
+        ],
+        0,
+        "k = 2 drafts",
+    )]);
 }

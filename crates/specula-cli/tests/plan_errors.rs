@@ -15,11 +15,11 @@ fn bad_numbers_are_refused() {
         ),
         (
             "nan,0.2,0.3,0.4",
-            "--target entry 0 must be a probability >= 0, got NaN",
+            "--target entry 0 must be a probability >= 0, got nan",
         ),
         (
             "inf,0.2,0.3,0.4",
-            "--target entry 0 must be a finite probability >= 0, got Infinity",
+            "--target entry 0 must be a finite probability >= 0, got inf",
         ),
         (
             "-0.1,0.4,0.3,0.4",
@@ -27,7 +27,8 @@ fn bad_numbers_are_refused() {
         ),
         (
             "",
-            "--target must be comma-separated probabilities, e.g. 0.25,0.75, got an empty list",
+            "--target must be probabilities separated by commas, spaces or newlines, e.g. \
+             0.25,0.75, got an empty list",
         ),
         (
             "0.1,,0.5,0.4",

@@ -269,13 +269,31 @@ fn refuse(field: &str, expected: impl Into<String>, got: impl Into<String>) -> O
     OptionError::invalid(field, expected, got)
 }
 
+/// The field of the refusals of [`first_tokens`] and [`exact`] that are the models'
+/// doing, not an option's: logits that are not finite, a missing row. No surface has an
+/// option of this name; each reports these as a failure of the models
+/// ([`model_fault`]), as it reports such logits while decoding.
+pub const MODEL_FAULT: &str = "model";
+
+/// The message of a refusal about the models' logits ([`MODEL_FAULT`]), naming no
+/// option; `None` for a refusal of an option.
+#[must_use]
+pub fn model_fault(error: &OptionError) -> Option<String> {
+    (error.field == MODEL_FAULT).then(|| {
+        format!(
+            "the models' logits cannot give the exact distribution: {} (it needs {})",
+            error.got, error.expected
+        )
+    })
+}
+
 fn dist(
     logits: &[f64],
     sampling: &SamplingConfig,
     what: &str,
 ) -> Result<Distribution, OptionError> {
     Distribution::from_logits(logits, sampling)
-        .map_err(|e| refuse("model", "finite logits", format!("{what}: {e}")))
+        .map_err(|e| refuse(MODEL_FAULT, "finite logits", format!("{what}: {e}")))
 }
 
 /// The exact distribution of generated `position` (1 or 2) under `config`.
@@ -467,14 +485,14 @@ fn checked_rows(
     let listed = |x: usize| first.contains(&(x as u32));
     if let Some(x) = (0..target.len()).find(|&x| target.prob(x) > 0.0 && !listed(x)) {
         return Err(refuse(
-            "model",
+            MODEL_FAULT,
             "a row for every token the target can emit first",
             format!("none for token {x}"),
         ));
     }
     if rows.len() != first.len() {
         return Err(refuse(
-            "model",
+            MODEL_FAULT,
             format!("{} rows of logits {what}", first.len()),
             rows.len().to_string(),
         ));

@@ -124,6 +124,18 @@ fn what_has_no_closed_form_is_refused_with_its_field() {
     short.after_prompt.pop();
     let c = config(speculative(), None);
     assert_eq!(exact(&c, 2, &short).unwrap_err().field, "model");
+    // Logits that are not finite are the models' doing, said without naming an option.
+    let mut broken = logits();
+    broken.target[0] = f64::NAN;
+    let e = exact(&c, 1, &broken).unwrap_err();
+    assert_eq!(
+        super::model_fault(&e).as_deref(),
+        Some(
+            "the models' logits cannot give the exact distribution: the target's logits: \
+             entry 0 is NaN (it needs finite logits)"
+        ),
+    );
+    assert_eq!(super::model_fault(&check_position(3.0).unwrap_err()), None);
     assert_eq!(check_position(3.0).unwrap_err().field, "position");
     assert_eq!(check_position(2.0), Ok(2));
 }

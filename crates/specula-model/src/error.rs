@@ -43,9 +43,16 @@ pub enum Error {
     /// A broken invariant of this crate (a bug, never the caller's input): what broke.
     #[error("a bug in specula-model: {0}")]
     Internal(&'static str),
-    /// Weights or metadata that do not load.
+    /// Weights that do not load.
     #[error("cannot load weights: {0}")]
     Weights(String),
+    /// A model description (`ROLE.json`) that is not one: not JSON, a field this format
+    /// does not have, an unknown format.
+    #[error("invalid model description: {0}")]
+    Description(String),
+    /// A file that is not read: not a regular file, or larger than allowed.
+    #[error("{0}")]
+    Unreadable(String),
     /// A checksum that does not match.
     #[error("checksum mismatch for {name}: expected {expected}, got {actual}")]
     Checksum {

@@ -43,7 +43,7 @@ pub fn upgrade_dir(dir: &Path, role: ModelRole) -> Result<Upgrade> {
     };
     let bytes = read_limited(&meta_path, MAX_META_BYTES)?;
     let mut value: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| in_file(&meta_path, Error::Weights(e.to_string())))?;
+        .map_err(|e| in_file(&meta_path, Error::Description(e.to_string())))?;
     match value.get("format").and_then(Value::as_u64) {
         Some(1) => {}
         Some(v) if v == u64::from(FORMAT_VERSION) => {
@@ -53,7 +53,7 @@ pub fn upgrade_dir(dir: &Path, role: ModelRole) -> Result<Upgrade> {
         other => {
             return Err(in_file(
                 &meta_path,
-                Error::Weights(format!("format {other:?} is not one this version knows")),
+                Error::Description(format!("format {other:?} is not one this version knows")),
             ));
         }
     }
@@ -77,7 +77,7 @@ pub fn upgrade_dir(dir: &Path, role: ModelRole) -> Result<Upgrade> {
     value["format"] = Value::from(FORMAT_VERSION);
     value["sha256"] = Value::from("");
     let mut meta: ModelMeta = serde_json::from_value(value)
-        .map_err(|e| in_file(&meta_path, Error::Weights(e.to_string())))?;
+        .map_err(|e| in_file(&meta_path, Error::Description(e.to_string())))?;
     meta.config.validate().map_err(|e| in_file(&meta_path, e))?;
     meta.seal();
     ModelBundle { meta, weights }.save_dir(dir)?;

@@ -120,7 +120,7 @@ impl ModelMeta {
     /// alphabet has as many characters as the vocabulary.
     ///
     /// # Errors
-    /// [`Error::Weights`] for bad JSON or an unknown format, [`Error::BadConfig`].
+    /// [`Error::Description`] for bad JSON or an unknown format, [`Error::BadConfig`].
     pub fn from_json(json: &[u8]) -> Result<Self> {
         // The format first, so that an older file gets its own message rather than "missing
         // field" for a field its version did not have.
@@ -129,17 +129,18 @@ impl ModelMeta {
             format: u32,
         }
         let version: Version =
-            serde_json::from_slice(json).map_err(|e| Error::Weights(e.to_string()))?;
+            serde_json::from_slice(json).map_err(|e| Error::Description(e.to_string()))?;
         if version.format == 1 {
-            return Err(Error::Weights(
+            return Err(Error::Description(
                 "format 1 predates the description's own checksum; upgrade the directory with \
                  `cargo run -p specula-model --example upgrade_format -- DIR`"
                     .into(),
             ));
         }
-        let meta: Self = serde_json::from_slice(json).map_err(|e| Error::Weights(e.to_string()))?;
+        let meta: Self =
+            serde_json::from_slice(json).map_err(|e| Error::Description(e.to_string()))?;
         if meta.format != FORMAT_VERSION {
-            return Err(Error::Weights(format!(
+            return Err(Error::Description(format!(
                 "format {} is not the supported {FORMAT_VERSION}",
                 meta.format
             )));
@@ -223,7 +224,7 @@ pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(Error::File {
             path: path.display().to_string(),
-            source: Box::new(Error::Weights("not a regular file".to_owned())),
+            source: Box::new(Error::Unreadable("not a regular file".to_owned())),
         });
     }
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
@@ -234,7 +235,7 @@ pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     if bytes.len() as u64 > limit {
         return Err(Error::File {
             path: path.display().to_string(),
-            source: Box::new(Error::Weights(format!(
+            source: Box::new(Error::Unreadable(format!(
                 "the file is larger than the {limit} bytes allowed"
             ))),
         });

@@ -88,7 +88,7 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
     if after {
         // Rows only for the first tokens the target can emit: every token of the bundled
         // pair's 65, a top-k's worth of a BPE vocabulary (bounded by the engine).
-        logits.first_tokens = lab::first_tokens(config, &logits.target)?;
+        logits.first_tokens = lab::first_tokens(config, &logits.target).map_err(refused)?;
         let contexts = lab::contexts_for_second(&prompt, &logits.first_tokens, false, window);
         let shared = lab::shared_positions(prompt.len(), window);
         logits.after_prompt = answer(Role::Target, shared, contexts).await?;
@@ -99,9 +99,18 @@ pub(crate) async fn exact(models: &mut Models, request: &LabRequest) -> Result<L
     }
     models.reset();
     Ok(LabExact {
-        exact: lab::exact(config, request.position, &logits)?,
+        exact: lab::exact(config, request.position, &logits).map_err(refused)?,
         runs: request.runs,
         first_seed: request.first_seed,
         run_tokens: RUN_TOKENS,
     })
+}
+
+/// A refusal of the lab's arithmetic: a failure of the models (`model_failed`, as while
+/// decoding) when their logits are at fault, otherwise the option it names.
+fn refused(error: specula_engine::options::OptionError) -> WasmError {
+    match lab::model_fault(&error) {
+        Some(message) => WasmError::Model(message),
+        None => error.into(),
+    }
 }

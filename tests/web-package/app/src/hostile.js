@@ -342,7 +342,7 @@ const LOAD_ROWS = [
   loadBad("oversized-target", "bad_weights", ["target model: cannot load weights: the weights are", "bytes, more than the", "a model of this shape needs"]),
   loadBad("mislabelled-target", "bad_weights", "target model: these weights are for the draft model"),
   loadBad("swapped", "bad_weights", "draft model: these weights are for the target model"),
-  loadBad("target-json-not-json", "bad_weights", ["target model: cannot load weights:", "at line 1 column"]),
+  loadBad("target-json-not-json", "bad_weights", ["target model: invalid model description:", "at line 1 column"]),
   loadBad("target-json-huge", "bad_weights", ["target.json from", "bytes or more, above the limit of 1048576 bytes"]),
   loadBad("target-json-max-seq", "bad_weights", "target model: checksum mismatch for the target description"),
   loadBad("target-json-steps", "bad_weights", "target model: checksum mismatch for the target description"),

@@ -1,0 +1,304 @@
+//! Number flags as typed: the text the user gave beside the `f64` it reads as, so that a
+//! refusal quotes the text (`--seed 18446744073709551616`, not the `1.8446744073709552e19`
+//! it rounds to; `--temperature 1e309`, not `Infinity`) and a whole-number flag takes
+//! only a whole number, not a decimal that rounds to one (`--gamma 4.0000000000000001`).
+//! The ranges stay the engine's (`specula_engine::options`), as for the npm package.
+
+use specula_engine::options::{OptionError, Problem, show_number};
+
+/// A number flag's value: the text as typed and the `f64` it reads as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Typed {
+    /// The text as typed.
+    pub text: String,
+    /// What Rust's `f64` parser reads it as (rounded, `1e309` as infinity).
+    pub value: f64,
+}
+
+/// Clap's value parser for a number flag: what `f64` parses, kept with its text.
+/// Surrounding white space is ignored, as in every name and number the CLI reads (text
+/// such as `--prompt` is taken as typed).
+///
+/// # Errors
+/// The parser's reason, for clap's message (which quotes the text).
+pub fn typed(raw: &str) -> Result<Typed, String> {
+    let text = raw.trim();
+    text.parse::<f64>()
+        .map(|value| Typed {
+            text: text.to_owned(),
+            value,
+        })
+        .map_err(|e| e.to_string())
+}
+
+impl Typed {
+    /// The value for an option that takes a whole number: the number itself, or NaN
+    /// (which the engine refuses as not whole, and the message quotes the text) for a
+    /// decimal that is not exactly whole but reads as a whole `f64`
+    /// (`4.0000000000000001`).
+    #[must_use]
+    pub fn whole(&self) -> f64 {
+        let integral = self.value.is_finite() && self.value.fract() == 0.0;
+        if integral && exact_whole(&self.text) == Some(false) {
+            f64::NAN
+        } else {
+            self.value
+        }
+    }
+}
+
+/// Whether `text`, a decimal as Rust's `f64` parser reads it (sign, digits with one
+/// optional point, optional exponent), is exactly a whole number; `None` for anything
+/// else (`inf`, `NaN`).
+fn exact_whole(text: &str) -> Option<bool> {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], &unsigned[at + 1..]),
+        None => (unsigned, "0"),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !(digits_only(int) && digits_only(frac)) || int.len() + frac.len() == 0 {
+        return None;
+    }
+    let exponent_digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+    if exponent_digits.is_empty() || !digits_only(exponent_digits) {
+        return None;
+    }
+    // An exponent past i64 saturates: the point then lies beyond every digit.
+    let exponent = exponent
+        .parse::<i64>()
+        .unwrap_or(if exponent.starts_with('-') {
+            i64::MIN / 2
+        } else {
+            i64::MAX / 2
+        });
+    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+    // The digits before the point once the exponent has moved it are the whole part.
+    let point = (int.len() as i64).saturating_add(exponent);
+    let first_fraction = usize::try_from(point.clamp(0, digits.len() as i64)).unwrap_or(0);
+    Some(digits[first_fraction..].iter().all(|&d| d == b'0'))
+}
+
+/// What each option was typed as, by the engine's name for it (`topK`, `tree[1]`,
+/// `maxTokens`, `target[3]`): an engine refusal that quotes the number it read quotes
+/// the text instead.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TypedFields {
+    entries: Vec<Entry>,
+    lists: Vec<TypedList>,
+}
+
+/// A list option's text (`plan --target`), whose entries are looked up only when a
+/// refusal names one (a list may hold a million).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedList {
+    /// The option (`target`).
+    pub field: &'static str,
+    /// The list as given, or the contents of its file.
+    pub text: String,
+}
+
+impl TypedList {
+    /// The entries as typed, on the command line and in a file alike: commas separate
+    /// entries, and so does white space within what lies between two commas; what lies
+    /// between two commas (or before the first, or after the last) with no entry in it
+    /// is one empty entry (`""`), which no list accepts (`0.5,,0.5`, `0.5,0.5,`).
+    #[must_use]
+    pub fn items(&self) -> Vec<&str> {
+        let mut items = Vec::new();
+        for piece in self.text.split(',') {
+            let before = items.len();
+            items.extend(piece.split_whitespace());
+            if items.len() == before {
+                items.push("");
+            }
+        }
+        items
+    }
+}
+
+/// One option: its field, the text as typed, and the number the engine read, as the
+/// engine prints it in a message.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    field: String,
+    text: String,
+    shown: String,
+}
+
+impl TypedFields {
+    /// Records `typed` (if given) as the text of `field`; `read` is the number the
+    /// engine was given (the value, or [`Typed::whole`]'s).
+    pub fn add(&mut self, field: impl Into<String>, typed: Option<&Typed>, read: f64) {
+        if let Some(typed) = typed {
+            self.entries.push(Entry {
+                field: field.into(),
+                text: typed.text.clone(),
+                shown: show_number(read),
+            });
+        }
+    }
+
+    /// Records a real-valued option: the engine reads its value.
+    pub fn real(&mut self, field: &str, typed: Option<&Typed>) {
+        self.add(field, typed, typed.map_or(f64::NAN, |t| t.value));
+    }
+
+    /// Records a whole-number option, and gives the number to hand the engine
+    /// ([`Typed::whole`]).
+    pub fn whole(&mut self, field: &str, typed: Option<&Typed>) -> Option<f64> {
+        let read = typed.map(Typed::whole);
+        self.add(field, typed, read.unwrap_or(f64::NAN));
+        read
+    }
+
+    /// Records a list option, whose entries a refusal may name (`target[3]`).
+    pub fn list(&mut self, list: TypedList) {
+        self.lists.push(list);
+    }
+
+    /// The entry of a list that `field` (`target[3]`) names, as an [`Entry`].
+    fn list_entry(&self, field: &str) -> Option<Entry> {
+        let (name, index) = field.strip_suffix(']')?.split_once('[')?;
+        let index: usize = index.parse().ok()?;
+        let list = self.lists.iter().find(|l| l.field == name)?;
+        let text = (*list.items().get(index)?).to_owned();
+        let shown = show_number(text.parse().ok()?);
+        Some(Entry {
+            field: field.to_owned(),
+            text,
+            shown,
+        })
+    }
+
+    /// `error` with the number it quotes replaced by the text typed for its option
+    /// (the whole `got`, or its start before a comma: `3, which over 4 tokens needs …`).
+    #[must_use]
+    pub fn quote(&self, mut error: OptionError) -> OptionError {
+        if error.problem != Problem::Invalid {
+            return error;
+        }
+        let found = self
+            .entries
+            .iter()
+            .find(|e| e.field == error.field)
+            .cloned();
+        let Some(entry) = found.or_else(|| self.list_entry(&error.field)) else {
+            return error;
+        };
+        if error.got == entry.shown {
+            error.got.clone_from(&entry.text);
+        } else if let Some(rest) = error.got.strip_prefix(&format!("{},", entry.shown)) {
+            error.got = format!("{},{rest}", entry.text);
+        }
+        error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(text: &str) -> Typed {
+        typed(text).expect("a number")
+    }
+
+    #[test]
+    fn whole_numbers_are_read_exactly() {
+        for text in [
+            "4", "+4", "-0", "4.0", "4.", "0.4e1", "400e-2", "1e3", "1E+3",
+        ] {
+            assert_eq!(exact_whole(text), Some(true), "{text}");
+        }
+        for text in [
+            "4.0000000000000001",
+            "0.5",
+            ".5",
+            "45e-1",
+            "1e-400",
+            "4.5e0",
+        ] {
+            assert_eq!(exact_whole(text), Some(false), "{text}");
+        }
+        for text in ["inf", "-Infinity", "NaN"] {
+            assert_eq!(exact_whole(text), None, "{text}");
+        }
+        assert_eq!(exact_whole("0e-99999999999999999999"), Some(true));
+        assert_eq!(exact_whole("1e99999999999999999999"), Some(true));
+        assert!(t("4.0000000000000001").whole().is_nan());
+        assert_eq!(t("4").whole(), 4.0);
+        // Not whole either way: left for the engine to refuse, quoting the text.
+        assert_eq!(t("4.5").whole(), 4.5);
+        assert!(typed("2^64").is_err());
+        assert_eq!(
+            typed(" 4\n").map(|t| (t.text, t.value)),
+            Ok(("4".to_owned(), 4.0))
+        );
+    }
+
+    #[test]
+    fn list_entries_are_split_alike_wherever_they_come_from() {
+        let items = |text: &str| {
+            let list = TypedList {
+                field: "target",
+                text: text.into(),
+            };
+            list.items()
+                .into_iter()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(items(" 0.5, 0.5 "), ["0.5", "0.5"]);
+        assert_eq!(items("0.5 0.25\n0.25\n"), ["0.5", "0.25", "0.25"]);
+        assert_eq!(items("0.5,\n0.5\n"), ["0.5", "0.5"]);
+        assert_eq!(items("0.5,,0.5"), ["0.5", "", "0.5"]);
+        assert_eq!(items("0.5,0.5,\n"), ["0.5", "0.5", ""]);
+        assert_eq!(items(",,"), ["", "", ""]);
+    }
+
+    #[test]
+    fn refusals_quote_the_text_as_typed() {
+        let mut fields = TypedFields::default();
+        let seed = t("18446744073709551616");
+        fields.whole("seed", Some(&seed));
+        let temperature = t("1e309");
+        fields.real("temperature", Some(&temperature));
+        let gamma = t("4.0000000000000001");
+        let read = fields.whole("gamma", Some(&gamma));
+        assert!(read.is_some_and(f64::is_nan));
+        let drafts = t("3.0");
+        fields.whole("drafts", Some(&drafts));
+        fields.list(TypedList {
+            field: "target",
+            text: "0.5, 1e309,-0.50".into(),
+        });
+        fields.list(TypedList {
+            field: "draft",
+            text: "0.5\n\n-1e-0 2".into(),
+        });
+        let quoted =
+            |field: &str, got: &str| fields.quote(OptionError::invalid(field, "x", got)).got;
+        assert_eq!(
+            quoted("seed", "18446744073709552000"),
+            "18446744073709551616"
+        );
+        assert_eq!(quoted("temperature", "Infinity"), "1e309");
+        assert_eq!(quoted("gamma", "NaN"), "4.0000000000000001");
+        assert_eq!(
+            quoted("drafts", "3, which needs more"),
+            "3.0, which needs more"
+        );
+        // Another number, or another option, is left alone.
+        assert_eq!(quoted("drafts", "30"), "30");
+        assert_eq!(quoted("kl", "1"), "1");
+        let unused = OptionError::unused("seed", "lookup", "x");
+        assert_eq!(fields.quote(unused.clone()), unused);
+        // List entries are found when a refusal names one.
+        assert_eq!(quoted("target[1]", "Infinity"), "1e309");
+        assert_eq!(quoted("target[2]", "-0.5"), "-0.50");
+        assert_eq!(quoted("draft[1]", "-1"), "-1e-0");
+        assert_eq!(quoted("draft[2]", "2"), "2");
+        assert_eq!(quoted("draft[3]", "2"), "2");
+    }
+}
