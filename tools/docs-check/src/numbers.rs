@@ -251,7 +251,13 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
 /// The constant a number quoted for `opt` stands for: a unit after it names one, else the
 /// option's own (`fallback`).
 fn constant_for(opt: &Opt, after: &str, fallback: Option<&'static str>) -> Option<&'static str> {
-    let after = after.trim_start_matches(['`', ' ', '\n']);
+    // The next words, a line break read as a space (`1024 draft\nnodes`).
+    let after = after
+        .trim_start_matches(['`', ' ', '\n'])
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
     opt.units
         .iter()
         .chain(std::iter::once(&NODES))

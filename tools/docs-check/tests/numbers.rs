@@ -75,11 +75,12 @@ fn numbers_read_as_the_docs_write_them() {
 #[test]
 fn quotes_that_agree_pass() {
     let text = "Options: `gamma` (1–64, default 4; not for autoregressive), `drafts` \
-                (spectr/multiround: 1–1024,\ndefault 4, and `drafts × gamma` at most 1024 draft \
+                (spectr/multiround: 1–1024,\ndefault 4, and `drafts × gamma` at most 1024 draft\n\
                 nodes per round), `tree` (1–64 depths, at most 1024 leaves and 1024 nodes, and \
                 `gamma`/`drafts` equal to its depth), `parallelDraft` (speculative with a fixed \
                 γ, default `false`), `seed` (0 to 2^53 − 1, default 0), `stop` (at most 64 \
-                strings of 1–1024 characters).\n\n\
+                strings of 1–1024\ncharacters).\n\n\
+                `gamma` (times K at most 1024 draft\nnodes per round)\n\n\
                 --delta <DELTA>  scale, in [0, 1e6] (default 0.3)\n\
                 --drafts defaults to 4.\n\n\
                 | `gamma` | 1–64 (4) | `MAX_GAMMA`, `DEFAULT_GAMMA` |\n\
