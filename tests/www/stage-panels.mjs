@@ -1,10 +1,37 @@
-// Smaller things a student sees on the stage and the panels (used by run.mjs): SpecTr's
+// Smaller things a student sees on the stage and the panels (used by run.mjs): the
+// recorded run handing over to the models once they are ready; SpecTr's
 // bonus sentence beside rejected drafts, no all-zero rows of distributions at temperature
 // 0, "1 run", no request that fails (the icon), a tree with an empty depth refused, a large
 // tree kept within the stage, the prompt's menus within a phone's width, and a settings
 // summary that names every setting that changes the run.
 
 export function addStagePanelTests(tests, { browser, open, loaded, check, setControl, playToEnd }) {
+  // The recorded run plays while the models load; once they are ready, the models go on
+  // from the round on screen (the settings are the recording's), not after the recording.
+  tests.recordedHandOver = async () => {
+    const b = await browser();
+    try {
+      const page = await open(b.context, "backend=cpu&speed=1");
+      const first = await page.evaluate(() => window.__speculaPage.source);
+      await loaded(page);
+      await page.waitForFunction(() => window.__speculaPage.source === "live", null, { timeout: 20_000, polling: 100 }).catch(() => {});
+      const taken = await page.evaluate(() => ({ source: window.__speculaPage.source, shown: window.__speculaPage.shownRounds.length, state: document.getElementById("run-state").textContent }));
+      check(first === "recorded" && taken.source === "live" && /go on from the recording/.test(taken.state),
+        `the models take over from the recorded run once they are ready (${taken.shown} recorded rounds shown; "${taken.state}")`, JSON.stringify({ first, taken }));
+      await setControl(page, "speed", 6);
+      await page.waitForFunction(() => window.__speculaPage.finished, null, { timeout: 120_000, polling: 100 });
+      const end = await page.evaluate(async () => {
+        const recorded = await (await fetch("recorded-trace.json")).json();
+        const text = [...document.querySelectorAll("#output .otok")].map((s) => s.textContent.replace("↵\n", "\n")).join("");
+        return { text, recorded: recorded.summary.text, source: window.__speculaPage.source, summary: window.__speculaPage.summary?.text };
+      });
+      check(end.source === "live" && end.text === end.recorded && end.summary === end.recorded,
+        "after the take-over the output goes on without starting over: the recording's characters, then the live run's, the same text", JSON.stringify(end));
+    } finally {
+      await b.close();
+    }
+  };
+
   tests.stagePanels = async () => {
     const b = await browser();
     try {

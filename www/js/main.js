@@ -8,7 +8,7 @@
 import { $, S, hook, params } from "./state.js";
 import { initGlossary } from "./glossary.js";
 import { applyLimits, applyParams, syncOutputs, notice, showError } from "./settings.js";
-import { newRun, play, step, pause, reset, settingChanged, setRunState, enqueue } from "./run.js";
+import { newRun, play, step, pause, reset, settingChanged, setRunState, enqueue, handOver } from "./run.js";
 import { renderMetrics, selectToken, follow, onOutputKey } from "./view.js";
 import { scheduleTheory } from "./theory.js";
 import { race, replayRace } from "./race.js";
@@ -73,6 +73,7 @@ async function loadModels() {
     performance.mark("specula:ready");
     $("race").disabled = false;
     if (S.run?.source === "recorded" && hook.finished) setRunState("recorded run finished — press Play or Reset to run the models live");
+    else if (S.run?.source === "recorded") handOver();
     scheduleTheory();
   } catch (error) {
     progress.textContent = "";

@@ -113,9 +113,42 @@ export async function newRun({ live = true } = {}) {
   setRunState(S.run.source === "recorded" ? "playing a recorded run while the models load" : "ready: press Play or Step");
 }
 
+/** A round's outcome, to compare a live run with the recording: its characters and their sources. */
+const outcomeOf = (round) => JSON.stringify([round.trace.emitted, round.trace.sources]);
+const sameOptions = (a, b) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+/**
+ * The models are ready while the recorded run plays: a live run of the settings on screen
+ * takes over. When they are the recording's, it goes on from the round on screen (its
+ * first rounds are the recording's, checked as they arrive: any difference starts it
+ * over from its first round); otherwise it starts over, playing if the recording was.
+ */
+export function handOver() {
+  return enqueue(async () => {
+    const recorded = S.run;
+    if (recorded?.source !== "recorded" || hook.finished || !canRun() || $("source").value !== "bundled") return;
+    const s = settings();
+    const { options, refused } = await checked(s);
+    if (refused || !sameOptions(options, recorded.options)) {
+      settingChanged();
+      return;
+    }
+    const run = { id: ++S.runSeq, source: "live", models: s.source, pair: null, instance: active(), key: JSON.stringify(s), options, rounds: [], arrivals: [], done: false, summary: null, waiters: new Set(), recording: recorded.rounds };
+    S.run = run;
+    run.finished = pump(run);
+    hook.runId = run.id;
+    hook.source = run.source;
+    hook.models = run.models;
+    hook.options = run.options;
+    setRunState(S.playing ? "playing · the models are ready and go on from the recording, live" : "the models are ready: press Play to go on live");
+  });
+}
+
 function notify(run) {
-  for (const w of run.waiters) w();
+  // Cleared first: a waiter still short of its round adds itself again, for the next one.
+  const waiters = [...run.waiters];
   run.waiters.clear();
+  for (const w of waiters) w();
 }
 
 async function pump(run) {
@@ -133,6 +166,12 @@ async function pump(run) {
         break;
       }
       run.rounds.push(compactRound(value, vocab));
+      // Taking over from the recording: a round already shown from it must be the same.
+      const i = run.rounds.length - 1;
+      if (run.recording && i < S.shown && S.run === run && (!run.recording[i] || outcomeOf(run.recording[i]) !== outcomeOf(value))) {
+        run.recording = null;
+        settingChanged();
+      }
       if (run.rounds.length > RECENT) shrinkRound(run.rounds[run.rounds.length - RECENT - 1], vocab);
       if (!(vocab > hook.largeVocab) && run.rounds.length > OLD) forgetRound(run.rounds[run.rounds.length - OLD - 1]);
       run.arrivals.push(performance.now() - started);
