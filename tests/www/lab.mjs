@@ -73,7 +73,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       // One run cannot be tested: no p-value, and no verdict of fit.
       const one = await runMany(page, 1);
       check(
-        one.result?.pValue === null && /^No verdict: 1 runs are too few/.test(one.verdict) && !/Consistent/.test(one.verdict),
+        one.result?.pValue === null && /^No verdict: 1 run is too few/.test(one.verdict) && !/Consistent/.test(one.verdict),
         `lab: one run gives no verdict (${one.verdict})`,
       );
 

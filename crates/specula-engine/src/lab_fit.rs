@@ -107,8 +107,13 @@ fn no_test_reason(samples: u64, expected: &[f64]) -> String {
     // With the likeliest token expecting 5 counts, it and the pooled rest are two bins.
     let likeliest = expected.iter().copied().fold(0.0, f64::max);
     let needed = (5.0 / likeliest).ceil();
+    let few = if samples == 1 {
+        "1 run is".to_owned()
+    } else {
+        format!("{samples} runs are")
+    };
     format!(
-        "{samples} runs are too few for a chi-square test: no token expects 5 or more \
-         counts, so every bin is pooled into one; at least {needed} runs are needed"
+        "{few} too few for a chi-square test: no token expects 5 or more counts, so \
+         every bin is pooled into one; at least {needed} runs are needed"
     )
 }
