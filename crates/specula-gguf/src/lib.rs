@@ -16,6 +16,7 @@ pub use file::{GgufFile, TensorEntry};
 pub mod llama;
 pub mod model;
 pub mod synthetic;
+pub mod writer;
 
 pub use llama::{LlamaConfig, LlamaWeights, RopeStyle};
 pub use model::GgufModel;

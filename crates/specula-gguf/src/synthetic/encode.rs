@@ -7,7 +7,7 @@ use half::{bf16, f16};
 use super::{MatrixType, Value};
 
 /// Appends one block of `ty` (one value for the float types, 32 for the quantized).
-pub(super) fn encode_block(out: &mut Vec<u8>, ty: MatrixType, block: &[f32]) {
+pub(crate) fn encode_block(out: &mut Vec<u8>, ty: MatrixType, block: &[f32]) {
     let whole = |b: &[f32]| -> [f32; 32] {
         let mut a = [0.0; 32];
         a.copy_from_slice(b);
@@ -36,25 +36,25 @@ pub(super) fn encode_block(out: &mut Vec<u8>, ty: MatrixType, block: &[f32]) {
     }
 }
 
-pub(super) fn put_u32(out: &mut Vec<u8>, v: u32) {
+pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-pub(super) fn put_u64(out: &mut Vec<u8>, v: u64) {
+pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
     put_u64(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
 }
 
-pub(super) fn pad_to(out: &mut Vec<u8>, align: u64) {
+pub(crate) fn pad_to(out: &mut Vec<u8>, align: u64) {
     out.resize((out.len() as u64).next_multiple_of(align) as usize, 0);
 }
 
 /// A metadata value: its GGUF type number, then its encoding.
-pub(super) fn put_value(out: &mut Vec<u8>, value: &Value) {
+pub(crate) fn put_value(out: &mut Vec<u8>, value: &Value) {
     let (ty, body): (u32, Vec<u8>) = match value {
         Value::U32(v) => (4, v.to_le_bytes().to_vec()),
         Value::I32(v) => (5, v.to_le_bytes().to_vec()),

@@ -5,7 +5,7 @@
 //! The bytes are written directly as GGUF v3 rather than through `gguf-rs-lib`'s builder,
 //! which validates what it writes and so cannot produce the broken files tests need.
 
-mod encode;
+pub(crate) mod encode;
 
 use gguf_rs_lib::format::types::GGUFTensorType;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
