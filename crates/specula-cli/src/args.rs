@@ -100,7 +100,7 @@ Example:
 /// Flags of `specula plan`, as typed by the user. Clap reads each value's type; the
 /// ranges, defaults and the fit of each flag with the method are the engine's one
 /// [`PlanOptions`] (as for npm's `plan()`).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
     /// The token-level scheme to analyse.
     #[arg(long, value_name = "METHOD", value_parser = plan_method)]

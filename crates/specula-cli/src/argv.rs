@@ -3,10 +3,32 @@
 
 use std::ffi::{OsStr, OsString};
 
-use clap::CommandFactory;
+use clap::{CommandFactory, Parser};
 
 use crate::args::Cli;
 use crate::error::CliError;
+
+/// Why a command line was refused before its command ran: one of the CLI's own errors,
+/// or clap's (a value its typed parser refused, an unknown flag, `--help`).
+#[derive(Debug)]
+pub enum Refused {
+    /// Printed as one `error:` line (or JSON object).
+    Cli(CliError),
+    /// Printed by clap, or as one line for a refused value.
+    Clap(clap::Error),
+}
+
+/// Reads the command line, the program's name first: UTF-8 text
+/// ([`utf8_args`]), no value flag swallowing a flag ([`check_flag_values`]), then clap.
+///
+/// # Errors
+/// Why it was refused, with whether it asks for errors as JSON.
+pub fn read(raw: Vec<OsString>) -> Result<Cli, (Refused, bool)> {
+    let args = utf8_args(raw.iter().cloned()).map_err(|e| (Refused::Cli(e), wants_json(&raw)))?;
+    let json = wants_json(&args);
+    check_flag_values(&args).map_err(|e| (Refused::Cli(e), json))?;
+    Cli::try_parse_from(&args).map_err(|e| (Refused::Clap(e), json))
+}
 
 /// The arguments as text, the program's name first.
 ///

@@ -17,7 +17,7 @@ use crate::number::{self, Typed, TypedFields};
 use crate::parse;
 
 /// Decoding flags, as typed.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct DecodeArgs {
     /// The prompt text (characters of the corpus alphabet).
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]

@@ -7,13 +7,13 @@ use serde::Serialize;
 use specula_engine::{DecodeConfig, DraftShape, FinishReason, Method};
 use specula_host::TextStream;
 
-use crate::decode_args::DecodeArgs;
+use crate::decode_args::{DecodeArgs, DecodeSettings};
 use crate::error::CliError;
 use crate::report::{self, VllmMetrics};
 use crate::{decode, models};
 
 /// Flags of `specula generate`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct GenerateArgs {
     /// Decoding settings.
     #[command(flatten)]
@@ -54,14 +54,22 @@ struct Output<'a> {
     metrics: VllmMetrics,
 }
 
+/// Checks every flag, before any model loads.
+///
+/// # Errors
+/// A usage error naming the first bad flag.
+pub fn check(args: &GenerateArgs) -> Result<DecodeSettings, CliError> {
+    args.decode
+        .clone()
+        .into_settings(args.max_tokens.as_ref(), "--max-tokens")
+}
+
 /// Runs `specula generate`.
 ///
 /// # Errors
 /// Usage errors for bad flags or prompts; failures for model or output errors.
 pub fn run(args: GenerateArgs) -> Result<(), CliError> {
-    let settings = args
-        .decode
-        .into_settings(args.max_tokens.as_ref(), "--max-tokens")?;
+    let settings = check(&args)?;
     let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());

@@ -5,6 +5,9 @@
 
 mod args;
 mod argv;
+#[cfg(test)]
+mod argv_fuzz;
+mod bench_args;
 mod bench_cmd;
 mod bench_costs;
 mod compare;
@@ -26,25 +29,16 @@ mod train_cmd;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
 use specula_engine::{ApiError, ErrorCode};
 
-use crate::args::{Cli, Command, PlanArgs};
+use crate::args::{Command, PlanArgs};
 use crate::error::CliError;
 
 fn main() -> ExitCode {
-    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let args = match argv::utf8_args(raw.iter().cloned()) {
-        Ok(args) => args,
-        Err(error) => return report(&error, argv::wants_json(&raw)),
-    };
-    let json = argv::wants_json(&args);
-    if let Err(error) = argv::check_flag_values(&args) {
-        return report(&error, json);
-    }
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match argv::read(std::env::args_os().collect()) {
         Ok(cli) => cli,
-        Err(e) => return clap_error(&e, json),
+        Err((argv::Refused::Cli(error), json)) => return report(&error, json),
+        Err((argv::Refused::Clap(error), json)) => return clap_error(&error, json),
     };
     // With --json an error is one JSON object `{ code, field?, message }` on stderr, the
     // shape of the npm package's SpeculaError.

@@ -11,7 +11,7 @@ use specula_engine::DecodeConfig;
 use specula_engine::lab;
 use specula_engine::options::limits::MAX_SEED;
 
-use crate::decode_args::DecodeArgs;
+use crate::decode_args::{DecodeArgs, DecodeSettings};
 use crate::error::CliError;
 use crate::number::{Typed, TypedFields};
 use crate::{compare, decode, models, parse};
@@ -21,7 +21,7 @@ use crate::{compare, decode, models, parse};
 pub const MAX_SAMPLES: u64 = 1_000_000;
 
 /// Flags of `specula sample`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct SampleArgs {
     /// Decoding settings (--seed seeds a ChaCha8 stream that gives each sample its own
     /// decoder seed, printed in its line).
@@ -69,24 +69,33 @@ struct Line<'a> {
     seed: u64,
 }
 
-/// Runs `specula sample`.
+/// `sample`'s flags, checked.
+#[derive(Debug, Clone)]
+pub struct SampleSettings {
+    /// Continuations.
+    pub samples: u64,
+    /// The decoding settings.
+    pub settings: DecodeSettings,
+    /// The generated position `--compare` counts (1 without it).
+    pub position: usize,
+}
+
+/// Checks every flag, and the fit of `--compare` with `--length`, `--stop` and
+/// `--position`, before any model loads.
 ///
 /// # Errors
-/// Usage errors for bad flags or prompts; failures for model or output errors.
-pub fn run(args: SampleArgs) -> Result<(), CliError> {
+/// A usage error naming the first bad flag.
+pub fn check(args: &SampleArgs) -> Result<SampleSettings, CliError> {
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
-    let settings = args.decode.into_settings(Some(&args.length), "--length")?;
-    let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
-    let prompt = pair.encode(&settings.prompt)?;
-    pair.note_cropped_prompt(prompt.len());
-    // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
-    // nearby --seed values do not share samples.
-    let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
-    let position = match (args.compare, args.position) {
+    let settings = args
+        .decode
+        .clone()
+        .into_settings(Some(&args.length), "--length")?;
+    let position = match (args.compare, &args.position) {
         (_, None) => 1,
         (true, Some(p)) => {
             let mut typed = TypedFields::default();
-            let read = typed.whole("position", Some(&p)).unwrap_or(f64::NAN);
+            let read = typed.whole("position", Some(p)).unwrap_or(f64::NAN);
             specula_engine::lab::check_position(read)
                 .map_err(|e| CliError::option(&typed.quote(e), "--position"))?
         }
@@ -95,10 +104,6 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
                 "--position counts a character for --compare; give --compare too",
             ));
         }
-    };
-    let alphabet = match &pair.tokenizer {
-        models::PairTokenizer::Chars(t) => t.alphabet().iter().collect::<String>(),
-        models::PairTokenizer::Bpe(_) => String::new(),
     };
     if args.compare {
         // Every run must be able to reach the counted position and draft at the first:
@@ -123,6 +128,33 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
             ));
         }
     }
+    Ok(SampleSettings {
+        samples,
+        settings,
+        position,
+    })
+}
+
+/// Runs `specula sample`.
+///
+/// # Errors
+/// Usage errors for bad flags or prompts; failures for model or output errors.
+pub fn run(args: SampleArgs) -> Result<(), CliError> {
+    let SampleSettings {
+        samples,
+        settings,
+        position,
+    } = check(&args)?;
+    let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
+    let prompt = pair.encode(&settings.prompt)?;
+    pair.note_cropped_prompt(prompt.len());
+    // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
+    // nearby --seed values do not share samples.
+    let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
+    let alphabet = match &pair.tokenizer {
+        models::PairTokenizer::Chars(t) => t.alphabet().iter().collect::<String>(),
+        models::PairTokenizer::Bpe(_) => String::new(),
+    };
     let exact = if args.compare {
         // What the models read of the prompt, as decode::run crops it.
         let context = specula_engine::window_start(&prompt, pair.window()).to_vec();

@@ -97,11 +97,22 @@ pub struct TrainArgs {
     pub quiet: bool,
 }
 
-/// Runs `specula train`.
+/// `train`'s flags, checked (the shape flags against a stand-in vocabulary: the
+/// corpus gives the real one).
+pub struct TrainSettings {
+    role: ModelRole,
+    threads: usize,
+    max_minutes: Option<f64>,
+    steps: Option<u64>,
+    out: PathBuf,
+    distill: Option<DistillFlags>,
+}
+
+/// Checks every flag, before the corpus is read or a model built.
 ///
 /// # Errors
-/// Usage errors for bad flags or a corpus that fails its checksum; failures for I/O.
-pub fn run(args: TrainArgs) -> Result<(), CliError> {
+/// A usage error naming the first bad flag.
+pub fn check(args: &TrainArgs) -> Result<TrainSettings, CliError> {
     let role = match parse::choice("--role", &args.role, &["draft", "target"])? {
         "draft" => ModelRole::Draft,
         _ => ModelRole::Target,
@@ -122,19 +133,42 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("runs/{}", role.name())));
     if args.resume {
-        reject_shape_flags(&args)?;
+        reject_shape_flags(args)?;
         if args.init_from.is_some() {
             return Err(CliError::usage(
                 "--init-from starts a new run; a resumed run keeps its own weights",
             ));
         }
     }
-    let distill = distill_flags(&args)?;
+    let distill = distill_flags(args)?;
     if !args.resume {
         // Every flag value is checked before the corpus, so a bad value is reported
         // first whatever file --corpus names (the vocabulary here is a stand-in).
-        config_from_flags(&args, role, 1, steps)?;
+        config_from_flags(args, role, 1, steps)?;
     }
+    Ok(TrainSettings {
+        role,
+        threads,
+        max_minutes,
+        steps,
+        out,
+        distill,
+    })
+}
+
+/// Runs `specula train`.
+///
+/// # Errors
+/// Usage errors for bad flags or a corpus that fails its checksum; failures for I/O.
+pub fn run(args: TrainArgs) -> Result<(), CliError> {
+    let TrainSettings {
+        role,
+        threads,
+        max_minutes,
+        steps,
+        out,
+        distill,
+    } = check(&args)?;
     let corpus = load_corpus(&args.corpus)?;
     specula_model::set_cpu_threads(threads).map_err(|e| CliError::failure(e.to_string()))?;
     let device = Backend::Cpu
@@ -177,7 +211,12 @@ pub fn run(args: TrainArgs) -> Result<(), CliError> {
 /// refused before it fills memory.
 pub const MAX_CORPUS_BYTES: u64 = 16 << 20;
 
-fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
+/// The corpus at `path`: a regular file of at most [`MAX_CORPUS_BYTES`] with Tiny
+/// Shakespeare's digest.
+///
+/// # Errors
+/// A usage error saying why it is not.
+pub fn load_corpus(path: &Path) -> Result<Corpus, CliError> {
     let bytes = parse::read_regular_file(path, MAX_CORPUS_BYTES).map_err(|e| {
         CliError::usage(format!(
             "cannot read the corpus {}: {e}; run scripts/fetch-corpus.sh first",
