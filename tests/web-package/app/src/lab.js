@@ -39,6 +39,10 @@ export async function labChecks(specula, check) {
   const slid = await specula.sample({ prompt: full, method: "speculative", gamma: 2, bug: "shared-uniform", seed: 3 }, { runs: 200, position: 2 });
   check(slid.kind === "target" && slid.pValue > 1e-4, `lab: a prompt filling the window follows the target after the slide (p ${slid.pValue.toExponential(2)})`);
 
+  // One run cannot be tested: no p-value (never p = 1 as if it fitted), and the reason.
+  const one = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 2, seed: 4 }, { runs: 1 });
+  check(one.pValue === null && one.targetPValue === null && /too few/.test(one.noTest), `lab: one run is no test (${one.noTest})`);
+
   // The same seed gives the same counts.
   const again = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 4, seed: 100 }, { runs: 50 });
   const first = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 4, seed: 100 }, { runs: 50 });
