@@ -13,6 +13,27 @@ pub const ARCHITECTURES: &[&str] = &["llama", "qwen2"];
 /// position's logits (196 KB a position at SmolLM2's 49,152 tokens), which bounds it.
 pub const MAX_CONTEXT: usize = 2048;
 
+/// The rotary angles' cosines and sines for positions `start..start + n`, each
+/// `[n, head_dim / 2]` row-major: pair `i` of position `pos` turns by
+/// `pos · base^(−2i / head_dim)`, computed in f64 so long positions lose nothing before the
+/// one rounding to f32. Every Llama pass (burn's, the host pass, the trainable draft)
+/// rotates by these.
+#[must_use]
+pub fn rope_tables(base: f32, head_dim: usize, start: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let half = head_dim / 2;
+    let mut cos = Vec::with_capacity(n * half);
+    let mut sin = Vec::with_capacity(n * half);
+    for pos in start..start + n {
+        for i in 0..half {
+            let freq = f64::from(base).powf(-2.0 * i as f64 / head_dim as f64);
+            let angle = pos as f64 * freq;
+            cos.push(angle.cos() as f32);
+            sin.push(angle.sin() as f32);
+        }
+    }
+    (cos, sin)
+}
+
 /// How rotary embedding pairs the dimensions of a head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RopeStyle {
@@ -154,6 +175,13 @@ impl LlamaConfig {
     #[must_use]
     pub fn kv_dim(&self) -> usize {
         self.n_kv_heads * self.head_dim
+    }
+
+    /// The rotary angles' cosines and sines for positions `start..start + n` (see
+    /// [`rope_tables`]).
+    #[must_use]
+    pub fn rope_tables(&self, start: usize, n: usize) -> (Vec<f32>, Vec<f32>) {
+        rope_tables(self.rope_base, self.head_dim, start, n)
     }
 
     /// The number of weights, counting a tied head once.

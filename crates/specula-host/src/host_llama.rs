@@ -309,18 +309,7 @@ struct Rope {
 
 impl Rope {
     fn new(c: &LlamaConfig, start: usize, n: usize) -> Self {
-        let half = c.head_dim / 2;
-        let mut cos = Vec::with_capacity(n * half);
-        let mut sin = Vec::with_capacity(n * half);
-        for pos in start..start + n {
-            for i in 0..half {
-                // In f64, as burn's pass: long positions lose nothing before the rounding.
-                let freq = f64::from(c.rope_base).powf(-2.0 * i as f64 / c.head_dim as f64);
-                let angle = pos as f64 * freq;
-                cos.push(angle.cos() as f32);
-                sin.push(angle.sin() as f32);
-            }
-        }
+        let (cos, sin) = c.rope_tables(start, n);
         Self {
             style: c.rope_style,
             head_dim: c.head_dim,

@@ -9,6 +9,7 @@ use specula_model::{CachedLm, Error, ForwardPass, Result};
 use crate::host_attention::Context;
 use crate::host_kv::{HostCache, HostKv};
 use crate::host_llama::HostLlama;
+use crate::pass::host_threads;
 
 /// A Llama-family model's weights packed in host memory, run without burn's tensor
 /// operations.
@@ -53,12 +54,7 @@ impl HostLlamaPass {
     /// # Errors
     /// [`Error::BadConfig`] for 0 or more than 2 threads.
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
-        if !(1..=2).contains(&threads) {
-            return Err(Error::BadConfig(format!(
-                "the host forward pass runs on 1 or 2 threads, not {threads}"
-            )));
-        }
-        self.model.threads = threads;
+        self.model.threads = host_threads(threads)?;
         Ok(())
     }
 

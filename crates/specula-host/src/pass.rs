@@ -86,12 +86,7 @@ impl HostPass {
     /// # Errors
     /// [`Error::BadConfig`] for 0 or more than 2 threads.
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
-        if !(1..=2).contains(&threads) {
-            return Err(Error::BadConfig(format!(
-                "the host forward pass runs on 1 or 2 threads, not {threads}"
-            )));
-        }
-        self.model.threads = threads;
+        self.model.threads = host_threads(threads)?;
         Ok(())
     }
 
@@ -99,6 +94,20 @@ impl HostPass {
     #[must_use]
     pub fn threads(&self) -> usize {
         self.model.threads
+    }
+}
+
+/// `threads` when the host pass can run on that many (1 or 2).
+///
+/// # Errors
+/// [`Error::BadConfig`] for 0 or more than 2 threads.
+pub(crate) fn host_threads(threads: usize) -> Result<usize> {
+    if (1..=2).contains(&threads) {
+        Ok(threads)
+    } else {
+        Err(Error::BadConfig(format!(
+            "the host forward pass runs on 1 or 2 threads, not {threads}"
+        )))
     }
 }
 

@@ -332,17 +332,7 @@ struct Rope {
 impl Rope {
     fn new(c: &LlamaConfig, start: usize, n: usize, device: &Device) -> Self {
         let half = c.head_dim / 2;
-        let mut cos = Vec::with_capacity(n * half);
-        let mut sin = Vec::with_capacity(n * half);
-        for pos in start..start + n {
-            for i in 0..half {
-                // In f64, so long positions lose nothing before the one rounding to f32.
-                let freq = f64::from(c.rope_base).powf(-2.0 * i as f64 / c.head_dim as f64);
-                let angle = pos as f64 * freq;
-                cos.push(angle.cos() as f32);
-                sin.push(angle.sin() as f32);
-            }
-        }
+        let (cos, sin) = c.rope_tables(start, n);
         let t = |v: Vec<f32>| Tensor::<4>::from_data(TensorData::new(v, [1, 1, n, half]), device);
         Self {
             style: c.rope_style,

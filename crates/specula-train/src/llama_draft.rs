@@ -8,6 +8,7 @@ use burn::module::{Module, Param};
 use burn::nn::{Embedding, Linear};
 use burn::tensor::activation::{silu, softmax};
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+use specula_gguf::llama::rope_tables;
 use specula_gguf::{LlamaConfig, LlamaWeights, RopeStyle};
 
 /// One block's parameters; linear weights are `[in, out]`.
@@ -166,18 +167,7 @@ impl LlamaDraft {
     /// Cosines and sines `[1, 1, len, head_dim / 2]` of positions `0..len`.
     fn rope_tables(&self, len: usize, device: &Device) -> (Tensor<4>, Tensor<4>) {
         let half = self.head_dim / 2;
-        let (mut cos, mut sin) = (
-            Vec::with_capacity(len * half),
-            Vec::with_capacity(len * half),
-        );
-        for pos in 0..len {
-            for i in 0..half {
-                let freq = f64::from(self.rope_base).powf(-2.0 * i as f64 / self.head_dim as f64);
-                let angle = pos as f64 * freq;
-                cos.push(angle.cos() as f32);
-                sin.push(angle.sin() as f32);
-            }
-        }
+        let (cos, sin) = rope_tables(self.rope_base, self.head_dim, 0, len);
         let t = |v: Vec<f32>| Tensor::<4>::from_data(TensorData::new(v, [1, 1, len, half]), device);
         (t(cos), t(sin))
     }
