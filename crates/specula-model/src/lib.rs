@@ -47,7 +47,7 @@ pub use config::{
     MAX_VOCAB_SIZE, ModelConfig, ModelRole,
 };
 pub use error::{Error, RequestProblem, Result};
-pub use llama::{LlamaLm, LlamaPass};
+pub use llama::{LlamaLm, LlamaPass, rms_norm, rotate};
 pub use tokenizer::CharTokenizer;
 pub use transformer::{BlockParams, Gpt, GptParams, KvContext, LayerKv, LinearParams, NormParams};
 pub use upgrade::{Upgrade, upgrade_dir};

@@ -310,8 +310,10 @@ impl LlamaLm {
     }
 }
 
-/// `x · w / rms(x)` over the last dimension.
-fn rms_norm(x: Tensor<3>, weight: &Tensor<1>, eps: f32) -> Tensor<3> {
+/// `x · w / rms(x)` over the last dimension (RMSNorm). Shared with the trainable draft of
+/// `specula-train`.
+#[must_use]
+pub fn rms_norm(x: Tensor<3>, weight: &Tensor<1>, eps: f32) -> Tensor<3> {
     let scale = x
         .clone()
         .powi_scalar(2)
@@ -343,31 +345,39 @@ impl Rope {
 
     /// Rotates `x` (`[rows, heads, n, head_dim]`).
     fn apply(&self, x: Tensor<4>) -> Tensor<4> {
-        let [rows, heads, n, hd] = x.dims();
-        let half = hd / 2;
-        let (cos, sin) = (
-            self.cos.clone().expand([rows, heads, n, half]),
-            self.sin.clone().expand([rows, heads, n, half]),
-        );
-        match self.style {
-            RopeStyle::Halves => {
-                let a = x.clone().narrow(3, 0, half);
-                let b = x.narrow(3, half, half);
-                let ra = a.clone() * cos.clone() - b.clone() * sin.clone();
-                let rb = a * sin + b * cos;
-                Tensor::cat(vec![ra, rb], 3)
-            }
-            RopeStyle::Adjacent => {
-                let pairs = x.reshape([rows, heads, n, half, 2]);
-                let a = pairs
-                    .clone()
-                    .narrow(4, 0, 1)
-                    .reshape([rows, heads, n, half]);
-                let b = pairs.narrow(4, 1, 1).reshape([rows, heads, n, half]);
-                let ra = a.clone() * cos.clone() - b.clone() * sin.clone();
-                let rb = a * sin + b * cos;
-                Tensor::stack::<5>(vec![ra, rb], 4).reshape([rows, heads, n, hd])
-            }
+        rotate(x, &self.cos, &self.sin, self.style)
+    }
+}
+
+/// Rotates `x` (`[rows, heads, n, head_dim]`) by the angles whose cosines and sines are
+/// `cos` and `sin` (`[1, 1, n, head_dim / 2]`, from [`LlamaConfig::rope_tables`]), pairing
+/// dimensions as `style` says. Shared with the trainable draft of `specula-train`.
+#[must_use]
+pub fn rotate(x: Tensor<4>, cos: &Tensor<4>, sin: &Tensor<4>, style: RopeStyle) -> Tensor<4> {
+    let [rows, heads, n, hd] = x.dims();
+    let half = hd / 2;
+    let (cos, sin) = (
+        cos.clone().expand([rows, heads, n, half]),
+        sin.clone().expand([rows, heads, n, half]),
+    );
+    match style {
+        RopeStyle::Halves => {
+            let a = x.clone().narrow(3, 0, half);
+            let b = x.narrow(3, half, half);
+            let ra = a.clone() * cos.clone() - b.clone() * sin.clone();
+            let rb = a * sin + b * cos;
+            Tensor::cat(vec![ra, rb], 3)
+        }
+        RopeStyle::Adjacent => {
+            let pairs = x.reshape([rows, heads, n, half, 2]);
+            let a = pairs
+                .clone()
+                .narrow(4, 0, 1)
+                .reshape([rows, heads, n, half]);
+            let b = pairs.narrow(4, 1, 1).reshape([rows, heads, n, half]);
+            let ra = a.clone() * cos.clone() - b.clone() * sin.clone();
+            let rb = a * sin + b * cos;
+            Tensor::stack::<5>(vec![ra, rb], 4).reshape([rows, heads, n, hd])
         }
     }
 }

@@ -174,42 +174,18 @@ impl LlamaDraft {
 
     /// Rotates `x` (`[batch, heads, len, head_dim]`) by the positions' angles.
     fn rotate(&self, x: Tensor<4>, cos: &Tensor<4>, sin: &Tensor<4>) -> Tensor<4> {
-        let [batch, heads, len, hd] = x.dims();
-        let half = hd / 2;
-        let (cos, sin) = (
-            cos.clone().expand([batch, heads, len, half]),
-            sin.clone().expand([batch, heads, len, half]),
-        );
-        if self.adjacent {
-            let pairs = x.reshape([batch, heads, len, half, 2]);
-            let a = pairs
-                .clone()
-                .narrow(4, 0, 1)
-                .reshape([batch, heads, len, half]);
-            let b = pairs.narrow(4, 1, 1).reshape([batch, heads, len, half]);
-            let ra = a.clone() * cos.clone() - b.clone() * sin.clone();
-            let rb = a * sin + b * cos;
-            Tensor::stack::<5>(vec![ra, rb], 4).reshape([batch, heads, len, hd])
+        let style = if self.adjacent {
+            RopeStyle::Adjacent
         } else {
-            let a = x.clone().narrow(3, 0, half);
-            let b = x.narrow(3, half, half);
-            let ra = a.clone() * cos.clone() - b.clone() * sin.clone();
-            let rb = a * sin + b * cos;
-            Tensor::cat(vec![ra, rb], 3)
-        }
+            RopeStyle::Halves
+        };
+        specula_model::rotate(x, cos, sin, style)
     }
 }
 
-/// `x · w / rms(x)` over the last dimension.
+/// RMSNorm with a trainable weight: `specula_model::rms_norm`, the inference pass's.
 fn rms_norm(x: Tensor<3>, w: &Param<Tensor<1>>, eps: f32) -> Tensor<3> {
-    let scale = x
-        .clone()
-        .powi_scalar(2)
-        .mean_dim(2)
-        .add_scalar(f64::from(eps))
-        .sqrt()
-        .recip();
-    x * scale * w.val().unsqueeze()
+    specula_model::rms_norm(x, &w.val(), eps)
 }
 
 /// `[1, 1, len, len]`, true where a position may not look (the later ones).
