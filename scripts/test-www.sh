@@ -11,7 +11,8 @@
 #      summary, γ / k / D sliders, tree drafts, dynamic γ, bad input, CPU fallback without
 #      WebGPU, race mode, phone width, the guided lesson, the lab (many runs against the exact
 #      distribution, bug switches, lossy curves, a short soak: SPECULA_SOAK_RUNS=10000 for the
-#      full one), one short WebGPU run (SwiftShader; skip with
+#      full one), GGUF pairs and the SmolLM2 pair's preset (with SPECULA_SMOLLM2_GGUF and
+#      models/smollm2-draft.gguf), one short WebGPU run (SwiftShader; skip with
 #      SPECULA_WEB_NO_WEBGPU=1), and a screenshot per method in $CARGO_TARGET_DIR/www-artifacts.
 # SPECULA_WWW_SCREENSHOTS=1 also copies the method screenshots into docs/screenshots/.
 set -euo pipefail

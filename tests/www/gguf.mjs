@@ -178,10 +178,22 @@ export function addGgufTests(tests, { browser, open, loaded, hook, check, setCon
         "theory: the measured point drawn, and a note on what the pooled cache means", note);
       await page.evaluate(() => (window.__speculaPage.largeVocab = 4096));
 
-      // The race stays with the trained pair (two more copies of the models per race).
+      // The race runs the GGUF pair: each lane's text is the package's for its method, its
+      // rate in tokens; one of the race's copies stays loaded as the pair.
+      await page.fill("#race-repeats", "1");
       await page.click("#race");
-      await page.waitForFunction(() => /race runs the trained pair only/.test(window.__speculaPage.error ?? ""), null, { timeout: 10_000 });
-      check(/^Not raced/.test(await page.textContent("#race-verdict")), "the race refuses the GGUF pair and says why");
+      await page.waitForFunction(() => window.__speculaPage.race && window.__speculaPage.queued === 0 && window.__speculaPage.gguf.state === "loaded", null, { timeout: 120_000, polling: 100 });
+      h = await hook(page);
+      const { prompt, temperature, seed: raceSeed, maxTokens, gamma } = h.options;
+      const [arRef, specRef] = await ggufReference(page, PAIR, [
+        { prompt, temperature, seed: raceSeed, maxTokens, method: "autoregressive" },
+        { prompt, temperature, seed: raceSeed, maxTokens, method: "speculative", gamma },
+      ]);
+      const lanes = [await page.textContent("#race-ar"), await page.textContent("#race-spec")];
+      check(h.race.unit === "tokens" && lanes[0] === arRef.text && lanes[1] === specRef.text && h.race.ar.tokens === arRef.emitted.length && h.race.spec.tokens === specRef.emitted.length &&
+          /tokens\/s/.test(await page.textContent("#race-ar-time")) && /× (faster|slower)$/.test(await page.textContent("#race-spec-time")),
+        `the race runs the GGUF pair: both lanes write the package's text, counted in tokens (${h.race.ar.tokens} and ${h.race.spec.tokens})`, JSON.stringify({ lanes, ar: arRef.text, spec: specRef.text }));
+      check(h.models === "gguf" && (await page.inputValue("#source")) === "gguf" && h.gguf.loads === 1, "after the race the GGUF pair is still the one on stage");
 
       // The trained pair still runs beside it.
       await setControl(page, "source", "bundled");

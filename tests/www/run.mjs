@@ -31,6 +31,7 @@ import { addLabTests } from "./lab.mjs";
 import { addLessonTests } from "./lesson.mjs";
 import { addParallelTests } from "./parallel.mjs";
 import { addGgufTests, ggufMounts } from "./gguf.mjs";
+import { addSmollm2PairTests, pairMounts } from "./smollm2-pair.mjs";
 import { addBugTests } from "./bugs.mjs";
 import { addLabVerdictTests } from "./lab-verdicts.mjs";
 import { addLongRunTests } from "./long-run.mjs";
@@ -62,8 +63,9 @@ function check(ok, what, detail = "") {
   }
 }
 
-// GGUF files for the "Your models" tests are served beside the page (gguf.mjs).
-const server = await serve(dist, { mounts: ggufMounts() });
+// GGUF files for the "Your models" tests are served beside the page (gguf.mjs), the
+// SmolLM2 pair under /models/ as scripts/demo.sh serves it (smollm2-pair.mjs).
+const server = await serve(dist, { mounts: { ...ggufMounts(), ...pairMounts() } });
 const origin = new URL(server.url).origin;
 console.log(`serving ${dist} on ${server.url}`);
 
@@ -392,19 +394,19 @@ tests.cpuFallback = async () => {
     // settings), the autoregressive one an independent run of the package with them.
     const { gamma: _gamma, dynamicGamma: _dynamic, ...shared } = done.options;
     const arRef = await reference(page, { ...shared, method: "autoregressive" });
-    check(race.ar.chars === 32 && race.spec.chars === 32 && race.ar.text === arRef.summary.text && race.spec.text === done.summary.text,
+    check(race.ar.tokens === 32 && race.spec.tokens === 32 && race.ar.text === arRef.summary.text && race.spec.text === done.summary.text,
       "race: both lanes write the engine's text (autoregressive and speculative runs with the same settings)", JSON.stringify({ race: [race.ar.text, race.spec.text], engine: [arRef.summary.text, done.summary.text] }));
     check(race.ar.targetCalls === arRef.summary.metrics.targetCalls && race.ar.targetCalls === 32 && race.spec.targetCalls === done.summary.metrics.targetCalls && race.spec.targetCalls < race.ar.targetCalls,
       `race: target calls are the engine's (speculative ${race.spec.targetCalls}, autoregressive ${race.ar.targetCalls})`);
     // The clocks show the lanes' own recorded figures (how long they took is not checked).
-    const laneSummary = (lane) => `${lane.seconds.toFixed(2)} s · ${(lane.chars / lane.seconds).toFixed(1)} chars/s · ${lane.targetCalls} target calls`;
+    const laneSummary = (lane) => `${lane.seconds.toFixed(2)} s · ${(lane.tokens / lane.seconds).toFixed(1)} chars/s · ${lane.targetCalls} target calls`;
     const speedup = race.ar.seconds / race.spec.seconds;
     const specSummary = `${laneSummary(race.spec)} · ${speedup.toFixed(2)}× ${speedup >= 1 ? "faster" : "slower"}`;
     const clocks = async () => [await page.textContent("#race-ar-time"), await page.textContent("#race-spec-time")];
     const after = await clocks();
     check(after[0] === laneSummary(race.ar) && after[1] === specSummary, "race: each clock shows its lane's recorded time, rate and target calls", JSON.stringify({ after, race: [laneSummary(race.ar), specSummary] }));
     await page.click("#race-replay");
-    await page.waitForFunction((n) => document.getElementById("race-spec").textContent.length === n && /faster|slower/.test(document.getElementById("race-spec-time").textContent) && /chars\/s/.test(document.getElementById("race-ar-time").textContent), race.spec.chars, { timeout: 30_000 });
+    await page.waitForFunction((n) => document.getElementById("race-spec").textContent.length === n && /faster|slower/.test(document.getElementById("race-spec-time").textContent) && /chars\/s/.test(document.getElementById("race-ar-time").textContent), race.spec.text.length, { timeout: 30_000 });
     const replayed = [await page.textContent("#race-ar"), await page.textContent("#race-spec")];
     check(replayed[0] === race.ar.text && replayed[1] === race.spec.text && JSON.stringify(await clocks()) === JSON.stringify(after),
       "race: the replay ends with both lanes' texts and figures as recorded", JSON.stringify({ replayed, clocks: await clocks() }));
@@ -545,6 +547,8 @@ addParallelTests(tests, { browser, open, loaded, check });
 addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pageFmt });
 // Your models: a GGUF pair by URL and by file, its pieces, the lab, compaction, typed errors; SmolLM2 when given.
 addGgufTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
+// The SmolLM2 pair in one click: loaded, run in its chat form, raced; and what it says without its target.
+addSmollm2PairTests(tests, { dist, browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
 
 const started = Date.now();
 try {

@@ -11,6 +11,8 @@ import { enqueue, settingChanged, stopRun } from "./run.js";
 const ROLES = ["target", "draft"];
 /** The File picked or dropped for each role (it wins over the URL field), else null. */
 const picked = { target: null, draft: null };
+/** Where the loaded pair came from, per role (a File or a URL): a race loads it again. */
+const loadedFrom = { target: null, draft: null };
 let loading = false;
 // The Models menu's value before the last change: restored when "your GGUF pair" is
 // chosen with nothing loaded.
@@ -92,12 +94,18 @@ function nameOf(role, url) {
   }
 }
 
-/** Loads the pair in the fields; on success the Models menu switches to it. */
-export async function loadGguf() {
-  if (loading) return;
+const backendParam = () => (["auto", "cpu", "webgpu"].includes(params.get("backend")) ? params.get("backend") : "auto");
+
+/**
+ * Loads the pair in the fields; on success the Models menu switches to it and the result
+ * is true. `chat`: prompts go through SmolLM2's chat form (the SmolLM2 pair's preset);
+ * `configure`: sets the controls for the pair once it has loaded, before it runs.
+ */
+export async function loadGguf({ chat = false, configure = null } = {}) {
+  if (loading) return false;
   if (!S.pkg) {
     setState("error", "The package did not load, so neither can your models.");
-    return;
+    return false;
   }
   const urls = {};
   for (const role of ROLES) {
@@ -106,7 +114,7 @@ export async function loadGguf() {
       $(`gguf-${role}-url`).setAttribute("aria-invalid", "true");
       $(`gguf-${role}-url`).focus();
       setState("error", `Give the ${role} model: a URL, or a .gguf file picked or dropped here. The same file may be both.`);
-      return;
+      return false;
     }
     urls[role] = typed;
   }
@@ -138,9 +146,8 @@ export async function loadGguf() {
       labelOption();
     }
     const files = new Map();
-    const backend = ["auto", "cpu", "webgpu"].includes(params.get("backend")) ? params.get("backend") : "auto";
     S.gguf = await S.pkg.Specula.load({
-      backend,
+      backend: backendParam(),
       target: { url: urls.target },
       draft: { url: urls.draft },
       onProgress: ({ file, loaded, total }) => {
@@ -150,6 +157,9 @@ export async function loadGguf() {
       },
     });
     hook.gguf.loads += 1;
+    for (const role of ROLES) loadedFrom[role] = picked[role] ?? urls[role];
+    S.chat = chat;
+    hook.gguf.chat = chat;
     $("gguf-progress").textContent = progressText(files).replace(/^downloading/, "downloaded");
     hook.gguf.name = names.target === names.draft ? names.target : `${names.target} + ${names.draft}`;
     hook.gguf.vocab = S.gguf.tokenTexts.length;
@@ -160,7 +170,9 @@ export async function loadGguf() {
       $("source").value = "gguf";
       previousSource = "gguf";
     }
+    configure?.();
     await settingChanged();
+    return true;
   } catch (error) {
     // The package's typed error: { code, field, message } ("download_failed", "bad_weights", …).
     const code = error.code ?? "internal";
@@ -172,13 +184,64 @@ export async function loadGguf() {
       previousSource = "bundled";
       await settingChanged();
     }
+    S.chat = false;
+    hook.gguf.chat = false;
     showError(`Could not load your models: ${error.message}`, error.field ?? null, code);
     setState("error", `Not loaded (${code}): see the message above.${S.specula ? " The trained pair still runs." : ""}`);
+    return false;
   } finally {
     loading = false;
     // The worker has read the files (or given up): the object URLs are no longer needed.
     for (const u of objectUrls) URL.revokeObjectURL(u);
     if (hook.gguf.state === "loading") setState("error", "Not loaded.");
+  }
+}
+
+/**
+ * A new instance of the loaded pair, with its own worker and empty caches: a lane of a
+ * race. Files picked in this browser are read again through new object URLs.
+ */
+export async function freshGguf(backend) {
+  const urls = {};
+  const made = [];
+  for (const role of ROLES) {
+    const from = loadedFrom[role];
+    urls[role] = typeof from === "string" ? from : URL.createObjectURL(from);
+    if (urls[role] !== from) made.push(urls[role]);
+  }
+  try {
+    return await S.pkg.Specula.load({ backend, target: { url: urls.target }, draft: { url: urls.draft } });
+  } finally {
+    for (const u of made) URL.revokeObjectURL(u);
+  }
+}
+
+/**
+ * Frees the loaded pair's instance while a race holds two fresh ones (a SmolLM2 pair takes
+ * over a gigabyte of wasm memory: three copies at once are too many for one tab); returns
+ * the backend it ran on, for the race's copies.
+ */
+export function releaseGguf() {
+  const backend = S.gguf.backend?.backend ?? backendParam();
+  S.gguf.terminate();
+  S.gguf = null;
+  return backend;
+}
+
+/**
+ * After a race: `instance` (a lane's copy, same files) becomes the loaded pair, or, when
+ * the race left none, the pair loads again; if that fails the trained pair takes over.
+ */
+export async function adoptGguf(instance, backend) {
+  try {
+    S.gguf = instance ?? (await freshGguf(backend));
+  } catch (error) {
+    labelOption();
+    setState("error", `Not loaded again after the race (${error.code ?? "internal"}): ${error.message}`);
+    if ($("source").value === "gguf") {
+      $("source").value = "bundled";
+      previousSource = "bundled";
+    }
   }
 }
 

@@ -3,7 +3,8 @@
 // This module loads the models and wires the controls; see settings.js (inputs), run.js
 // (runs and transport), anim.js / tree.js / residual-view.js (the stage), view.js (output,
 // distributions, metrics), theory.js (with math.js: the package's closed forms), race.js,
-// glossary.js and lesson.js (the guided lesson); gguf.js loads the student's own GGUF pair.
+// glossary.js and lesson.js (the guided lesson); gguf.js loads the student's own GGUF pair,
+// smollm2-pair.js the SmolLM2 pair in one click.
 // Test hook: window.__speculaPage (see tests/www/).
 import { $, S, hook, params } from "./state.js";
 import { initGlossary } from "./glossary.js";
@@ -15,6 +16,7 @@ import { race, replayRace } from "./race.js";
 import { wireLab } from "./lab.js";
 import { initLesson } from "./lesson.js";
 import { loadGguf, wireModels } from "./gguf.js";
+import { wirePreset } from "./smollm2-pair.js";
 
 function showBackend(info) {
   const b = $("backend");
@@ -86,6 +88,7 @@ async function loadModels() {
 function wire() {
   // First: its listener on the Models menu may stop the others (gguf.js).
   const ggufFromAddress = wireModels();
+  wirePreset();
   for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "parallel", "tree", "bug", "epsilon", "delta", "ngram"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);

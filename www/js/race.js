@@ -1,12 +1,15 @@
 // The race: autoregressive and speculative decoding of the same prompt with the same
 // settings, at the same time in two workers (two copies of the models), so the two wall
 // clocks run side by side. Races add up: the page reports the mean speed-up over repeats.
-// The race runs the trained pair: two more copies of a GGUF pair (SmolLM2 is about 540 MB
-// of weights in wasm) would not fit beside it in a tab.
+// It races a GGUF pair when Models names one (tokens are text pieces; each lane shows its
+// decoded text), whose loaded copy makes way for the two lanes' and is replaced by one of
+// them afterwards; else the trained pair (its tokens are characters).
 import { $, S, hook } from "./state.js";
 import { settings, checked, showError, readNumber } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
 import { scheduleTheory } from "./theory.js";
+import { adoptGguf, freshGguf, releaseGguf } from "./gguf.js";
+import { cancelLab } from "./lab.js";
 
 /**
  * A fresh copy of the models in its own worker, for one lane of one race. Fresh each time:
@@ -33,7 +36,11 @@ function laneOptions(s) {
   return base;
 }
 
-async function lane(worker, key, options) {
+/**
+ * One lane: its text as it comes (each round's decoded text) and its clock; the rate is
+ * in tokens, which `unit` names ("chars" for the trained pair, whose tokens are characters).
+ */
+async function lane(worker, key, options, unit) {
   const text = $(`race-${key}`);
   const clock = $(`race-${key}-time`);
   text.textContent = "";
@@ -41,7 +48,7 @@ async function lane(worker, key, options) {
   const t0 = performance.now();
   const startedAt = t0;
   const it = worker.generate(options);
-  let chars = 0;
+  let tokens = 0;
   let summary;
   const timeline = [];
   for (;;) {
@@ -51,13 +58,22 @@ async function lane(worker, key, options) {
       break;
     }
     text.textContent += value.text;
-    chars += value.text.length;
+    tokens += value.tokens.length;
     timeline.push([performance.now() - t0, value.text]);
-    clock.textContent = `${((performance.now() - t0) / 1000).toFixed(2)} s`;
+    clock.textContent = `${((performance.now() - t0) / 1000).toFixed(2)} s · ${tokens} ${unit}`;
   }
   const seconds = (performance.now() - t0) / 1000;
-  clock.textContent = `${seconds.toFixed(2)} s · ${(chars / seconds).toFixed(1)} chars/s · ${summary.metrics.targetCalls} target calls`;
-  return { seconds, chars, tps: chars / seconds, targetCalls: summary.metrics.targetCalls, text: summary.text, timeline, startedAt, endedAt: performance.now() };
+  clock.textContent = `${seconds.toFixed(2)} s · ${(tokens / seconds).toFixed(1)} ${unit}/s · ${summary.metrics.targetCalls} target calls`;
+  return { seconds, tokens, tps: tokens / seconds, targetCalls: summary.metrics.targetCalls, text: summary.text, timeline, startedAt, endedAt: performance.now() };
+}
+
+/** Loads `n` copies at once; if one fails, those loaded are let go before the error goes on. */
+async function loadCopies(load, n) {
+  const settled = await Promise.allSettled(Array.from({ length: n }, load));
+  const failed = settled.find((r) => r.status === "rejected");
+  if (!failed) return settled.map((r) => r.value);
+  for (const r of settled) if (r.status === "fulfilled") r.value.terminate();
+  throw failed.reason;
 }
 
 export function race() {
@@ -69,13 +85,16 @@ async function runRace() {
     showError("The race needs the models: wait until they have loaded.");
     return;
   }
-  if (settings().source === "gguf") {
-    const message = "The race runs the trained pair only: it loads two more copies of the models, too many for a GGUF pair beside the one loaded. Choose the trained pair under Models to race.";
+  const s = settings();
+  const gguf = s.source === "gguf";
+  if (gguf && !S.gguf) {
+    const message = "Your GGUF pair is not loaded: load it under Your models, then race.";
     showError(message, null, "invalid_option");
     $("race-verdict").textContent = `Not raced: ${message}`;
     return;
   }
-  const s = settings();
+  // A token of the trained pair is a character; of a GGUF pair, a piece of text.
+  const unit = gguf ? "tokens" : "chars";
   // The speculative lane's options, checked as Play checks its own (the autoregressive
   // lane's are the same without gamma), then the repeats.
   const base = laneOptions(s);
@@ -92,50 +111,65 @@ async function runRace() {
   button.disabled = true;
   showError("");
   $("race-spec-label").textContent = `(γ = ${gamma})`;
+  // A GGUF pair's loaded copy makes way (the lab, if it runs on it, stops first); the
+  // speculative lane's copy of the last race takes its place.
+  let backend = null;
+  let keep = null;
+  if (gguf) {
+    cancelLab();
+    backend = releaseGguf();
+  }
+  const load = gguf ? () => freshGguf(backend) : freshWorker;
   try {
-    const key = JSON.stringify({ ...base, gamma });
+    // Repeats add up only for the same pair and settings.
+    const models = gguf ? `gguf ${hook.gguf.name}` : "bundled";
+    const key = JSON.stringify({ ...base, gamma, models });
     const stats = S.raceStats?.key === key ? S.raceStats : { key, speedups: [] };
     S.raceStats = stats;
     let ar;
     let spec;
     for (let r = 1; r <= repeats; r++) {
       $("race-verdict").textContent = `Race ${r} of ${repeats}: loading two fresh copies of the models, one per lane…`;
-      const workers = await Promise.all([freshWorker(), freshWorker()]);
+      const workers = await loadCopies(load, 2);
       try {
         $("race-verdict").textContent = `Race ${r} of ${repeats}: both lanes run at the same time, each in its own worker.`;
         const [a, b] = await Promise.all([
-          lane(workers[0], "ar", { ...base, method: "autoregressive" }),
-          lane(workers[1], "spec", { ...base, method: "speculative", gamma }),
+          lane(workers[0], "ar", { ...base, method: "autoregressive" }, unit),
+          lane(workers[1], "spec", { ...base, method: "speculative", gamma }, unit),
         ]);
         [ar, spec] = [a, b];
         stats.speedups.push(a.seconds / b.seconds);
+        if (gguf && r === repeats) keep = workers[1];
       } finally {
-        for (const w of workers) w.terminate();
+        for (const w of workers) if (w !== keep) w.terminate();
       }
     }
     const speedup = ar.seconds / spec.seconds;
     const n = stats.speedups.length;
     const meanSpeedup = stats.speedups.reduce((a, b) => a + b, 0) / n;
     const same = ar.text === spec.text;
-    S.race = { arTps: ar.tps, specTps: spec.tps, ar, spec, speedup, meanSpeedup, count: n, same, concurrent: true, temperature: s.temperature, speedups: stats.speedups.slice() };
-    S.races.push({ gamma, meanSpeedup, count: n });
+    S.race = { arTps: ar.tps, specTps: spec.tps, ar, spec, unit, speedup, meanSpeedup, count: n, same, concurrent: true, temperature: s.temperature, speedups: stats.speedups.slice() };
+    S.races.push({ gamma, meanSpeedup, count: n, models });
     $("race-spec-time").textContent += ` · ${speedup.toFixed(2)}× ${speedup >= 1 ? "faster" : "slower"}`;
     S.raceSummary = { ar: $("race-ar-time").textContent, spec: $("race-spec-time").textContent };
     const lo = Math.min(...stats.speedups);
     const hi = Math.max(...stats.speedups);
+    const [units, one] = gguf ? ["tokens", "token"] : ["characters", "character"];
     $("race-result").textContent = n > 1
-      ? `${n} races of ${s.maxTokens} characters with these settings: speculative is ${meanSpeedup.toFixed(2)}× as fast on average (from ${lo.toFixed(2)}× to ${hi.toFixed(2)}×); the clocks show the last race.`
-      : `One race of ${s.maxTokens} characters: ${speedup.toFixed(2)}×. One short run is noisy — raise the repeats (or the tokens) to average.`;
+      ? `${n} races of ${s.maxTokens} ${units} with these settings: speculative is ${meanSpeedup.toFixed(2)}× as fast on average (from ${lo.toFixed(2)}× to ${hi.toFixed(2)}×); the clocks show the last race.`
+      : `One race of ${s.maxTokens} ${units}: ${speedup.toFixed(2)}×. One short run is noisy — raise the repeats (or the tokens) to average.`;
     const verdict = $("race-verdict");
     verdict.dataset.same = String(same);
     verdict.textContent = same
-      ? `The two texts are identical${s.temperature === 0 ? ": at temperature 0 both methods take the target's most likely character every time." : "."}`
-      : "The texts differ, and that is expected: both lanes follow the same distribution (speculative decoding is lossless), but they use the random numbers differently, so they draw different samples. At temperature 0 there is no randomness and the two texts agree character for character.";
+      ? `The two texts are identical${s.temperature === 0 ? `: at temperature 0 both methods take the target's most likely ${one} every time.` : "."}`
+      : `The texts differ, and that is expected: both lanes follow the same distribution (speculative decoding is lossless), but they use the random numbers differently, so they draw different samples. At temperature 0 there is no randomness and the two texts agree ${one} for ${one}.`;
     hook.race = S.race;
     $("race-replay").disabled = false;
   } catch (error) {
     showError(`race: ${error.message}`, null, error.code ?? "internal");
+    $("race-verdict").textContent = `Not raced to the end: ${error.message}`;
   } finally {
+    if (gguf) await adoptGguf(keep, backend);
     button.disabled = false;
   }
   scheduleTheory();

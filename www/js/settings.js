@@ -6,6 +6,7 @@ import { SPEEDS } from "./anim.js";
 import { $, S, hook, params } from "./state.js";
 import { describeMethod } from "./glossary.js";
 import { bugSentence, plantedBug } from "./bugs.js";
+import { chat } from "./chat.js";
 
 const KL_MIN = -3;
 const KL_MAX = Math.log10(5);
@@ -128,10 +129,16 @@ export function applyLimits(L, bugs) {
   else $("seed-range").textContent = `0–${L.maxSeed}`;
 }
 
-/** The settings on screen, as typed (nothing clamped: see checked()). */
+/** Whether the prompt is sent through SmolLM2's chat form: the SmolLM2 pair's preset runs. */
+export const chatOn = () => S.chat && $("source").value === "gguf";
+
+/**
+ * The settings on screen, as typed (nothing clamped: see checked()); under the chat form
+ * the prompt is the conversation the typed instruction makes, which every run sends.
+ */
 export function settings() {
   return {
-    prompt: $("prompt").value,
+    prompt: chatOn() ? chat($("prompt").value) : $("prompt").value,
     method: $("method").value,
     shape: $("shape").value,
     selection: $("selection").value,
@@ -394,6 +401,8 @@ export function syncOutputs() {
   // The summary names every setting that changes the run (it is all a phone shows folded).
   const bits = [$("method").selectedOptions[0]?.textContent ?? s.method];
   if (s.source !== "bundled") bits.push($("source").selectedOptions[0]?.textContent ?? s.source);
+  $("chat-note").hidden = !chatOn();
+  if (chatOn()) bits.push("chat form");
   if (applies("selection", s)) bits.push($("selection").selectedOptions[0]?.textContent ?? s.selection);
   if (applies("gamma", s)) bits.push(`γ ${s.gamma}${applies("dynamic", s) && s.dynamicGamma ? " (dynamic)" : ""}`);
   if (applies("parallel", s) && s.parallelDraft) bits.push("draft in parallel");

@@ -9,6 +9,7 @@ export const S = {
   pkg: null, // the imported `specula` module
   specula: null, // a loaded Specula: the bundled pair
   gguf: null, // a loaded Specula over the student's GGUF pair (gguf.js), held beside it
+  chat: false, // whether its prompts go through SmolLM2's chat form (the SmolLM2 pair's preset)
   alphabet: null,
   backend: null,
   context: 256, // the models' context (characters); read from the weights' metadata

@@ -205,7 +205,9 @@ async function renderTheory() {
         marks: measured !== null && m.draftedTokens > 0 ? [{ x: runGamma, y: measured, cls: "m-measured", name: dynamic ? "measured (dynamic γ, at the mean drafted)" : "measured" }] : [],
         label: "expected tokens per round vs gamma", xLabel: "γ", yLabel: "tokens", xInteger: true,
       });
-      const best = S.races.length ? S.races[S.races.length - 1] : null;
+      // The last race of the pair on screen: another pair's says nothing of this one.
+      const pair = s.source === "gguf" ? `gguf ${hook.gguf?.name}` : "bundled";
+      const best = S.races.findLast((r) => r.models === pair) ?? null;
       const wall = theory.walltimeFactor;
       lines($("chart-walltime"), {
         curves: [{ points: points(wall), cls: multi ? "c-approx" : "c-theory", name: multi ? "approx. theory" : "theory (no overhead)" }],
