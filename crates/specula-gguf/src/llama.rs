@@ -231,7 +231,7 @@ impl LlamaConfig {
 }
 
 /// One block's weights, each matrix row-major `[out, in]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LayerWeights {
     /// RMSNorm before attention, `[d_model]`.
     pub attn_norm: Vec<f32>,
@@ -256,7 +256,7 @@ pub struct LayerWeights {
 }
 
 /// Every weight of a Llama-family model in f32.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LlamaWeights {
     /// The token embedding, `[vocab, d_model]`.
     pub token_embd: Vec<f32>,

@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod distill;
+pub mod draft;
 pub mod llama_draft;
 pub mod onpolicy;
 mod train;

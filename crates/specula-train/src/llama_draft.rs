@@ -8,6 +8,7 @@ use burn::module::{Module, Param};
 use burn::nn::{Embedding, Linear};
 use burn::tensor::activation::{silu, softmax};
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+use specula_gguf::llama::LayerWeights;
 use specula_gguf::llama::rope_tables;
 use specula_gguf::{LlamaConfig, LlamaWeights, RopeStyle};
 
@@ -119,6 +120,62 @@ impl LlamaDraft {
             rms_eps: c.rms_eps,
             adjacent: c.rope_style == RopeStyle::Adjacent,
         })
+    }
+
+    /// The same draft with its embedding (and so its tied head) held fixed: only the
+    /// blocks and norms learn.
+    #[must_use]
+    pub fn freeze_embedding(mut self) -> Self {
+        self.embedding.weight = self.embedding.weight.set_require_grad(false);
+        self
+    }
+
+    /// The current weights in GGUF's layout (`[out, in]` matrices), for writing the draft
+    /// as a file (`specula_gguf::writer`); the inverse of [`Self::from_weights`].
+    #[must_use]
+    pub fn weights(&self) -> LlamaWeights {
+        let values = |t: Tensor<1>| {
+            t.into_data()
+                .convert::<f32>()
+                .try_to_vec::<f32>()
+                .unwrap_or_default()
+        };
+        let matrix = |l: &Linear| {
+            let [inp, out] = l.weight.val().dims();
+            let t = values(l.weight.val().reshape([inp * out]));
+            let mut m = vec![0.0; t.len()];
+            for (i, row) in t.chunks_exact(out).enumerate() {
+                for (o, &x) in row.iter().enumerate() {
+                    m[o * inp + i] = x;
+                }
+            }
+            m
+        };
+        let flat = |t: Tensor<2>| {
+            let [a, b] = t.dims();
+            values(t.reshape([a * b]))
+        };
+        LlamaWeights {
+            token_embd: flat(self.embedding.weight.val()),
+            layers: self
+                .blocks
+                .iter()
+                .map(|b| LayerWeights {
+                    attn_norm: values(b.attn_norm.val()),
+                    wq: matrix(&b.wq),
+                    wk: matrix(&b.wk),
+                    wv: matrix(&b.wv),
+                    qkv_bias: None,
+                    wo: matrix(&b.wo),
+                    ffn_norm: values(b.ffn_norm.val()),
+                    w_gate: matrix(&b.gate),
+                    w_up: matrix(&b.up),
+                    w_down: matrix(&b.down),
+                })
+                .collect(),
+            output_norm: values(self.output_norm.val()),
+            output: self.head.as_ref().map(matrix),
+        }
     }
 
     /// Logits `[batch, len, vocab]` at every position of `tokens` (`[batch, len]`).
@@ -239,6 +296,21 @@ mod tests {
                     .fold(0.0, f32::max);
                 assert!(diff < 1e-4, "row {r}: max |diff| {diff}");
             }
+        }
+    }
+
+    #[test]
+    fn the_weights_come_back_in_the_layout_they_went_in() {
+        let device = Device::flex();
+        for untied_output in [false, true] {
+            let spec = SyntheticLlama {
+                untied_output,
+                ..SyntheticLlama::tiny()
+            };
+            let file = GgufModel::from_bytes(spec.build(), None).expect("the file");
+            let draft =
+                LlamaDraft::from_weights(&file.config, &file.weights, &device).expect("module");
+            assert_eq!(draft.weights(), file.weights);
         }
     }
 

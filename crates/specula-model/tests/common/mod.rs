@@ -6,6 +6,8 @@
 // Each test binary compiles its own copy of this module and reads only some of it.
 #![allow(dead_code)]
 
+pub mod joint;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
