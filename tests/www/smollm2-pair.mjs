@@ -46,8 +46,11 @@ export function addSmollm2PairTests(tests, { dist, browser, open, loaded, hook, 
     try {
       const page = await makeOpen(server.url)(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=8");
       await loaded(page);
+      // The sizes it states are the files' (each one here to compare with), in whole MB.
       const label = await page.textContent(".models-preset");
-      check(/≈98 MB/.test(label) && /≈15 MB/.test(label), "the preset says both downloads' sizes before loading (≈98 MB target, ≈15 MB draft)", label);
+      const sizes = [["target", TARGET], ["draft", DRAFT]].filter(([, path]) => path && existsSync(path)).map(([role, path]) => [role, `≈${Math.round(statSync(path).size / 1e6)} MB`]);
+      check(/target \(≈\d+ MB download\)/.test(label) && /draft trained for it \(≈\d+ MB\)/.test(label) && sizes.every(([role, mb]) => label.includes(role === "target" ? `target (${mb} download)` : `trained for it (${mb})`)),
+        `the preset states both downloads' sizes before loading, as the files have them (${sizes.map(([role, mb]) => `${role} ${mb}`).join(", ")})`, label);
       const before = await openPanel(page);
       const says = (p) => p.state === "missing" && /SmolLM2 target could not be fetched/.test(p.text) && p.text.includes("bash scripts/fetch-smollm2.sh") && p.text.includes("bash scripts/demo.sh");
       check(says(before), `opening the panel, the preset says the target could not be fetched and how to get it: "${before.text}"`, JSON.stringify(before));
