@@ -27,8 +27,10 @@ ensure_trunk
 mkdir -p www/pkg
 trunk build --config Trunk.toml
 
-# The SmolLM2 pair as links in one folder, served at /models/ under the page's names.
-models="$CARGO_TARGET_DIR/demo-models"
+port="${SPECULA_PORT:-8080}"
+# The SmolLM2 pair as links in one folder, served at /models/ under the page's names
+# (one folder per port: a second demo on another port keeps its own).
+models="$CARGO_TARGET_DIR/demo-models-$port"
 rm -rf "$models"
 mkdir -p "$models"
 if [ -f models/smollm2-draft.gguf ]; then
@@ -45,6 +47,5 @@ else
     "run 'bash scripts/fetch-smollm2.sh', then this script again" >&2
 fi
 
-port="${SPECULA_PORT:-8080}"
 echo "== serving the page on http://127.0.0.1:$port (Ctrl-C stops)" >&2
 exec node tests/www/serve.mjs dist/www "$port" "/models/=$models"
