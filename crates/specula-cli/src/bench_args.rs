@@ -1,12 +1,14 @@
 //! The flags of `specula bench` and their checks, every one made before a model loads:
-//! each value's range, the lengths of the lists ([`MAX_LIST_VALUES`]) and K × L.
+//! each value's range, the lengths of the lists ([`MAX_LIST_VALUES`]), K × L, the
+//! methods and the prompts file.
 
 use clap::Args;
+use specula_engine::options::MethodName;
 use specula_engine::options::limits::{MAX_GAMMA, MAX_NGRAM, MAX_ROUND_NODES};
 
 use crate::bench_cmd::{GGUF_PROMPTS, MAX_BENCH_DRAFTS, MAX_LIST_VALUES, PROMPTS};
 use crate::error::CliError;
-use crate::{models, parse};
+use crate::{bench_inputs, models, parse};
 
 /// Flags of `specula bench`.
 #[derive(Debug, Clone, Args)]
@@ -79,6 +81,16 @@ pub struct BenchArgs {
         allow_hyphen_values = true
     )]
     pub ngrams: String,
+    /// Run only these methods, comma-separated: autoregressive, speculative, spectr,
+    /// multiround, mentored, typical, lookup (default: every one). Autoregressive decoding
+    /// always runs, as the speed-ups are relative to it.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub methods: Option<String>,
+    /// Decode these prompts instead of the fixed ones: a JSON array of 1 to 64 non-empty
+    /// strings (chat text with newlines and special tokens such as <|im_start|> as it is),
+    /// at most 1 MiB. Each prompt plus --tokens must fit the models' positions.
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    pub prompts: Option<std::path::PathBuf>,
     /// Load the pair from DIR instead of the bundled one.
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     pub models: Option<std::path::PathBuf>,
@@ -140,10 +152,12 @@ pub struct BenchSettings {
     pub ngrams: Vec<usize>,
     /// CPU threads.
     pub threads: usize,
+    /// The methods run, autoregressive decoding first.
+    pub methods: Vec<MethodName>,
     /// Which models to load.
     pub source: models::ModelSource,
-    /// The prompts for those models.
-    pub prompt_texts: [&'static str; 4],
+    /// The prompts for those models: `--prompts`'s, or the fixed ones.
+    pub prompt_texts: Vec<String>,
 }
 
 /// Checks every flag, before any model loads.
@@ -166,7 +180,14 @@ pub fn check(args: &BenchArgs) -> Result<BenchSettings, CliError> {
     let kls = parse_kls(&args.kls)?;
     let ngrams = uint_list("--ngrams", &args.ngrams, MAX_NGRAM)?;
     let threads = parse::uint("--threads", &args.threads, 1, 256)?;
-    let (source, prompt_texts) = match (args.target.clone(), args.draft.clone()) {
+    let methods = bench_inputs::methods(args.methods.as_deref())?;
+    if args.parallel_draft && !methods.contains(&MethodName::Speculative) {
+        return Err(CliError::usage(
+            "--parallel-draft decodes each speculative γ again; --methods leaves speculative \
+             out",
+        ));
+    }
+    let (source, fixed_prompts) = match (args.target.clone(), args.draft.clone()) {
         (Some(target), Some(draft)) => (
             models::ModelSource::Gguf {
                 target,
@@ -182,6 +203,10 @@ pub fn check(args: &BenchArgs) -> Result<BenchSettings, CliError> {
         }
         (None, _) => (models::ModelSource::Bundled(args.models.clone()), PROMPTS),
     };
+    let prompt_texts = match &args.prompts {
+        Some(path) => bench_inputs::read_prompts(path)?,
+        None => fixed_prompts.map(str::to_owned).to_vec(),
+    };
     Ok(BenchSettings {
         tokens,
         repeat,
@@ -192,6 +217,7 @@ pub fn check(args: &BenchArgs) -> Result<BenchSettings, CliError> {
         kls,
         ngrams,
         threads,
+        methods,
         source,
         prompt_texts,
     })

@@ -1,7 +1,9 @@
-//! `specula bench`: every method on fixed prompts in one run, against autoregressive
-//! decoding measured in the same run, plus the per-position forward costs of both models.
+//! `specula bench`: every method (or those `--methods` names) on fixed prompts (or those
+//! of `--prompts`) in one run, against autoregressive decoding measured in the same run,
+//! plus the per-position forward costs of both models.
 
 use serde::Serialize;
+use specula_engine::options::MethodName;
 use specula_engine::options::limits::{DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON};
 use specula_engine::{
     DecodeConfig, DraftShape, GammaPolicy, Method, Metrics, SamplingConfig, Selection,
@@ -12,9 +14,9 @@ pub use crate::bench_args::BenchArgs;
 use crate::bench_args::{BenchSettings, check};
 use crate::bench_costs::{Costs, costs_table, measure_costs};
 use crate::error::CliError;
-use crate::{decode, models, progress};
+use crate::{bench_inputs, decode, models, progress};
 
-/// The fixed prompts (speaker cues, as the corpus has them).
+/// The fixed prompts (speaker cues, as the corpus has them), unless `--prompts` gives others.
 pub const PROMPTS: [&str; 4] = [
     "ROMEO:\n",
     "JULIET:\n",
@@ -22,7 +24,8 @@ pub const PROMPTS: [&str; 4] = [
     "KING RICHARD III:\n",
 ];
 
-/// The fixed prompts for GGUF models (plain English; the chat form is left to the user).
+/// The fixed prompts for GGUF models (plain English; the chat form is left to the user,
+/// with `--prompts`).
 pub const GGUF_PROMPTS: [&str; 4] = [
     "Once upon a time, there was a little",
     "The capital of France is",
@@ -34,6 +37,14 @@ pub const GGUF_PROMPTS: [&str; 4] = [
 /// `--ngrams`): every value is a row decoded on every prompt and repeat, so a long list
 /// is a run of hours, and the table shows a sweep of a few.
 pub const MAX_LIST_VALUES: usize = 16;
+
+/// The most prompts a `--prompts` file holds: each is decoded by every row and repeat,
+/// so the run's length grows with them as with a list flag's values.
+pub const MAX_BENCH_PROMPTS: usize = 64;
+
+/// The largest `--prompts` file read: 64 prompts of 16 KiB, far past what fits the
+/// positions of the models bench runs; a larger file is refused unread.
+pub const MAX_PROMPTS_BYTES: u64 = 1 << 20;
 
 /// The largest K of a `--drafts` entry: bench sweeps the few drafts a table compares,
 /// below the engine's `MAX_DRAFTS` (K × `--length` is bounded by `MAX_ROUND_NODES` too).
@@ -77,7 +88,7 @@ struct Row {
 
 #[derive(Serialize)]
 struct Report {
-    prompts: Vec<&'static str>,
+    prompts: Vec<String>,
     tokens_per_prompt: usize,
     repeat: u64,
     temperature: f64,
@@ -101,27 +112,37 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         kls,
         ngrams,
         threads,
+        methods: chosen,
         source,
         prompt_texts,
     } = check(&args)?;
     let mut pair = models::load_source(&source, Backend::Cpu, threads)?;
-    let prompts: Vec<Vec<u32>> = prompt_texts
-        .iter()
-        .map(|p| pair.encode(p))
-        .collect::<Result<_, _>>()?;
-    for p in &prompts {
-        pair.check_length(p.len(), tokens, "--tokens")?;
-    }
+    let prompts =
+        bench_inputs::encode_prompts(&pair, &prompt_texts, tokens, args.prompts.is_some())?;
     let costs = measure_costs(&mut pair, &ks)?;
     if args.burn_forward {
         pair.use_burn_forward()?;
     }
     // A reader that goes away (`| head -1`) ends the run at once, with status 0 as for
     // `sample`: nothing is left to measure for.
-    if !args.json && !crate::write_out(&costs_table(&costs))? {
+    if !args.json
+        && !crate::write_out(&format!(
+            "{}{}",
+            bench_inputs::prompts_list(&prompt_texts),
+            costs_table(&costs)
+        ))?
+    {
         return Ok(());
     }
-    let methods = method_table(&gammas, &ks, length, &kls, &ngrams, args.parallel_draft);
+    let methods = method_table(
+        &chosen,
+        &gammas,
+        &ks,
+        length,
+        &kls,
+        &ngrams,
+        args.parallel_draft,
+    );
     let sampling = SamplingConfig {
         temperature,
         top_k: None,
@@ -146,7 +167,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     }
     if args.json {
         let report = Report {
-            prompts: prompt_texts.to_vec(),
+            prompts: prompt_texts,
             tokens_per_prompt: tokens,
             repeat,
             temperature,
@@ -162,10 +183,12 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The table of benchmarked methods, in the report's order: one row per method and
-/// parameter value, with the parameters as the report prints them and whether it drafts
-/// in parallel (after each speculative γ, with `parallel`).
+/// The table of benchmarked methods, in the report's order: one row per method chosen
+/// (`chosen`, autoregressive decoding first) and parameter value, with the parameters as
+/// the report prints them and whether it drafts in parallel (after each speculative γ,
+/// with `parallel`).
 fn method_table(
+    chosen: &[MethodName],
     gammas: &[usize],
     ks: &[usize],
     length: usize,
@@ -173,6 +196,19 @@ fn method_table(
     ngrams: &[usize],
     parallel: bool,
 ) -> Vec<(Method, String, bool)> {
+    // A method left out sweeps none of its values, and a one-row method has no row.
+    let on = |name: MethodName| chosen.contains(&name);
+    let sweep = |name, values: &[usize]| {
+        if on(name) {
+            values.to_vec()
+        } else {
+            Vec::new()
+        }
+    };
+    let gammas = sweep(MethodName::Speculative, gammas);
+    let ks = sweep(MethodName::Spectr, ks);
+    let ngrams = sweep(MethodName::Lookup, ngrams);
+    let kls = if on(MethodName::Mentored) { kls } else { &[] };
     let spectr = |k, selection: Selection| {
         (
             Method::SpecTr {
@@ -187,6 +223,25 @@ fn method_table(
         gamma,
         policy: fixed,
     };
+    let multiround = on(MethodName::Multiround).then(|| {
+        (
+            Method::MultiRound {
+                drafts: DraftShape::Iid { k: 4, length },
+            },
+            format!("K=4 L={length}"),
+        )
+    });
+    let typical = on(MethodName::Typical).then(|| {
+        (
+            Method::Typical {
+                gamma: length,
+                epsilon: DEFAULT_TYPICAL_EPSILON,
+                delta: DEFAULT_TYPICAL_DELTA,
+                policy: fixed,
+            },
+            format!("gamma={length} eps={DEFAULT_TYPICAL_EPSILON} delta={DEFAULT_TYPICAL_DELTA}"),
+        )
+    });
     let table: Vec<(Method, String)> = std::iter::once((Method::Autoregressive, "-".to_owned()))
         .chain(
             gammas
@@ -194,12 +249,7 @@ fn method_table(
                 .map(|&gamma| (speculative(gamma), format!("gamma={gamma}"))),
         )
         .chain(ks.iter().map(|&k| spectr(k, Selection::KSeq)))
-        .chain(std::iter::once((
-            Method::MultiRound {
-                drafts: DraftShape::Iid { k: 4, length },
-            },
-            format!("K=4 L={length}"),
-        )))
+        .chain(multiround)
         .chain(ks.iter().map(|&k| spectr(k, Selection::Race)))
         .chain(kls.iter().map(|&kl_budget| {
             (
@@ -211,15 +261,7 @@ fn method_table(
                 format!("gamma={length} D={kl_budget}"),
             )
         }))
-        .chain(std::iter::once((
-            Method::Typical {
-                gamma: length,
-                epsilon: DEFAULT_TYPICAL_EPSILON,
-                delta: DEFAULT_TYPICAL_DELTA,
-                policy: fixed,
-            },
-            format!("gamma={length} eps={DEFAULT_TYPICAL_EPSILON} delta={DEFAULT_TYPICAL_DELTA}"),
-        )))
+        .chain(typical)
         .chain(ngrams.iter().map(|&ngram| {
             (
                 Method::Lookup {

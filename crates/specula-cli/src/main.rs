@@ -10,6 +10,7 @@ mod argv_fuzz;
 mod bench_args;
 mod bench_cmd;
 mod bench_costs;
+mod bench_inputs;
 mod compare;
 mod decode;
 mod decode_args;

@@ -209,3 +209,54 @@ fn bench_tokens_past_the_context_say_the_most_they_may_be() {
         .expect("a number");
     assert!(most > 0 && most < 256, "{err}");
 }
+
+/// `--prompts` replaces the fixed prompts (newlines and all) and `--methods` keeps only
+/// the rows of the methods it names, besides the autoregressive one they are measured
+/// against; the table lists the prompts as the JSON report does.
+#[test]
+fn bench_runs_the_given_prompts_and_only_the_given_methods() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-prompts-run");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join("prompts.json");
+    let given = ["KING HENRY:\n", "ROMEO:\nO, she doth teach"];
+    std::fs::write(&path, serde_json::to_string(&given).unwrap()).expect("write");
+    let path = path.display().to_string();
+    let args = [
+        "bench",
+        "--prompts",
+        &path,
+        "--methods",
+        "speculative",
+        "--gammas",
+        "1,2",
+        "--tokens",
+        "8",
+        "--repeat",
+        "1",
+    ];
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let report: Value = serde_json::from_slice(&specula(&json_args).stdout).unwrap();
+    assert_eq!(report["prompts"], serde_json::json!(given), "{report}");
+    let rows = report["rows"].as_array().unwrap();
+    let names: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["method"].as_str().unwrap(), r["params"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("autoregressive", "-"),
+            ("speculative", "gamma=1"),
+            ("speculative", "gamma=2"),
+        ]
+    );
+    for row in rows {
+        assert_eq!(row["tokens"].as_u64(), Some(2 * 8), "{row}");
+    }
+    let table = String::from_utf8(specula(&args).stdout).unwrap();
+    assert!(
+        table.contains("prompts (2):\n  \"KING HENRY:\\n\"\n  \"ROMEO:\\nO, she doth teach\"\n"),
+        "{table}"
+    );
+}

@@ -1,7 +1,8 @@
 //! Hostile command lines and files, a second table (`hostile.rs` has the first, and says
 //! what a row is): arguments that are not UTF-8, a value flag given one of its command's
 //! own flags, files that are not regular files (FIFOs with no writer, devices that never
-//! end, directories), oversized files, `bench` lists past their limits, and numbers that
+//! end, directories), oversized files, `bench` lists past their limits and its `--prompts`
+//! files and `--methods` lists that are not ones, and numbers that
 //! round (a refusal quotes them as typed; a whole-number flag takes no decimal that only
 //! rounds to a whole number). Every run is
 //! killed after [`common::RUN_LIMIT`], so a read that hangs fails its test.
@@ -388,4 +389,120 @@ fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
         0,
         "k = 2 drafts",
     )]);
+}
+
+#[test]
+fn bench_prompts_files_and_methods_lists_are_refused() {
+    let dir = scratch("bench-prompts");
+    let write = |name: &str, contents: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, contents).expect("write");
+        text(&path)
+    };
+    let fifo = dir.join("fifo");
+    mkfifo(&fifo);
+    // 1 MiB and one byte, sparse: refused by its size, before a byte is read.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len((1 << 20) + 1))
+        .expect("a sparse file");
+    let many = serde_json::to_string(&vec!["ROMEO:\n"; 65]).expect("json");
+    // 280 characters: past the bundled pair's 256 positions on their own.
+    let long = serde_json::to_string(&["ROMEO:\n".repeat(40)]).expect("json");
+    let prompts = |path: &str, fragment: &str| {
+        row(
+            &["bench", "--prompts", path, "--tokens", "4", "--repeat", "1"],
+            2,
+            fragment,
+        )
+    };
+    let named = |name: &str, contents: &str, why: &str| {
+        let path = write(name, contents);
+        prompts(&path, &format!("--prompts: {}", why.replace("{}", &path)))
+    };
+    let methods = |list: &str, fragment: &str| {
+        row(
+            &["bench", "--methods", list, "--tokens", "4", "--repeat", "1"],
+            2,
+            fragment,
+        )
+    };
+    let every = "autoregressive, speculative, spectr, multiround, mentored, typical, lookup";
+    check_rows(&[
+        named("text.json", "ROMEO:\n", "{} is not JSON: "),
+        named(
+            "object.json",
+            r#"{"prompts": ["ROMEO:\n"]}"#,
+            r#"{} must hold a JSON array of prompts (strings), e.g. ["ROMEO:\n"]; it holds an object"#,
+        ),
+        named(
+            "string.json",
+            r#""ROMEO:\n""#,
+            "{} must hold a JSON array of prompts (strings)",
+        ),
+        named(
+            "empty.json",
+            "[]",
+            "{} holds an empty array: give at least one prompt",
+        ),
+        named(
+            "numbers.json",
+            r#"["ROMEO:\n", 3]"#,
+            "entry 1 in {} must be a string (a prompt); it is a number",
+        ),
+        named(
+            "blank.json",
+            r#"["ROMEO:\n", ""]"#,
+            "prompt 1 in {} is empty",
+        ),
+        named(
+            "many.json",
+            &many,
+            "{} holds 65 prompts; at most 64 are decoded in one run",
+        ),
+        prompts(
+            &text(&fifo),
+            &format!("--prompts: cannot read {}: not a regular file", text(&fifo)),
+        ),
+        prompts(
+            "/dev/zero",
+            "--prompts: cannot read /dev/zero: not a regular file",
+        ),
+        prompts(&text(&dir), "not a regular file"),
+        prompts(&text(&big), "larger than the limit of 1048576 bytes"),
+        prompts(
+            &text(&dir.join("missing.json")),
+            &format!(
+                "--prompts: cannot read {}: ",
+                text(&dir.join("missing.json"))
+            ),
+        ),
+        // These need the models' tokenizer and positions: refused once the pair loads.
+        named(
+            "glyph.json",
+            r#"["ROMEO: \u2603"]"#,
+            "prompt 0: character '☃'",
+        ),
+        named(
+            "long.json",
+            &long,
+            "prompt 0 is 280 characters long, and the models read 256 positions",
+        ),
+        methods(
+            "greedy",
+            &format!("--methods must be one of {every}, got \"greedy\""),
+        ),
+        methods("speculative,,lookup", "--methods: entry 1 is empty"),
+        methods(
+            " ",
+            &format!(
+                "--methods is empty: give comma-separated method names, e.g. speculative; the methods are {every}"
+            ),
+        ),
+        row(
+            &["bench", "--methods", "lookup", "--parallel-draft"],
+            2,
+            "--parallel-draft decodes each speculative γ again; --methods leaves speculative out",
+        ),
+    ]);
 }
