@@ -3,8 +3,9 @@
 //! top-k log-probabilities at every answer position (format: `onpolicy::records`).
 //!
 //! `cargo run --release -p specula-train --example onpolicy_data -- MODEL.gguf OUT.bin
-//! [train|held-out] [batch 8] [threads 1] [limit]`; the sampling settings are fixed here
-//! (temperature 0.7, top 32, at most 256 new tokens, seed 0) and checked on resume.
+//! [train|held-out] [batch 8] [threads 1] [limit] [seed 0]`; the sampling settings are
+//! fixed here (temperature 0.7, top 32, at most 256 new tokens) and checked on resume; a
+//! second seed gives a second answer to every instruction.
 
 use std::time::Instant;
 
@@ -17,7 +18,7 @@ use specula_train::onpolicy::records::{DataFile, DataHeader};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: onpolicy_data MODEL.gguf OUT.bin [train|held-out] [batch] [threads] [limit]";
+        "usage: onpolicy_data MODEL.gguf OUT.bin [train|held-out] [batch] [threads] [limit] [seed]";
     let (Some(model), Some(out)) = (args.first(), args.get(1)) else {
         return Err(usage.into());
     };
@@ -38,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let header = DataHeader {
         top_k: 32,
         temperature: 0.7,
-        seed: 0,
+        seed: number(6, 0)? as u64,
         max_new: 256,
     };
     let mut data = DataFile::open(std::path::Path::new(out), header)?;

@@ -1,7 +1,7 @@
 //! Trains a draft for a GGUF target on its on-policy data (`onpolicy_data`) and writes it
 //! as an F16 GGUF beside the loss history.
 //!
-//! `cargo run --release -p specula-train --example train_draft -- TARGET.gguf TRAIN.bin
+//! `cargo run --release -p specula-train --example train_draft -- TARGET.gguf TRAIN.bin[,MORE.bin]
 //! HELD_OUT.bin OUT_DIR [name=value ...]`: the recipe is `DraftTrainConfig::smollm2()`,
 //! any setting overridden as `name=value` (a JSON value, e.g. `epochs=2`). Writes
 //! `OUT_DIR/draft.gguf` (and `draft-epochN.gguf` after each epoch), `history.json` (every
@@ -78,8 +78,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes = std::fs::read(target)?;
     let spec = tokenizer_spec(&GgufFile::parse(bytes.clone())?)?;
     let model = GgufModel::from_bytes(bytes, None)?;
-    let (train_bytes, held_bytes) = (std::fs::read(train)?, std::fs::read(held)?);
-    let (header, train_records, _) = parse(&train_bytes)?;
+    // Several training files (answers drawn with other seeds) may be given, comma-separated:
+    // file k's instruction i becomes k × 100,000 + i, so every record keeps its own name.
+    let (mut header, mut train_records, mut train_sha256) = (None, Vec::new(), Vec::new());
+    for (k, path) in (0u32..).zip(train.split(',')) {
+        let bytes = std::fs::read(path)?;
+        let (h, records, _) = parse(&bytes)?;
+        header.get_or_insert(h);
+        train_sha256.push(sha256_hex(&bytes));
+        train_records.extend(records.into_iter().map(|mut r| {
+            r.instruction += k * 100_000;
+            r
+        }));
+    }
+    let header = header.ok_or(usage)?;
+    let held_bytes = std::fs::read(held)?;
     let (_, held_records, _) = parse(&held_bytes)?;
     let out = Path::new(out);
     std::fs::create_dir_all(out)?;
@@ -164,7 +177,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         d_model: config.shape.d_model,
         n_layers: config.shape.n_layers,
         config: &config,
-        train_sha256: sha256_hex(&train_bytes),
+        train_sha256: train_sha256.join(","),
         held_out_sha256: sha256_hex(&held_bytes),
         train_positions: history.train_positions,
         held_out_positions: held_records.iter().map(|r| r.answer.len()).sum(),

@@ -87,6 +87,7 @@ export async function bench(state, note) {
   const only = params.get("methods")?.split(",");
   const methods = (target ? GGUF_METHODS : METHODS).filter((m) => !only || only.some((o) => m.name.startsWith(o)));
   const prompt = params.get("prompt") ?? (target ? "The capital of France is" : PROMPT);
+  const temperature = Number(params.get("temperature") ?? 0.8);
   state.results = [];
   for (const entry of backends) {
     const named = { "webgpu-cpu-draft": ["webgpu", "cpu"], "webgpu-unfused": ["webgpu", "unfused"] };
@@ -110,7 +111,7 @@ export async function bench(state, note) {
     for (let r = 0; r < repeat; r++) {
       for (const [i, { name, ...m }] of methods.entries()) {
         const started = performance.now();
-        const summary = await s.complete({ ...m, prompt, maxTokens: tokens, temperature: 0.8, seed: 1 + r });
+        const summary = await s.complete({ ...m, prompt, maxTokens: tokens, temperature, seed: 1 + r });
         const seconds = (performance.now() - started) / 1000;
         runs[i].push({ summary, seconds, tps: summary.tokens / seconds });
       }
