@@ -36,6 +36,8 @@ import { addBugTests } from "./bugs.mjs";
 import { addLabVerdictTests } from "./lab-verdicts.mjs";
 import { addLongRunTests } from "./long-run.mjs";
 import { addStagePanelTests } from "./stage-panels.mjs";
+import { addRaceCostTests } from "./race-costs.mjs";
+import { addReadableTests } from "./readable.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -540,6 +542,10 @@ addLabTests(tests, { browser, open, loaded, check, artifacts });
 addLabVerdictTests(tests, { browser, open, loaded, check, setControl });
 addLongRunTests(tests, { browser, open, loaded, check });
 addStagePanelTests(tests, { browser, open, loaded, check, setControl, playToEnd });
+// The race against this computer's measured costs: lanes apart, theory with v, the replay.
+addRaceCostTests(tests, { browser, open, loaded, hook, check, playToEnd });
+// What a student must read: the residual chart's one scale, a phone's header, an error that hides nothing.
+addReadableTests(tests, { browser, open, loaded, check, playToEnd });
 // A planted bug: the badge, the lab's words and every round on the stage say so.
 addBugTests(tests, { browser, open, loaded, check, setControl, playToEnd, artifacts });
 addParallelTests(tests, { browser, open, loaded, check });

@@ -12,7 +12,8 @@ import { applyLimits, applyParams, syncOutputs, notice, showError } from "./sett
 import { newRun, play, step, pause, reset, settingChanged, setRunState, enqueue, handOver } from "./run.js";
 import { renderMetrics, selectToken, follow, onOutputKey } from "./view.js";
 import { scheduleTheory } from "./theory.js";
-import { race, replayRace } from "./race.js";
+import { race } from "./race.js";
+import { replayRace } from "./race-replay.js";
 import { wireLab } from "./lab.js";
 import { initLesson } from "./lesson.js";
 import { loadGguf, wireModels } from "./gguf.js";
@@ -25,7 +26,7 @@ function showBackend(info) {
   b.textContent = info.backend === "webgpu" ? `WebGPU · ${info.adapter ?? "adapter"}${info.isFallbackAdapter ? " (software, slow)" : ""}${draft}` : "CPU · WebAssembly";
   if (info.backend !== "webgpu") {
     const why = !("gpu" in navigator) ? "this browser has no WebGPU" : info.reason ?? (info.requested === "cpu" ? "the CPU was asked for" : "no WebGPU adapter");
-    notice("backend", `Running on the CPU inside WebAssembly: ${why}.`);
+    notice("backend", `On the CPU, not WebGPU: ${why}.`);
   }
 }
 

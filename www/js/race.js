@@ -1,15 +1,20 @@
 // The race: autoregressive and speculative decoding of the same prompt with the same
-// settings, at the same time in two workers (two copies of the models), so the two wall
-// clocks run side by side. Races add up: the page reports the mean speed-up over repeats.
-// It races a GGUF pair when Models names one (tokens are text pieces; each lane shows its
-// decoded text), whose loaded copy makes way for the two lanes' and is replaced by one of
-// them afterwards; else the trained pair (its tokens are characters).
+// settings, each in a fresh worker with its own copy of the models. The lanes run one after
+// the other, never at once: two lanes at once share this computer's cores, and the one left
+// alone at the end runs faster, so neither clock would be its lane's own. "Replay side by
+// side" then plays both at their own measured times. Races add up: the page reports the
+// mean speed-up over repeats, and the theory with the per-call costs the races measured
+// (race-costs.js). It races a GGUF pair when Models names one (tokens are text pieces;
+// each lane shows its decoded text), whose loaded copy makes way for the two lanes' and is
+// replaced by one of them afterwards; else the trained pair (its tokens are characters).
 import { $, S, hook } from "./state.js";
 import { settings, checked, showError, readNumber } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
 import { scheduleTheory } from "./theory.js";
 import { adoptGguf, freshGguf, releaseGguf } from "./gguf.js";
 import { cancelLab } from "./lab.js";
+import { addLanes, costsOf, costsSentence, emptyTotals, outsideShare, walltimeWith } from "./race-costs.js";
+import { stopReplay } from "./race-replay.js";
 
 /**
  * A fresh copy of the models in its own worker, for one lane of one race. Fresh each time:
@@ -64,7 +69,7 @@ async function lane(worker, key, options, unit) {
   }
   const seconds = (performance.now() - t0) / 1000;
   clock.textContent = `${seconds.toFixed(2)} s · ${(tokens / seconds).toFixed(1)} ${unit}/s · ${summary.metrics.targetCalls} target calls`;
-  return { seconds, tokens, tps: tokens / seconds, targetCalls: summary.metrics.targetCalls, text: summary.text, timeline, startedAt, endedAt: performance.now() };
+  return { seconds, tokens, tps: tokens / seconds, targetCalls: summary.metrics.targetCalls, text: summary.text, timeline, startedAt, endedAt: performance.now(), summary };
 }
 
 /** Loads `n` copies at once; if one fails, those loaded are let go before the error goes on. */
@@ -107,6 +112,7 @@ async function runRace() {
   }
   const repeats = Number($("race-repeats").value);
   await stopRun();
+  stopReplay();
   const button = $("race");
   button.disabled = true;
   showError("");
@@ -124,21 +130,30 @@ async function runRace() {
     // Repeats add up only for the same pair and settings.
     const models = gguf ? `gguf ${hook.gguf.name}` : "bundled";
     const key = JSON.stringify({ ...base, gamma, models });
-    const stats = S.raceStats?.key === key ? S.raceStats : { key, speedups: [] };
+    const stats = S.raceStats?.key === key ? S.raceStats : { key, speedups: [], totals: emptyTotals() };
     S.raceStats = stats;
     let ar;
     let spec;
+    const lanes = { ar: ["autoregressive", { ...base, method: "autoregressive" }], spec: ["speculative", { ...base, method: "speculative", gamma }] };
     for (let r = 1; r <= repeats; r++) {
       $("race-verdict").textContent = `Race ${r} of ${repeats}: loading two fresh copies of the models, one per lane…`;
       const workers = await loadCopies(load, 2);
       try {
-        $("race-verdict").textContent = `Race ${r} of ${repeats}: both lanes run at the same time, each in its own worker.`;
-        const [a, b] = await Promise.all([
-          lane(workers[0], "ar", { ...base, method: "autoregressive" }, unit),
-          lane(workers[1], "spec", { ...base, method: "speculative", gamma }, unit),
-        ]);
-        [ar, spec] = [a, b];
-        stats.speedups.push(a.seconds / b.seconds);
+        // One lane at a time, the first lane alternating between repeats so that a load
+        // on this computer that drifts favours neither.
+        const order = r % 2 ? ["ar", "spec"] : ["spec", "ar"];
+        for (const key of order) {
+          $(`race-${key}`).textContent = "";
+          $(`race-${key}-time`).textContent = "waits its turn";
+        }
+        const done = {};
+        for (const key of order) {
+          $("race-verdict").textContent = `Race ${r} of ${repeats}: the ${lanes[key][0]} lane runs alone, in its own worker.`;
+          done[key] = await lane(workers[key === "ar" ? 0 : 1], key, lanes[key][1], unit);
+        }
+        [ar, spec] = [done.ar, done.spec];
+        stats.speedups.push(ar.seconds / spec.seconds);
+        addLanes(stats.totals, ar.summary, spec.summary);
         if (gguf && r === repeats) keep = workers[1];
       } finally {
         for (const w of workers) if (w !== keep) w.terminate();
@@ -148,8 +163,13 @@ async function runRace() {
     const n = stats.speedups.length;
     const meanSpeedup = stats.speedups.reduce((a, b) => a + b, 0) / n;
     const same = ar.text === spec.text;
-    S.race = { arTps: ar.tps, specTps: spec.tps, ar, spec, unit, speedup, meanSpeedup, count: n, same, concurrent: true, temperature: s.temperature, speedups: stats.speedups.slice() };
-    S.races.push({ gamma, meanSpeedup, count: n, models });
+    const costs = costsOf(stats.totals, gamma);
+    const theory = (await walltimeWith(costs, costs.alpha, [gamma]))?.[0] ?? null;
+    const outside = { ar: outsideShare(ar), spec: outsideShare(spec) };
+    // The hook keeps each lane's metrics (the engine's timings), not its summary's text twice.
+    const bare = ({ summary, ...rest }) => ({ ...rest, metrics: summary.metrics });
+    S.race = { arTps: ar.tps, specTps: spec.tps, ar: bare(ar), spec: bare(spec), unit, speedup, meanSpeedup, count: n, same, sequential: true, temperature: s.temperature, speedups: stats.speedups.slice(), costs, theory, outside, gamma };
+    S.races.push({ gamma, meanSpeedup, count: n, models, costs });
     $("race-spec-time").textContent += ` · ${speedup.toFixed(2)}× ${speedup >= 1 ? "faster" : "slower"}`;
     S.raceSummary = { ar: $("race-ar-time").textContent, spec: $("race-spec-time").textContent };
     const lo = Math.min(...stats.speedups);
@@ -158,6 +178,9 @@ async function runRace() {
     $("race-result").textContent = n > 1
       ? `${n} races of ${s.maxTokens} ${units} with these settings: speculative is ${meanSpeedup.toFixed(2)}× as fast on average (from ${lo.toFixed(2)}× to ${hi.toFixed(2)}×); the clocks show the last race.`
       : `One race of ${s.maxTokens} ${units}: ${speedup.toFixed(2)}×. One short run is noisy — raise the repeats (or the tokens) to average.`;
+    $("race-theory").textContent = theory === null
+      ? ""
+      : `This computer's costs, measured by the engine's clock around each model call in ${n === 1 ? "this race" : `these ${n} races`}: ${costsSentence(costs)}. With these costs and α = ${costs.alpha.toFixed(3)} (measured), the theory expects ${theory.toFixed(2)}× at γ = ${gamma}; measured ${meanSpeedup.toFixed(2)}×. The theory leaves out the time outside the model calls (worker messages, the page): ${Math.round(100 * outside.ar)}% of the autoregressive lane's clock, ${Math.round(100 * outside.spec)}% of the speculative lane's${n > 1 ? " in the last race" : ""}.`;
     const verdict = $("race-verdict");
     verdict.dataset.same = String(same);
     verdict.textContent = same
@@ -175,27 +198,3 @@ async function runRace() {
   scheduleTheory();
   await newRun({ live: true });
 }
-
-/** Replays both lanes at once, each at its own recorded wall-clock times. */
-let replayTimers = [];
-export function replayRace() {
-  const race = S.race;
-  if (!race) return;
-  for (const t of replayTimers) clearTimeout(t);
-  replayTimers = [];
-  const started = performance.now();
-  for (const key of ["ar", "spec"]) {
-    const text = $(`race-${key}`);
-    const clock = $(`race-${key}-time`);
-    text.textContent = "";
-    clock.textContent = "0.00 s";
-    for (const [at, chunk] of race[key].timeline) {
-      replayTimers.push(setTimeout(() => {
-        text.textContent += chunk;
-        clock.textContent = `${((performance.now() - started) / 1000).toFixed(2)} s`;
-      }, at));
-    }
-    replayTimers.push(setTimeout(() => (clock.textContent = S.raceSummary[key]), race[key].seconds * 1000 + 30));
-  }
-}
-

@@ -1,8 +1,9 @@
 // The residual where the eye is: for the most likely characters, the target's bar with the
-// part the draft already covered (the draft bar) shaded and what is left — the residual —
-// in orange. The replacement is drawn in proportion to the orange parts. Every number is
-// the engine's: the residual (the step's residualProbs) and what it subtracts from what
-// (its residualParts).
+// part the draft already covered (the draft bar) shaded and what is left over in light
+// orange; under it the residual itself, those left-overs rescaled to sum to 1, in orange,
+// with its number. Bars and numbers share one probability scale, so a number is the length
+// of the bar beside it. Every number is the engine's: the residual (the step's
+// residualProbs) and what it subtracts from what (its residualParts).
 import { h } from "./state.js";
 import { rich } from "./glossary.js";
 import { idsOf, isSparse, probOf } from "./pieces.js";
@@ -59,18 +60,23 @@ export function residualChart(step, drawn, ch, n = 3, pieces = false, fromTarget
   if (!order.includes(drawn)) order.push(drawn);
   // The rejected drafts too, up to five rows in all.
   for (const t of new Set(step.outcome.tests.map((x) => x.token))) if (!order.includes(t) && order.length < 5) order.push(t);
-  const top = Math.max(1e-9, ...order.map((i) => Math.max(base(i), sub(i))));
+  // One scale for every bar: the residual's numbers can be several times the target's.
+  const top = Math.max(1e-9, ...order.map((i) => Math.max(base(i), sub(i), residual(i))));
+  const pct = (x) => `${(100 * x) / top}%`;
+  // All that is left over, (base − sub)⁺ summed, read off the row with the largest residual.
+  const most = order.reduce((a, b) => (residual(b) > residual(a) ? b : a));
+  const leftOver = residual(most) > 0 ? Math.max(0, base(most) - sub(most)) / residual(most) : null;
   const box = h("div", pieces ? "resview pieces" : "resview");
   box.setAttribute("role", "img");
-  const what = fromTarget ? `drawn from the target itself (planted bug ${fromTarget.name})` : `residual = ${baseName} minus ${subName}`;
+  const what = fromTarget ? `drawn from the target itself (planted bug ${fromTarget.name})` : `residual = ${baseName} minus ${subName}, rescaled`;
   box.setAttribute("aria-label", `${what}: ${order.map((i) => `${ch(i)} ${fmt(residual(i), 2)}`).join(", ")}`);
   const key = h("p", "reskey");
   if (fromTarget) {
-    key.append(h("span", "sw excess"), ` drawn from: the target itself (planted bug ${fromTarget.name}; a correct decoder draws from what is left after subtracting the draft, the `, rich("{residual}"), ")");
-    key.title = "the planted bug draws the replacement from the target; the numbers on the right";
+    key.append(h("span", "sw resid"), ` drawn from: the target itself (planted bug ${fromTarget.name}; a correct decoder draws from what is left after subtracting the draft, the `, rich("{residual}"), ")");
+    key.title = "the planted bug draws the replacement from the target; its probabilities are the numbers on the right";
   } else {
-    key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " ", rich("{residual}"));
-    key.title = `residual = (${baseName} − ${subName})⁺, rescaled to sum to 1; the numbers on the right`;
+    key.append(h("span", "sw base"), ` ${baseName} = `, h("span", "sw covered"), ` ${subName} + `, h("span", "sw excess"), " left over; ", h("span", "sw resid"), " ", rich("{residual}"), ` = left\u00a0over\u00a0÷\u00a0${fmt(leftOver, 3)}`);
+    key.title = `residual = (${baseName} − ${subName})⁺ ÷ ${fmt(leftOver, 3)}, all that is left over, so that it sums to 1; its numbers on the right, on the bars' scale`;
   }
   box.append(key);
   const bars = h("div", "resbars");
@@ -79,16 +85,18 @@ export function residualChart(step, drawn, ch, n = 3, pieces = false, fromTarget
     row.dataset.token = String(i);
     const track = h("span", "track");
     const whole = h("span", "whole");
-    whole.style.width = `${(100 * base(i)) / top}%`;
+    whole.style.width = pct(base(i));
     const covered = h("span", "covered");
-    covered.style.width = `${(100 * Math.min(base(i), sub(i))) / top}%`;
+    covered.style.width = pct(Math.min(base(i), sub(i)));
     const excess = h("span", "excess");
-    excess.style.left = `${(100 * Math.min(base(i), sub(i))) / top}%`;
-    excess.style.width = `${(100 * Math.max(0, base(i) - sub(i))) / top}%`;
+    excess.style.left = pct(Math.min(base(i), sub(i)));
+    excess.style.width = pct(Math.max(0, base(i) - sub(i)));
     const draftLine = h("span", "subline");
-    draftLine.style.left = `${Math.min(100, (100 * sub(i)) / top)}%`;
+    draftLine.style.left = pct(Math.min(top, sub(i)));
     draftLine.hidden = !(sub(i) > 0);
-    track.append(whole, covered, excess, draftLine);
+    const resid = h("span", "resid");
+    resid.style.width = pct(residual(i));
+    track.append(whole, covered, excess, draftLine, resid);
     track.title = `${baseName} ${fmt(base(i), 3)}, ${subName} ${fmt(sub(i), 3)}, residual ${fmt(residual(i), 3)}`;
     row.append(h("span", "lab", ch(i)), track, h("span", "val", fmt(residual(i), 2)));
     bars.append(row);

@@ -321,9 +321,9 @@ export function notice(key, text) {
 }
 
 /**
- * Shows an error in the banner under the transport bar (it overlays the stage, so nothing
- * moves when it appears or goes) and marks the control of the option it is about (`field`
- * as the package names it: "maxTokens", "tree[1]").
+ * Shows an error in the banner at the foot of the transport bar (in the page's flow, so
+ * it covers nothing; the buttons above it stay put) and marks the control of the option
+ * it is about (`field` as the package names it: "maxTokens", "tree[1]").
  */
 export function showError(text, field = null, code = null) {
   const control = (text && controlOf(field)?.id) || null;

@@ -67,6 +67,7 @@ export const hook = {
   queued: 0, // transport actions queued or running (run.js enqueue)
   lab: null, // the lab panel: { state, result, reports } (lab.js)
   lossy: null, // the lossy rules' curves { mentored, typical, medusa, here } (theory.js)
+  walltime: null, // the walltime chart's theory { gammas, values, alpha, measured, costs } (theory.js)
 };
 window.__speculaPage = hook;
 

@@ -8,6 +8,7 @@ import { rich } from "./glossary.js";
 import { settings, MULTI_DRAFT } from "./settings.js";
 import { curves as theoryCurves, meanOf, overlap, plan, retarget } from "./math.js";
 import { pooledPair, sizeOf } from "./pieces.js";
+import { walltimeWith } from "./race-costs.js";
 
 let theoryTimer = null;
 let theoryBusy = false;
@@ -97,7 +98,7 @@ async function lossyCurves(pairs, s) {
 function formula() {
   const p = h("p", "formula");
   const sup = h("sup", "", "γ+1");
-  p.append("Curves: E[tokens per round] = (1 − α", sup, ")/(1 − α); walltime factor = E/(γ·c + 1).");
+  p.append("Curves: E[tokens per round] = (1 − α", sup, ")/(1 − α); walltime factor = E/((γ·c + 1)·v), v the cost of the verifying call in one-position target calls.");
   return p;
 }
 
@@ -208,16 +209,24 @@ async function renderTheory() {
       // The last race of the pair on screen: another pair's says nothing of this one.
       const pair = s.source === "gguf" ? `gguf ${hook.gguf?.name}` : "bundled";
       const best = S.races.findLast((r) => r.models === pair) ?? null;
-      const wall = theory.walltimeFactor;
+      // With a race of this pair, this machine's costs (race-costs.js); else verifying is
+      // taken to cost one call (v = 1), as on a device that scores many positions at once.
+      const costs = best?.costs ?? null;
+      const measuredWall = costs && (await walltimeWith(costs, alpha, [...gammas, theoryGamma]));
+      const wall = measuredWall ?? theory.walltimeFactor;
+      const wallPoints = gammas.map((g, i) => [g, wall[i]]).filter(([, y]) => y !== null);
+      hook.walltime = { gammas, values: wall.slice(0, gammas.length), alpha, measured: !!measuredWall, costs: measuredWall ? costs : null };
       lines($("chart-walltime"), {
-        curves: [{ points: points(wall), cls: multi ? "c-approx" : "c-theory", name: multi ? "approx. theory" : "theory (no overhead)" }],
+        curves: [{ points: wallPoints, cls: multi ? "c-approx" : "c-theory", name: `${multi ? "approx. theory" : "theory"}, ${measuredWall ? "this computer's costs (race)" : "v = 1 assumed"}` }],
         marks: [
-          ...(m?.draftedTokens ? [{ x: theoryGamma, y: wall[gammas.length], cls: "m-theory", name: dynamic ? "this run's γ (rounded mean)" : "this γ" }] : []),
+          ...(m?.draftedTokens && wall[gammas.length] !== null ? [{ x: theoryGamma, y: wall[gammas.length], cls: "m-theory", name: dynamic ? "this run's γ (rounded mean)" : "this γ" }] : []),
           ...(best ? [{ x: best.gamma, y: best.meanSpeedup, cls: "m-measured", name: `race, measured (${best.count} run${best.count > 1 ? "s" : ""})` }] : []),
         ],
         label: "walltime factor vs gamma", xLabel: "γ", yLabel: "× faster", xInteger: true,
       });
-      wallNote.replaceChildren(rich(`The curve assumes a draft call costs {c} = ${fmt(c, 3)} of a target call, the target scores all γ drafts in the time of one call, and nothing else takes time (no overhead: no worker messages, no selection, no page work). Real runs pay that overhead; the race below measures it.`));
+      wallNote.replaceChildren(rich(measuredWall
+        ? `Measured by the last race (γ = ${costs.gamma}): the target's verifying call of γ + 1 = ${costs.gamma + 1} positions took ${fmt(costs.verifyMs, 2)} ms against ${fmt(costs.oneMs, 2)} ms for one position, so verifying costs v = ${fmt(costs.v, 2)} one-position calls here, not 1; a draft call costs {c} = ${fmt(costs.c, 3)} of the verifying call. At other γs the curve takes each position past the first to cost what it did there (${fmt((costs.v - 1) / costs.gamma, 3)} of a call). {alpha} is the run's on screen; time outside the model calls is left out (no overhead: no worker messages, no page work), which the race's clocks include.`
+        : `The curve assumes a draft call costs {c} = ${fmt(c, 3)} of a target call and that the target verifies γ drafts in the time of one call (v = 1), as a device that scores many positions at once nearly does; on a CPU verifying costs more, and nothing else takes time (no overhead: no worker messages, no page work). Start a race below: it measures v on this computer and the curve takes it.`));
     }
     if (!S.pkg || pairs.length === 0) return;
     if (s.method === "mentored") {
