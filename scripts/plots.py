@@ -31,6 +31,12 @@ NATIVE = {
     "spectr-L4.json": "bench --repeat 100 --gammas 4 --drafts 2,4,8 --length 4 --kls 0.1 --json",
     "spectr-L6.json": "bench --repeat 100 --gammas 6 --drafts 4 --length 6 --kls 0.1 --json",
     "spectr-L8.json": "bench --repeat 100 --gammas 8 --drafts 4 --length 8 --kls 0.1 --json",
+    # SmolLM2-135M-Instruct and its trained draft on 20 held-out chat prompts; the target's
+    # path comes from scripts/smollm2-reference.sh, the prompts file from
+    # `cargo run --release -p specula-train --example onpolicy_prompts -- held-out 20`.
+    "smollm2-draft.json": "bench --target $SPECULA_SMOLLM2_GGUF --draft models/smollm2-draft.gguf "
+                          "--prompts $SPECULA_HELD_OUT_PROMPTS --methods speculative "
+                          "--gammas 1,2,3,4,5,6 --tokens 64 --repeat 1 --temperature 0.7 --json",
 }
 
 
@@ -58,7 +64,8 @@ def measure():
     for name, args in NATIVE.items():
         print(f"specula {args} > {DATA / name}", file=sys.stderr)
         with open(DATA / name, "w") as out:
-            subprocess.run([specula, *args.split()], stdout=out, check=True)
+            argv = [os.path.expandvars(a) for a in args.split()]
+            subprocess.run([specula, *argv], stdout=out, check=True, cwd=ROOT)
 
 
 def load(name):
@@ -97,6 +104,27 @@ def speedup_vs_gamma(plt):
     ax.set(xlabel="γ (drafted tokens per round)", ylabel="speedup over autoregressive",
            title="Speculative decoding, native CPU (one thread)")
     ax.legend(fontsize=7)
+    return fig
+
+
+def smollm2_block_efficiency(plt):
+    """(e) Tokens per round of SmolLM2's trained draft against γ, beside the theory for two
+    acceptances measured apart from it: at γ = 1 in the same run (accepted ÷ drafted), and
+    the held-out expected acceptance its training recorded (models/smollm2-draft.json)."""
+    spec = rows(load("smollm2-draft.json"), "speculative")
+    g = [param(r, "gamma") for r in spec]
+    with open(ROOT / "models" / "smollm2-draft.json") as f:
+        held_out = json.load(f)["held_out"][-1][1]["acceptance"]
+    at_one = next(r["acceptance_rate"] for r in spec if param(r, "gamma") == 1)
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    ax.plot(g, [r["block_efficiency"] for r in spec], "o-", label="measured")
+    for alpha, how, style in ((at_one, "measured at γ = 1", "--"),
+                              (held_out, "held-out, from training", ":")):
+        ax.plot(g, [(1 - alpha ** (x + 1)) / (1 - alpha) for x in g], style,
+                label=f"theory (1 − α^(γ+1)) / (1 − α), α = {alpha:.3f} ({how})")
+    ax.set(xlabel="γ (drafted tokens per round)", ylabel="tokens per round",
+           title="SmolLM2-135M with its trained draft, T = 0.7, held-out prompts")
+    ax.legend(fontsize=8)
     return fig
 
 
@@ -205,7 +233,8 @@ def main():
     import matplotlib.pyplot as plt
     plt.rcParams.update({"svg.hashsalt": "specula", "svg.fonttype": "none"})
     for name, draw in (("speedup-vs-gamma", speedup_vs_gamma), ("spectr-vs-k", spectr_vs_k),
-                       ("browser-tokens-per-second", browser), ("scheme-cost", scheme_cost)):
+                       ("browser-tokens-per-second", browser), ("scheme-cost", scheme_cost),
+                       ("smollm2-block-efficiency", smollm2_block_efficiency)):
         fig = draw(plt)
         fig.savefig(OUT / f"{name}.svg", metadata={"Date": None}, bbox_inches="tight")
         plt.close(fig)

@@ -3,7 +3,9 @@
 //! measures a trained draft on the instructions it never saw.
 //!
 //! `cargo run --release -p specula-train --example onpolicy_prompts -- [train|held-out]
-//! [count]` (default: held-out, all 100).
+//! [count]` (default: held-out, all 100). Fewer than all are a spread over tasks and
+//! topics: every 7th instruction, wrapping around (7 is prime to both splits' sizes, so
+//! none repeats).
 
 use specula_train::onpolicy::prompts::{Split, chat, instructions};
 
@@ -21,7 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let all = instructions(split);
     let count = args.get(1).map_or(Ok(all.len()), |c| c.parse())?;
-    let prompts: Vec<String> = all.iter().take(count).map(|i| chat(i)).collect();
+    let prompts: Vec<String> = (0..count.min(all.len()))
+        .map(|i| chat(&all[i * 7 % all.len()]))
+        .collect();
     println!("{}", serde_json::to_string_pretty(&prompts)?);
     Ok(())
 }
