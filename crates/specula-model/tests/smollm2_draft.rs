@@ -117,16 +117,7 @@ fn the_draft_shares_the_targets_tokenizer_and_loads_beside_it() {
 fn pair() -> Option<Pair> {
     let f = common::fixtures()?;
     let (_, draft) = draft_file();
-    let device = Device::flex();
-    Some(Pair {
-        prompt: f
-            .model
-            .tokenizer
-            .encode(PROMPT)
-            .expect("the prompt encodes"),
-        target: LlamaLm::load(&f.model, &device).expect("the target builds"),
-        draft: LlamaLm::load(&draft, &device).expect("the draft builds"),
-    })
+    Some(Pair::load(&f.model, &draft, PROMPT))
 }
 
 /// λ at 1,500 runs: shared-uniform ≈ 135, resample-from-target ≈ 181 (the file's comment).

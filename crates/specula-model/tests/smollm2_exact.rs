@@ -39,12 +39,10 @@
 
 use std::sync::OnceLock;
 
-use burn::tensor::Device;
 use specula_core::Bug::{ResampleFromTarget, SharedUniform};
 use specula_core::{BugPair, Distribution, bug_analysis};
 use specula_engine::{DraftShape, GammaPolicy, Method, Selection, lookup};
 use specula_gguf::GgufModel;
-use specula_model::LlamaLm;
 
 mod common;
 
@@ -70,16 +68,7 @@ fn pair() -> Option<Pair> {
         model.config.n_layers = DRAFT_BLOCKS;
         model
     });
-    let device = Device::flex();
-    Some(Pair {
-        prompt: f
-            .model
-            .tokenizer
-            .encode(PROMPT)
-            .expect("the prompt encodes"),
-        target: LlamaLm::load(&f.model, &device).expect("the target builds"),
-        draft: LlamaLm::load(draft, &device).expect("the draft builds"),
-    })
+    Some(Pair::load(&f.model, draft, PROMPT))
 }
 
 /// λ at 600 runs: shared-uniform 119 (resample-from-target, not run, would be 97).

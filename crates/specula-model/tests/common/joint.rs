@@ -6,11 +6,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use burn::tensor::Device;
 use specula_core::{Bug, Distribution};
 use specula_engine::{
     DecodeConfig, Decoder, ForwardRequest, ForwardResponse, LanguageModel, Method, Query,
     SamplingConfig, Step,
 };
+use specula_gguf::GgufModel;
 use specula_model::LlamaLm;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
@@ -42,6 +44,18 @@ pub struct Pair {
     pub prompt: Vec<u32>,
     pub target: LlamaLm,
     pub draft: LlamaLm,
+}
+
+impl Pair {
+    /// Both models on burn's CPU device, the prompt encoded by the target's tokenizer.
+    pub fn load(target: &GgufModel, draft: &GgufModel, prompt: &str) -> Self {
+        let device = Device::flex();
+        Self {
+            prompt: target.tokenizer.encode(prompt).expect("the prompt encodes"),
+            target: LlamaLm::load(target, &device).expect("the target builds"),
+            draft: LlamaLm::load(draft, &device).expect("the draft builds"),
+        }
+    }
 }
 
 /// The target's next-token distributions after the prompt and after each possible first
