@@ -1,6 +1,6 @@
 //! Training a small draft for a real (GGUF) target from its on-policy data
 //! ([`crate::onpolicy`]): the draft's shape and seeded start ([`shape`]), the records as
-//! batches ([`batches`]), the loss and the acceptance it is measured by ([`objective`]),
+//! batches ([`batches`](mod@batches)), the loss and the acceptance it is measured by ([`objective`]),
 //! and the loop ([`DraftTrainer`]): AdamW with warm-up and cosine decay over a seeded
 //! order of batches, so a run is reproduced from its seed (docs/real-models.md, "The
 //! trained draft").
