@@ -20,7 +20,7 @@ use specula_model::{Error, Result};
 use crate::llama_draft::LlamaDraft;
 use crate::onpolicy::records::Record;
 use batches::{Batch, batches, epoch_order};
-use objective::{BatchTensors, distill_loss, expected_acceptance};
+use objective::{BatchTensors, distill_loss, expected_acceptance, tv_loss};
 use shape::DraftShape;
 
 /// Every setting of a draft's training run.
@@ -46,6 +46,10 @@ pub struct DraftTrainConfig {
     pub grad_clip: f64,
     /// Keep the starting embedding (the target's, projected) instead of training it.
     pub freeze_embedding: bool,
+    /// What the loss measures between the target and the draft (records from before
+    /// the choice existed used the forward KL divergence).
+    #[serde(default)]
+    pub divergence: Divergence,
     /// The temperature both distributions are compared at: the one the draft will
     /// draft at.
     pub temperature: f32,
@@ -66,6 +70,7 @@ impl DraftTrainConfig {
             weight_decay: 0.0,
             grad_clip: 1.0,
             freeze_embedding: false,
+            divergence: Divergence::ForwardKl,
             temperature: 0.7,
         }
     }
@@ -81,6 +86,18 @@ impl DraftTrainConfig {
         let cosine = 0.5 * (1.0 + (std::f64::consts::PI * progress).cos());
         self.min_learning_rate + (self.learning_rate - self.min_learning_rate) * cosine
     }
+}
+
+/// The divergence a draft is trained to lower, both distributions at the drafting
+/// temperature over the target's kept top-k.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Divergence {
+    /// KL(target ‖ draft): [`objective::distill_loss`].
+    #[default]
+    ForwardKl,
+    /// 1 − Σ min(target, draft), the rejection probability: [`objective::tv_loss`].
+    TotalVariation,
 }
 
 /// Loss and acceptance on a set of records.
@@ -207,7 +224,11 @@ impl DraftTrainer {
     pub fn train_on(&mut self, batch: &Batch) -> Result<f64> {
         let t = self.config.temperature;
         let tensors = BatchTensors::new(batch, t, &self.device);
-        let loss = distill_loss(self.model.forward(tensors.tokens.clone()), &tensors, t);
+        let logits = self.model.forward(tensors.tokens.clone());
+        let loss = match self.config.divergence {
+            Divergence::ForwardKl => distill_loss(logits, &tensors, t),
+            Divergence::TotalVariation => tv_loss(logits, &tensors, t),
+        };
         let value = f64::from(loss.clone().into_scalar::<f32>());
         if !value.is_finite() {
             return Err(Error::Training(format!(

@@ -89,6 +89,20 @@ pub fn distill_loss(logits: Tensor<3>, batch: &BatchTensors, temperature: f32) -
         .div_scalar(batch.scored.max(1) as f32)
 }
 
+/// The mean over scored positions of 1 − Σ_x min(target, draft) over the kept tokens at
+/// `temperature`: the rejection probability itself (total variation), which speculative
+/// sampling pays for, as a loss (DistillSpec's TVD).
+#[must_use]
+pub fn tv_loss(logits: Tensor<3>, batch: &BatchTensors, temperature: f32) -> Tensor<1> {
+    let q = draft_log_probs(logits, batch, temperature).exp();
+    let scored = batch.scored.max(1) as f32;
+    q.min_pair(batch.target.clone())
+        .sum()
+        .neg()
+        .add_scalar(scored)
+        .div_scalar(scored)
+}
+
 /// Σ over scored positions of Σ_x min(target, draft) over the target's kept tokens at
 /// `temperature`: each position's expected acceptance, counting only the kept tokens (so
 /// at most the true value by the mass beyond the top-k, small at top 32).
@@ -144,7 +158,12 @@ mod tests {
         let tempered: Vec<f64> = logp.iter().map(|&l| (f64::from(l) / 0.7).exp()).collect();
         let z: f64 = tempered.iter().sum();
         let want: f64 = tempered.iter().map(|p| (p / z).min(0.2)).sum();
-        let got = expected_acceptance(uniform, &tensors, t);
+        let got = expected_acceptance(uniform.clone(), &tensors, t);
         assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+        // The TV loss is the rejection probability: 0 for the exact draft, 1 − want here.
+        let tv: f32 = tv_loss(uniform, &tensors, t).into_scalar();
+        assert!((f64::from(tv) - (1.0 - want)).abs() < 1e-5, "{tv}");
+        let none: f32 = tv_loss(logits(logp.clone()), &tensors, t).into_scalar();
+        assert!(none.abs() < 1e-5, "{none}");
     }
 }
