@@ -81,6 +81,35 @@ export function addBugTests(tests, { browser, open, loaded, check, setControl, p
       const tests = shared.notes.filter((n) => /u = /.test(n.text) && /→ (accepted|rejected)/.test(n.text));
       check(tests.length > 0 && tests.every((n) => /planted bug shared-uniform/.test(n.text)), `shared-uniform: each of the ${tests.length} tests of round 1 says its u also drew the guess`, JSON.stringify(tests));
 
+      // The other bugs, where each acts: every round names the bug first, each sentence of
+      // the step it changes says what it does instead, and nothing on the stage or in the
+      // distributions calls the run lossless.
+      const WHERE = { "argmax-draft": "propose", "unprocessed-target": "test", "filtered-draft": "test", "cache-reset": "residual" };
+      const STEP = { propose: (n) => /^The draft proposes/.test(n.text), test: (n) => /u = /.test(n.text) && /→ (accepted|rejected)/.test(n.text), residual: (n) => n.cls.includes("res") && /every draft rejected/.test(n.text) };
+      await setControl(page, "temperature", 0.8);
+      await setControl(page, "topk", 12);
+      for (const [name, where] of Object.entries(WHERE)) {
+        await setControl(page, "bug", name);
+        await playToEnd(page);
+        const played = [...new Set(await page.$$eval("#output .otok", (ss) => ss.map((s) => Number(s.dataset.round))))];
+        let first = 0;
+        let changed = 0;
+        const wrong = [];
+        for (const r of played) {
+          await page.click(`#output .otok[data-round="${r}"]`);
+          const s = await stageText(page);
+          if (s.notes[0]?.cls.includes("bug") && s.notes[0].text.includes(described(name)) && s.planted.includes(name)) first += 1;
+          for (const n of s.notes.filter(STEP[where])) {
+            changed += 1;
+            if (!n.text.includes(`the planted bug ${name}`)) wrong.push(n.text);
+          }
+          const all = [s.planted, s.dist, s.key ?? "", ...s.notes.map((n) => n.text)].join(" | ");
+          if (/lossless|follows the target('s distribution)? exactly/i.test(all)) wrong.push(`round ${r + 1} claims losslessness: ${all.slice(0, 200)}`);
+        }
+        check(first === played.length && changed > 0 && wrong.length === 0,
+          `${name}: each of the ${played.length} rounds names the bug first, each of ${changed} ${where} sentences says what the bug does instead, none claims losslessness`, wrong.slice(0, 3).join(" | "));
+      }
+
       // A method the bug does not apply to: it runs without it, and the page says so.
       await setControl(page, "method", "typical");
       const typical = await badge(page);

@@ -1,6 +1,7 @@
 // The lab's verdicts and labels (used by run.mjs): each exact law named for what it is (a
-// lossy rule is not a bug), a setting that makes a bug harmless said to be so (no "more
-// runs"), an error clearing the chart and verdict of the press before it, the runs field
+// lossy rule is not a bug), a setting that makes a bug harmless or mentored decoding
+// lossless said to be so (no "more runs"), one run's no-verdict naming the runs a test
+// needs, an error clearing the chart and verdict of the press before it, the runs field
 // labelled with the engine's own limit, and one colour per meaning in the chart.
 
 /** Sets the runs and position, presses Run many and waits until the runs end; what the lab shows. */
@@ -65,6 +66,21 @@ export function addLabVerdictTests(tests, { browser, open, loaded, check, setCon
       const over = await runMany(page, LIMITS.maxLabRuns + 1);
       const invalid = await page.$eval("#lab-runs", (el) => el.getAttribute("aria-invalid"));
       check(over.state === "error" && invalid === "true" && over.bars === 0, `lab: ${LIMITS.maxLabRuns + 1} runs are refused on the runs field (${over.message})`);
+
+      // Mentored decoding at D = 0: its exact law is the target, so it loses nothing here.
+      await setControl(page, "bug", "");
+      await setControl(page, "method", "mentored");
+      await setControl(page, "kl", 0);
+      const zero = await runMany(page, 300);
+      check(zero.result?.kind === "mentored" && zero.result.tvFromTarget < 1e-9 && /mentored decoding loses nothing in this setting/.test(zero.verdict) && !/more runs:/.test(zero.verdict),
+        `lab: mentored at D = 0 equals the target (TV ${zero.result?.tvFromTarget}) and the verdict says it loses nothing, not "more runs": "${zero.verdict}"`);
+
+      // One run: no test, and the verdict says how many runs a test needs (the likeliest
+      // character expecting 5 counts).
+      const one = await runMany(page, 1);
+      const needed = one.result ? Math.ceil(5 / Math.max(...one.result.expected)) : null;
+      check(needed > 1 && /^No verdict: 1 run is too few/.test(one.verdict) && one.verdict.includes(`at least ${needed} runs`),
+        `lab: one run gives no verdict and says at least ${needed} runs are needed: "${one.verdict}"`);
       check(b.problems.length === 0, "lab verdicts: no CSP violations, page errors or off-origin requests", b.problems.join("; "));
     } finally {
       await b.close();

@@ -10,6 +10,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "./serve.mjs";
 import { loaded, makeBrowser, makeOpen, playToEnd } from "./page-helpers.mjs";
+// The limit the page tests hold the README's screenshots to (readme-shots-check.mjs).
+import { README_SHOT_BYTES as MAX_BYTES } from "./readme-shots-check.mjs";
 
 const [dist, outArg] = process.argv.slice(2);
 if (!dist) {
@@ -18,7 +20,6 @@ if (!dist) {
 }
 const out = outArg ?? join(dirname(fileURLToPath(import.meta.url)), "../../docs/screenshots");
 mkdirSync(out, { recursive: true });
-const MAX_BYTES = 200_000;
 
 const server = await serve(dist, {});
 const browser = makeBrowser(new URL(server.url).origin);

@@ -38,6 +38,9 @@ import { addLongRunTests } from "./long-run.mjs";
 import { addStagePanelTests } from "./stage-panels.mjs";
 import { addRaceCostTests } from "./race-costs.mjs";
 import { addReadableTests } from "./readable.mjs";
+import { addRaceNgramTests } from "./race-ngram.mjs";
+import { addDistWaitTests } from "./dist-wait.mjs";
+import { addReadmeShotTests } from "./readme-shots-check.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -542,8 +545,11 @@ addLabTests(tests, { browser, open, loaded, check, artifacts });
 addLabVerdictTests(tests, { browser, open, loaded, check, setControl });
 addLongRunTests(tests, { browser, open, loaded, check });
 addStagePanelTests(tests, { browser, open, loaded, check, setControl, playToEnd });
+addDistWaitTests(tests, { browser, open, loaded, check });
 // The race against this computer's measured costs: lanes apart, theory with v, the replay.
 addRaceCostTests(tests, { browser, open, loaded, hook, check, playToEnd });
+// The n-gram pair: the race refuses it rather than race another pair; no trained pair's costs on its chart.
+addRaceNgramTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd });
 // What a student must read: the residual chart's one scale, a phone's header, an error that hides nothing.
 addReadableTests(tests, { browser, open, loaded, check, playToEnd });
 // A planted bug: the badge, the lab's words and every round on the stage say so.
@@ -555,6 +561,8 @@ addLessonTests(tests, { browser, open, loaded, hook, check, artifacts, close, pa
 addGgufTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
 // The SmolLM2 pair in one click: loaded, run in its chat form, raced; and what it says without its target.
 addSmollm2PairTests(tests, { dist, browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
+// The README's screenshots: shown, present and small (files only).
+addReadmeShotTests(tests, { check });
 
 const started = Date.now();
 try {

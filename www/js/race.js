@@ -6,7 +6,8 @@
 // mean speed-up over repeats, and the theory with the per-call costs the races measured
 // (race-costs.js). It races a GGUF pair when Models names one (tokens are text pieces;
 // each lane shows its decoded text), whose loaded copy makes way for the two lanes' and is
-// replaced by one of them afterwards; else the trained pair (its tokens are characters).
+// replaced by one of them afterwards; the trained pair when Models names it (its tokens are
+// characters). It refuses the n-gram pair, which has no worker (see runRace).
 import { $, S, hook } from "./state.js";
 import { settings, checked, showError, readNumber } from "./settings.js";
 import { stopRun, newRun, enqueue } from "./run.js";
@@ -91,6 +92,14 @@ async function runRace() {
     return;
   }
   const s = settings();
+  // The n-gram pair is built in this page and runs here, not in a worker that a lane could
+  // load fresh; racing the trained pair in its place would time models not on screen.
+  if (s.source === "ngram") {
+    const message = "The race runs the pair Models names, a fresh copy in a worker of its own per lane: the trained pair or your GGUF pair. The n-gram pair is built in this page and runs here through decode(), with no worker to race, and racing the trained pair in its place would time other models than the ones on screen. Choose the trained pair under Models to race it.";
+    showError(message, null, "invalid_option");
+    $("race-verdict").textContent = `Not raced: ${message}`;
+    return;
+  }
   const gguf = s.source === "gguf";
   if (gguf && !S.gguf) {
     const message = "Your GGUF pair is not loaded: load it under Your models, then race.";

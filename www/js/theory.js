@@ -206,8 +206,9 @@ async function renderTheory() {
         marks: measured !== null && m.draftedTokens > 0 ? [{ x: runGamma, y: measured, cls: "m-measured", name: dynamic ? "measured (dynamic γ, at the mean drafted)" : "measured" }] : [],
         label: "expected tokens per round vs gamma", xLabel: "γ", yLabel: "tokens", xInteger: true,
       });
-      // The last race of the pair on screen: another pair's says nothing of this one.
-      const pair = s.source === "gguf" ? `gguf ${hook.gguf?.name}` : "bundled";
+      // The last race of the pair on screen: another pair's says nothing of this one (the
+      // n-gram pair is never raced: race.js).
+      const pair = s.source === "gguf" ? `gguf ${hook.gguf?.name}` : s.source === "bundled" ? "bundled" : null;
       const best = S.races.findLast((r) => r.models === pair) ?? null;
       // With a race of this pair, this machine's costs (race-costs.js); else verifying is
       // taken to cost one call (v = 1), as on a device that scores many positions at once.
@@ -226,7 +227,7 @@ async function renderTheory() {
       });
       wallNote.replaceChildren(rich(measuredWall
         ? `Measured by the last race (γ = ${costs.gamma}): the target's verifying call of γ + 1 = ${costs.gamma + 1} positions took ${fmt(costs.verifyMs, 2)} ms against ${fmt(costs.oneMs, 2)} ms for one position, so verifying costs v = ${fmt(costs.v, 2)} one-position calls here, not 1; a draft call costs {c} = ${fmt(costs.c, 3)} of the verifying call. At other γs the curve takes each position past the first to cost what it did there (${fmt((costs.v - 1) / costs.gamma, 3)} of a call). {alpha} is the run's on screen; time outside the model calls is left out (no overhead: no worker messages, no page work), which the race's clocks include.`
-        : `The curve assumes a draft call costs {c} = ${fmt(c, 3)} of a target call and that the target verifies γ drafts in the time of one call (v = 1), as a device that scores many positions at once nearly does; on a CPU verifying costs more, and nothing else takes time (no overhead: no worker messages, no page work). Start a race below: it measures v on this computer and the curve takes it.`));
+        : `The curve assumes a draft call costs {c} = ${fmt(c, 3)} of a target call and that the target verifies γ drafts in the time of one call (v = 1), as a device that scores many positions at once nearly does; on a CPU verifying costs more, and nothing else takes time (no overhead: no worker messages, no page work). ${pair ? "Start a race below: it measures v on this computer and the curve takes it." : "The race does not run the n-gram pair (it has no worker), so nothing measures v for it here."}`));
     }
     if (!S.pkg || pairs.length === 0) return;
     if (s.method === "mentored") {
