@@ -5,16 +5,16 @@
 //!
 //! Exactness is the two-token test of `common::joint` (top-k 8 at temperature 1), on the
 //! chat form of a held-out instruction, where the trained draft's tokens are accepted
-//! about half the time. [`RUNS`] is sized to the power of the near misses: a run of 1,800
-//! gave statistics of 205 (shared-uniform) and 260 (resample-from-target) on 43 degrees
-//! of freedom, so λ ≈ 162 and 217 there and ≈ 135 and 181 at 1,500 runs, where the
-//! pooled test has about 40 degrees of freedom and a critical value near 98 at p = 1e-6:
-//! each near miss's expected statistic lies 3.1 standard deviations or more above it. At
-//! 600 runs resample-from-target's (λ ≈ 40) did not reach it.
+//! about half the time. [`RUNS`] is sized to the power of the near miss: a run of 1,800
+//! gave resample-from-target a statistic of 260 on 43 degrees of freedom (shared-uniform,
+//! which `smollm2_exact.rs` already covers, 205), so λ ≈ 217 there and ≈ 145 at 1,200
+//! runs, where the pooled test has about 39 degrees of freedom and a critical value near
+//! 97 at p = 1e-6: the near miss's expected statistic lies 3.4 standard deviations above
+//! it. At 600 runs (λ ≈ 40) it did not reach it.
 
 use burn::tensor::Device;
 use serde::Deserialize;
-use specula_core::Bug::{ResampleFromTarget, SharedUniform};
+use specula_core::Bug::ResampleFromTarget;
 use specula_engine::{GammaPolicy, Method};
 use specula_gguf::GgufModel;
 use specula_model::{LlamaLm, sha256_hex};
@@ -30,7 +30,7 @@ const PROMPT: &str = "<|im_start|>system\nYou are a helpful AI assistant named S
     trained by Hugging Face<|im_end|>\n<|im_start|>user\nWrite a haiku about bridges.\
     <|im_end|>\n<|im_start|>assistant\n";
 /// Seeded runs of each case, near misses included.
-const RUNS: u64 = 1500;
+const RUNS: u64 = 1200;
 
 /// What `models/smollm2-draft.json` records of the file.
 #[derive(Deserialize)]
@@ -120,7 +120,7 @@ fn pair() -> Option<Pair> {
     Some(Pair::load(&f.model, &draft, PROMPT))
 }
 
-/// λ at 1,500 runs: shared-uniform ≈ 135, resample-from-target ≈ 181 (the file's comment).
+/// λ at 1,200 runs: resample-from-target ≈ 145 (the file's comment).
 #[test]
 fn speculative_sampling_with_the_trained_draft_samples_smollm2() {
     let Some(pair) = pair() else { return };
@@ -128,7 +128,6 @@ fn speculative_sampling_with_the_trained_draft_samples_smollm2() {
         gamma: 2,
         policy: GammaPolicy::Fixed,
     };
-    let acceptance =
-        assert_samples_target(pair, &method, &[SharedUniform, ResampleFromTarget], RUNS);
+    let acceptance = assert_samples_target(pair, &method, &[ResampleFromTarget], RUNS);
     eprintln!("acceptance {acceptance:.3}");
 }
