@@ -55,10 +55,7 @@ fn bench_reports_every_method_with_consistent_figures() {
         PROMPTS as usize
     );
     let rows = report["rows"].as_array().unwrap();
-    let names: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|r| (r["method"].as_str().unwrap(), r["params"].as_str().unwrap()))
-        .collect();
+    let names = method_params(rows);
     assert_eq!(
         names,
         [
@@ -239,10 +236,7 @@ fn bench_runs_the_given_prompts_and_only_the_given_methods() {
     let report: Value = serde_json::from_slice(&specula(&json_args).stdout).unwrap();
     assert_eq!(report["prompts"], serde_json::json!(given), "{report}");
     let rows = report["rows"].as_array().unwrap();
-    let names: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|r| (r["method"].as_str().unwrap(), r["params"].as_str().unwrap()))
-        .collect();
+    let names = method_params(rows);
     assert_eq!(
         names,
         [
@@ -259,4 +253,11 @@ fn bench_runs_the_given_prompts_and_only_the_given_methods() {
         table.contains("prompts (2):\n  \"KING HENRY:\\n\"\n  \"ROMEO:\\nO, she doth teach\"\n"),
         "{table}"
     );
+}
+
+/// Each report row's method and params, in order.
+fn method_params(rows: &[Value]) -> Vec<(&str, &str)> {
+    rows.iter()
+        .map(|r| (r["method"].as_str().unwrap(), r["params"].as_str().unwrap()))
+        .collect()
 }
