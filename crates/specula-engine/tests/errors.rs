@@ -277,8 +277,30 @@ fn bad_responses_are_typed_errors_and_the_decoder_can_retry() {
             ..
         }
     ));
-    let trace = decoder.supply(target.forward(&request).unwrap()).unwrap();
-    assert!(trace.is_some());
+    let mut trace = decoder
+        .supply(target.forward(&request).unwrap())
+        .unwrap()
+        .expect("the target's answer ends the round");
+    // The refused answers left no mark: the round is the one a decoder given only correct
+    // answers draws from the same seed (the clock's readings aside).
+    let mut clean = Decoder::new(DecodeConfig::new(spectr_iid(2, 2)), vec![0]).unwrap();
+    let expected = loop {
+        let answer = match clean.next_request().unwrap() {
+            Step::Draft(r) => draft.forward(&r).unwrap(),
+            Step::Target(r) => target.forward(&r).unwrap(),
+            step => panic!("expected a model request, got {step:?}"),
+        };
+        if let Some(round) = clean.supply(answer).unwrap() {
+            break round;
+        }
+    };
+    trace.timing = expected.timing;
+    assert_eq!(trace, expected);
+    assert_eq!(
+        (trace.round, trace.draft_calls, trace.target_calls),
+        (0, 2, 1)
+    );
+    assert!(!trace.emitted.is_empty());
 }
 
 #[test]
