@@ -102,6 +102,17 @@ pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
 /// probabilities. Bins with an expected count below 5 are pooled into one; categories
 /// with zero expected probability must have zero counts (else p = 0).
 pub fn chi_square_p_value(counts: &[u64], expected: &[f64]) -> f64 {
+    match chi_square(counts, expected) {
+        None => 0.0,
+        Some((_, 0)) => 1.0,
+        Some((stat, df)) => ChiSquared::new(df as f64).unwrap().sf(stat),
+    }
+}
+
+/// The statistic and degrees of freedom behind [`chi_square_p_value`] (0 degrees of
+/// freedom when fewer than two bins are left); `None` when a category of zero expected
+/// probability has counts.
+pub fn chi_square(counts: &[u64], expected: &[f64]) -> Option<(f64, usize)> {
     assert_eq!(counts.len(), expected.len());
     let n: u64 = counts.iter().sum();
     let n = n as f64;
@@ -112,7 +123,7 @@ pub fn chi_square_p_value(counts: &[u64], expected: &[f64]) -> f64 {
         let e = p * n;
         if p == 0.0 {
             if c > 0 {
-                return 0.0;
+                return None;
             }
             continue;
         }
@@ -128,10 +139,41 @@ pub fn chi_square_p_value(counts: &[u64], expected: &[f64]) -> f64 {
         stat += (pooled_obs - pooled_exp).powi(2) / pooled_exp;
         bins += 1;
     }
-    if bins < 2 {
-        return 1.0;
+    Some((stat, bins.saturating_sub(1)))
+}
+
+/// The noncentrality `λ = n·Σ(q − p)²/p` of [`chi_square_p_value`] at `n` draws when the
+/// counts come from `q` but are tested against `p`, over the test's own bins (expected
+/// counts below 5 pooled); the statistic is then about `df + λ`. Infinite when `q` puts
+/// mass where `p` has none (the test then rejects outright).
+pub fn noncentrality(n: usize, p: &[f64], q: &[f64]) -> f64 {
+    assert_eq!(p.len(), q.len());
+    let n = n as f64;
+    let (mut lambda, mut pooled_p, mut pooled_q) = (0.0, 0.0, 0.0);
+    for (&p, &q) in p.iter().zip(q) {
+        if p == 0.0 {
+            if q > 0.0 {
+                return f64::INFINITY;
+            }
+        } else if p * n < 5.0 {
+            pooled_p += p;
+            pooled_q += q;
+        } else {
+            lambda += n * (q - p).powi(2) / p;
+        }
     }
-    ChiSquared::new((bins - 1) as f64).unwrap().sf(stat)
+    // A pooled bin still expected below 5 counts is left out: the chi-square
+    // approximation does not hold there, so λ is not credited with it.
+    if pooled_p * n >= 5.0 {
+        lambda += n * (pooled_q - pooled_p).powi(2) / pooled_p;
+    }
+    lambda
+}
+
+/// The chi-square statistic a test at level `alpha` with `df` degrees of freedom rejects
+/// above.
+pub fn critical_value(df: usize, alpha: f64) -> f64 {
+    ChiSquared::new(df as f64).unwrap().inverse_cdf(1.0 - alpha)
 }
 
 /// Asserts a chi-square p-value is not suspiciously small.
