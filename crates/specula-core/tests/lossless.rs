@@ -14,7 +14,9 @@
 //! the accepted mass stays under the target at every token: what their `output = target`
 //! lines check is that condition (for k-Seq, that ρ* is large enough), and
 //! [`kseq_below_rho_star_fails_the_closed_form_check`] shows the check fails where it does
-//! not hold. Their acceptances are checked against definitions the library does not use.
+//! not hold, as [`multiround_with_a_residual_that_does_not_move_fails_the_closed_form_check`]
+//! does for multi-round. Their acceptances are checked against definitions the library
+//! does not use.
 
 mod common;
 
@@ -175,6 +177,78 @@ fn kseq_below_rho_star_fails_the_closed_form_check() {
                     max_abs_diff(&below, t) > 1e3 * EXACT,
                     "{at}: ρ below ρ* went unnoticed ({})",
                     max_abs_diff(&below, t)
+                );
+                caught += 1;
+            }
+        }
+    }
+    assert_eq!(caught, 24);
+}
+
+/// Multi-round's closed form rebuilt from its definition, independently of the library:
+/// round i tests its draft against `rᵢ` (accepting `min(rᵢ, draft)`), reached when every
+/// earlier round rejected; `moved` says whether a rejection moves the residual on,
+/// `rᵢ₊₁ = norm(max(0, rᵢ − draft))`, or leaves every round testing against the target.
+fn multiround_output_by_parts(t: &[f64], d: &[f64], k: usize, moved: bool) -> Vec<f64> {
+    let mut out = vec![0.0; t.len()];
+    let (mut current, mut reach) = (t.to_vec(), 1.0);
+    for _ in 0..k {
+        let mut beta = 0.0;
+        for ((o, &r), &dx) in out.iter_mut().zip(&current).zip(d) {
+            *o += reach * r.min(dx);
+            beta += r.min(dx);
+        }
+        reach *= 1.0 - beta;
+        let rest: Vec<f64> = current
+            .iter()
+            .zip(d)
+            .map(|(r, dx)| (r - dx).max(0.0))
+            .collect();
+        let mass: f64 = rest.iter().sum();
+        if moved && mass > 1e-12 {
+            current = rest.iter().map(|r| r / mass).collect();
+        }
+    }
+    let rest: Vec<f64> = current
+        .iter()
+        .zip(d)
+        .map(|(r, dx)| (r - dx).max(0.0))
+        .collect();
+    let mass: f64 = rest.iter().sum();
+    let last = if moved || mass <= 1e-12 {
+        current
+    } else {
+        rest.iter().map(|r| r / mass).collect()
+    };
+    out.iter().zip(&last).map(|(o, r)| o + reach * r).collect()
+}
+
+/// The `output = target` check of multi-round has power: rebuilt from its definition, the
+/// output equals the library's and the target, and with a residual that does not move
+/// after a rejection (every round tests against the target, the last draw from
+/// `norm(max(0, target − draft))`) it misses the target by far more than the check's
+/// tolerance.
+#[test]
+fn multiround_with_a_residual_that_does_not_move_fails_the_closed_form_check() {
+    let mut r = rng(43);
+    let mut caught = 0;
+    for n in [3, 5, 16, 64] {
+        for (label, target, draft) in pair_zoo(&mut r, n) {
+            if !["dirichlet(1)", "dirichlet(5)"].contains(&label.as_str()) {
+                continue;
+            }
+            let (t, d) = (target.probs(), draft.probs());
+            for k in 2..=4 {
+                let at = format!("{label} V={n} k={k}");
+                let right = multiround_output_by_parts(t, d, k, true);
+                let library = MultiRound::new(&target, &draft, k).unwrap().analysis();
+                assert!(max_abs_diff(&right, &library.output) < EXACT, "{at}");
+                assert!(max_abs_diff(&right, t) < EXACT, "{at}");
+                let stale = multiround_output_by_parts(t, d, k, false);
+                assert!(
+                    max_abs_diff(&stale, t) > 1e3 * EXACT,
+                    "{at}: a residual that does not move went unnoticed ({})",
+                    max_abs_diff(&stale, t)
                 );
                 caught += 1;
             }
