@@ -131,6 +131,12 @@ pub fn run(
 /// Pearson's chi-square of `counts` against `probs` (cells with zero probability must
 /// be empty); returns the p-value.
 pub fn chi_square_p(counts: &[u64], probs: &[f64]) -> f64 {
+    let (stat, df) = chi_square(counts, probs);
+    1.0 - ChiSquared::new(df as f64).unwrap().cdf(stat)
+}
+
+/// The statistic and degrees of freedom behind [`chi_square_p`].
+pub fn chi_square(counts: &[u64], probs: &[f64]) -> (f64, usize) {
     let n: u64 = counts.iter().sum();
     let mut stat = 0.0;
     let mut cells = 0;
@@ -143,8 +149,22 @@ pub fn chi_square_p(counts: &[u64], probs: &[f64]) -> f64 {
         stat += (o as f64 - e).powi(2) / e;
         cells += 1;
     }
-    let df = (cells - 1).max(1) as f64;
-    1.0 - ChiSquared::new(df).unwrap().cdf(stat)
+    (stat, (cells - 1).max(1))
+}
+
+/// The statistic above which [`chi_square_p`] is below `alpha` at `df` degrees of freedom.
+pub fn critical_value(df: usize, alpha: f64) -> f64 {
+    ChiSquared::new(df as f64).unwrap().inverse_cdf(1.0 - alpha)
+}
+
+/// The noncentrality `λ = n·Σ(q − p)²/p` of [`chi_square_p`] at `n` runs whose counts
+/// come from `q` but are tested against `p`: the statistic is then about `df + λ`.
+pub fn noncentrality(n: u64, p: &[f64], q: &[f64]) -> f64 {
+    p.iter()
+        .zip(q)
+        .filter(|(p, _)| **p > 0.0)
+        .map(|(p, q)| n as f64 * (q - p).powi(2) / p)
+        .sum()
 }
 
 /// A model wrapper that records every request it answers.
