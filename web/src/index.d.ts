@@ -17,6 +17,7 @@ import type {
   LabExact,
   Limits,
   MethodName,
+  MethodOption,
   PlanMethod,
   PlanOptions as EnginePlanOptions,
   PlanReport,
@@ -49,6 +50,7 @@ export type {
   Limits,
   MentoredPlan,
   MethodName,
+  MethodOption,
   Metrics,
   MetricsSummary,
   ModuleKind,
@@ -188,6 +190,14 @@ export type BugName = Bug;
 
 /** Every bug `bug` can plant, in documentation order, with one line on what it gets wrong (generated from the engine). */
 export const BUGS: ReadonlyArray<{ readonly name: Bug; readonly description: string }>;
+
+/**
+ * The options each method takes besides the common ones (prompt, method, temperature, topK,
+ * topP, seed, maxTokens, stop, recordDistributions), generated from the engine's one table:
+ * e.g. `METHOD_OPTIONS.speculative` is `["gamma", "dynamicGamma", "parallelDraft", "bug"]`.
+ * generate() refuses any other, naming it.
+ */
+export const METHOD_OPTIONS: Readonly<Record<MethodName, ReadonlyArray<MethodOption>>>;
 
 /**
  * Options of {@link Specula.generate}: the engine's {@link EngineDecodeOptions} with `prompt`

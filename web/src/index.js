@@ -5,7 +5,7 @@
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
 import { checkLoadOptions, urlsFor } from "./load-options.js";
 
-export { BUGS, LIMITS } from "./limits.js";
+export { BUGS, LIMITS, METHOD_OPTIONS } from "./limits.js";
 export { SpeculaError } from "./errors.js";
 export { decode } from "./decode.js";
 export { cachedModel } from "./cached-model.js";

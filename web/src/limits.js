@@ -1,4 +1,5 @@
 // Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs)
+// and METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs)
 // by `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated`: do not edit.
 
 /** Every default and limit of the generate() options, as the engine checks them. */
@@ -56,3 +57,14 @@ export const BUGS = Object.freeze([
     "name": "cache-reset"
   }
 ]);
+
+/** The options each method takes besides the common ones; the others are refused. */
+export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({
+  "autoregressive": [],
+  "speculative": ["gamma","dynamicGamma","parallelDraft","bug"],
+  "spectr": ["gamma","selection","drafts","tree","bug"],
+  "multiround": ["gamma","drafts","tree","bug"],
+  "mentored": ["gamma","dynamicGamma","kl"],
+  "typical": ["gamma","dynamicGamma","epsilon","delta"],
+  "lookup": ["gamma","ngram"]
+}).map(([method, options]) => [method, Object.freeze(options)])));

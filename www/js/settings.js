@@ -21,8 +21,6 @@ export function sliderFromKl(d) {
 }
 const roundKl = (d) => (d === 0 ? 0 : Number(d.toPrecision(2)));
 
-/** The methods that draft several sequences (i.i.d. or a tree). */
-export const MULTI_DRAFT = ["spectr", "multiround"];
 
 /** Typed text as a message quotes it: at most `n` characters. */
 const quoted = (text, n = 40) => {
@@ -338,27 +336,35 @@ export function showError(text, field = null, code = null) {
   if (control) $(control).setAttribute("aria-invalid", "true");
 }
 
-const multi = (s) => MULTI_DRAFT.includes(s.method);
+/**
+ * Whether the method of settings `s` takes the option `name`, by the package's
+ * METHOD_OPTIONS (generated from the engine's one table of which options each method
+ * takes). Without the package nothing runs live, so no method option applies.
+ */
+const takes = (s, name) => (S.pkg?.METHOD_OPTIONS?.[s.method] ?? []).includes(name);
+/** Whether `method` drafts several sequences (i.i.d. or a tree): it takes `drafts`. */
+export const multiDraft = (method) => takes({ method }, "drafts");
+const multi = (s) => multiDraft(s.method);
+
 /**
  * Which settings each control applies to, by its id (the others disable it, and its option
- * is not sent): a tree fixes both the draft length and the number of drafts.
+ * is not sent): the method's options, and a tree fixes both the draft length and the number
+ * of drafts.
  */
 const APPLIES = {
-  gamma: (s) => s.method !== "autoregressive" && !(multi(s) && s.shape === "tree"),
+  gamma: (s) => takes(s, "gamma") && !(multi(s) && s.shape === "tree"),
   drafts: (s) => multi(s) && s.shape !== "tree",
   shape: multi,
   tree: (s) => multi(s) && s.shape === "tree",
-  selection: (s) => s.method === "spectr",
-  kl: (s) => s.method === "mentored",
-  dynamic: (s) => ["speculative", "mentored", "typical"].includes(s.method),
-  // Parallel drafting: speculative decoding with a fixed γ (the package refuses it with
-  // dynamic γ, naming parallelDraft).
-  parallel: (s) => s.method === "speculative",
-  epsilon: (s) => s.method === "typical",
-  delta: (s) => s.method === "typical",
-  ngram: (s) => s.method === "lookup",
-  // The lossless drafting methods (the package refuses a bug elsewhere).
-  bug: (s) => ["speculative", "spectr", "multiround"].includes(s.method),
+  selection: (s) => takes(s, "selection"),
+  kl: (s) => takes(s, "kl"),
+  dynamic: (s) => takes(s, "dynamicGamma"),
+  // The package refuses parallel drafting with a dynamic γ, naming parallelDraft.
+  parallel: (s) => takes(s, "parallelDraft"),
+  epsilon: (s) => takes(s, "epsilon"),
+  delta: (s) => takes(s, "delta"),
+  ngram: (s) => takes(s, "ngram"),
+  bug: (s) => takes(s, "bug"),
 };
 /** Whether the control `id` applies to settings `s`. */
 export const applies = (id, s) => APPLIES[id](s);

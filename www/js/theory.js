@@ -5,7 +5,7 @@
 import { lines } from "./charts.js";
 import { $, S, hook, fmt, h } from "./state.js";
 import { rich } from "./glossary.js";
-import { settings, MULTI_DRAFT } from "./settings.js";
+import { settings, multiDraft } from "./settings.js";
 import { curves as theoryCurves, meanOf, overlap, plan, retarget } from "./math.js";
 import { pooledPair, sizeOf } from "./pieces.js";
 import { walltimeWith } from "./race-costs.js";
@@ -132,7 +132,7 @@ async function renderTheory() {
     const sum = S.summary;
     const pairs = cachedPairs();
     const ran = S.run?.options;
-    const multi = MULTI_DRAFT.includes(ran?.method);
+    const multi = multiDraft(ran?.method);
     // α per position: the engine's accepted ÷ tested positions (the vLLM acceptance rate
     // also counts the drafts after a rejection, which are never tested).
     const measuredAlpha = sum?.testedAcceptance ?? null;
@@ -244,7 +244,7 @@ async function renderTheory() {
       });
     }
     if (s.method === "mentored" || s.method === "typical") await lossyCurves(pairs, s);
-    if (MULTI_DRAFT.includes(s.method)) {
+    if (multiDraft(s.method)) {
       const ks = Array.from({ length: Number($("drafts").max) }, (_, i) => i + 1);
       const kseq = [];
       const multiRound = [];

@@ -5,7 +5,7 @@ import { groupedBars, columns } from "./charts.js";
 import { showChar } from "./anim.js";
 import { $, S, hook, fmt, h, pieces } from "./state.js";
 import { rich, term } from "./glossary.js";
-import { MULTI_DRAFT } from "./settings.js";
+import { multiDraft } from "./settings.js";
 import { showRoundStatic } from "./run.js";
 import { overlap } from "./math.js";
 import { bugSentence, plantedBug } from "./bugs.js";
@@ -287,7 +287,7 @@ export function renderMetrics() {
   const m = S.metrics;
   const sum = S.summary;
   const wall = S.run?.source === "live" && S.run.arrivals.length && S.shown > 0 ? S.run.arrivals[S.shown - 1] : null;
-  const multi = MULTI_DRAFT.includes(S.run?.options?.method);
+  const multi = multiDraft(S.run?.options?.method);
   const perRound = m?.rounds > 0 ? m.emittedTokens / m.rounds : null;
   const c = sum?.costRatio ?? null;
   // A GGUF pair's tokens are text pieces, not characters.

@@ -4,10 +4,8 @@ use serde::{Deserialize, Serialize};
 use specula_core::{Bug, SamplingConfig};
 
 use crate::error::{Error, Result};
-
-/// The most draft nodes one round may create (and the largest γ a policy may reach):
-/// every node is one row of logits in the target request.
-pub const MAX_DRAFT_NODES: usize = 1 << 16;
+use crate::options::limits::MAX_ROUND_NODES;
+use crate::options::{MethodName, MethodOption};
 
 /// How each round drafts and selects tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,15 +87,7 @@ impl Method {
     /// A short name for traces and tables.
     #[must_use]
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Autoregressive => "autoregressive",
-            Self::Speculative { .. } => "speculative",
-            Self::SpecTr { .. } => "spectr",
-            Self::MultiRound { .. } => "multiround",
-            Self::Mentored { .. } => "mentored",
-            Self::Typical { .. } => "typical",
-            Self::Lookup { .. } => "lookup",
-        }
+        MethodName::from(self).as_str()
     }
 
     /// Whether the method uses a draft model (prompt lookup drafts without one).
@@ -216,10 +206,10 @@ impl DraftShape {
             }
         };
         let nodes = node_count(&branching);
-        if nodes > MAX_DRAFT_NODES as u128 || k > MAX_DRAFT_NODES {
+        if nodes > MAX_ROUND_NODES as u128 || k > MAX_ROUND_NODES {
             return Err(Error::TooManyDraftNodes {
                 nodes,
-                limit: MAX_DRAFT_NODES,
+                limit: MAX_ROUND_NODES,
             });
         }
         Ok(())
@@ -289,10 +279,10 @@ impl GammaPolicy {
         if max_gamma < gamma {
             return Err(Error::BadMaxGamma { gamma, max_gamma });
         }
-        if max_gamma > MAX_DRAFT_NODES {
+        if max_gamma > MAX_ROUND_NODES {
             return Err(Error::TooManyDraftNodes {
                 nodes: max_gamma as u128,
-                limit: MAX_DRAFT_NODES,
+                limit: MAX_ROUND_NODES,
             });
         }
         Ok(())
@@ -418,10 +408,10 @@ impl DecodeConfig {
             }
             Method::Lookup { gamma, ngram } => {
                 check_gamma(*gamma)?;
-                if *gamma > MAX_DRAFT_NODES {
+                if *gamma > MAX_ROUND_NODES {
                     return Err(Error::TooManyDraftNodes {
                         nodes: *gamma as u128,
-                        limit: MAX_DRAFT_NODES,
+                        limit: MAX_ROUND_NODES,
                     });
                 }
                 if *ngram == 0 {
@@ -430,13 +420,7 @@ impl DecodeConfig {
             }
         }
         if let Some(bug) = self.bug
-            && matches!(
-                self.method,
-                Method::Autoregressive
-                    | Method::Mentored { .. }
-                    | Method::Typical { .. }
-                    | Method::Lookup { .. }
-            )
+            && !MethodName::from(&self.method).takes(MethodOption::Bug)
         {
             return Err(Error::BugNotApplicable {
                 bug,

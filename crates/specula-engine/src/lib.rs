@@ -86,7 +86,7 @@ pub use api_error::{ApiError, ErrorCode};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::StdClock;
 pub use clock::{Clock, ManualClock, NoClock};
-pub use config::{DecodeConfig, DraftShape, GammaPolicy, MAX_DRAFT_NODES, Method, Selection};
+pub use config::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
 pub use decoder::{Decoder, ParallelBug};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use driver::generate_parallel;

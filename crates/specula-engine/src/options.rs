@@ -25,6 +25,7 @@ mod error;
 mod js;
 pub mod limits;
 mod method_name;
+mod method_options;
 mod number;
 mod plan;
 mod prompt;
@@ -37,6 +38,7 @@ pub use error::{OptionError, Problem};
 #[cfg(feature = "js")]
 pub use js::raw_from_js;
 pub use method_name::MethodName;
+pub use method_options::{METHOD_OPTIONS, MethodOption};
 pub use number::{finite, show_number, whole, whole_usize};
 pub use plan::{PLAN_OPTION_NAMES, PlanFailure, PlanOptions, run_plan};
 use prompt::Input;

@@ -3,10 +3,11 @@
 mod common;
 
 use common::{mentored, pair, spectr_iid, speculative};
+use specula_engine::options::limits::MAX_ROUND_NODES;
 use specula_engine::{
     DecodeConfig, Decoder, DraftShape, Error, ForwardRequest, ForwardResponse, GammaPolicy,
-    LanguageModel, MAX_DRAFT_NODES, Method, ModelError, Role, SamplingConfig, Selection, Step,
-    generate, generate_autoregressive,
+    LanguageModel, Method, ModelError, Role, SamplingConfig, Selection, Step, generate,
+    generate_autoregressive,
 };
 
 fn new_err(config: DecodeConfig, prompt: Vec<u32>) -> Error {
@@ -61,7 +62,7 @@ fn invalid_settings_are_typed_errors() {
         Error::TooManyDraftNodes { .. }
     ));
     assert!(matches!(
-        method_err(speculative(MAX_DRAFT_NODES + 1)),
+        method_err(speculative(MAX_ROUND_NODES + 1)),
         Error::TooManyDraftNodes { .. }
     ));
     assert_eq!(method_err(mentored(2, -0.1)), Error::BadKlBudget(-0.1));

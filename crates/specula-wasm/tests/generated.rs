@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 
+use specula_engine::options::METHOD_OPTIONS;
 use specula_engine::options::limits::LIMITS;
 use ts_rs::{Config, TS};
 
@@ -36,6 +37,7 @@ fn groups() -> Vec<Group> {
             vec![
                 decl::<specula_engine::options::DecodeOptions>(cfg),
                 decl::<specula_engine::options::MethodName>(cfg),
+                decl::<specula_engine::options::MethodOption>(cfg),
                 decl::<specula_engine::options::OptionError>(cfg),
                 decl::<specula_engine::options::Problem>(cfg),
                 decl::<specula_engine::ApiError>(cfg),
@@ -163,15 +165,28 @@ fn limits_js() -> String {
         .map(|b| serde_json::json!({ "name": b.name(), "description": b.description() }))
         .collect();
     let bugs = serde_json::to_string_pretty(&bugs).expect("bugs serialise");
+    // In the table's order (a JSON map would sort the methods).
+    let methods: Vec<String> = METHOD_OPTIONS
+        .iter()
+        .map(|(method, options)| {
+            let options = serde_json::to_string(options).expect("options serialise");
+            format!("  {:?}: {options}", method.as_str())
+        })
+        .collect();
+    let methods = format!("{{\n{}\n}}", methods.join(",\n"));
     format!(
         "// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs)\n\
+         // and METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs)\n\
          // by `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated`: do not edit.\n\
          \n\
          /** Every default and limit of the generate() options, as the engine checks them. */\n\
          export const LIMITS = Object.freeze({json});\n\
          \n\
          /** The deliberate bugs `bug` plants, with what each gets wrong (specula_core::Bug). */\n\
-         export const BUGS = Object.freeze({bugs});\n"
+         export const BUGS = Object.freeze({bugs});\n\
+         \n\
+         /** The options each method takes besides the common ones; the others are refused. */\n\
+         export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({methods}).map(([method, options]) => [method, Object.freeze(options)])));\n"
     )
 }
 

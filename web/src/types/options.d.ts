@@ -102,6 +102,8 @@ bug?: string, };
 
 export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored" | "typical" | "lookup";
 
+export type MethodOption = "gamma" | "selection" | "drafts" | "tree" | "dynamicGamma" | "parallelDraft" | "kl" | "epsilon" | "delta" | "ngram" | "bug";
+
 export type OptionError = { 
 /**
  * The option's name as the JavaScript API spells it (`topK`, `maxTokens`, `tree`);

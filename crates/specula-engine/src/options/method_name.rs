@@ -6,6 +6,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::error::OptionError;
+use super::method_options::MethodOption;
 
 /// A decoding method's name (`--method`, `method:`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -55,17 +56,17 @@ impl MethodName {
     }
 
     /// Whether the method drafts several sequences per round (and so takes `drafts` and
-    /// `tree`).
+    /// `tree`; [`METHOD_OPTIONS`](super::METHOD_OPTIONS)).
     #[must_use]
     pub fn multi_draft(self) -> bool {
-        matches!(self, Self::Spectr | Self::Multiround)
+        self.takes(MethodOption::Drafts)
     }
 
     /// Whether the method drafts tokens (and so takes `gamma`): every method but
     /// autoregressive decoding.
     #[must_use]
     pub fn drafts(self) -> bool {
-        self != Self::Autoregressive
+        self.takes(MethodOption::Gamma)
     }
 
     /// Whether the method uses a draft model: every drafting method but prompt lookup,
@@ -78,13 +79,13 @@ impl MethodName {
     /// Whether γ is one sequence's length that can adapt (`dynamicGamma`).
     #[must_use]
     pub fn single_draft(self) -> bool {
-        matches!(self, Self::Speculative | Self::Mentored | Self::Typical)
+        self.takes(MethodOption::DynamicGamma)
     }
 
     /// Whether a deliberate bug can be planted (the lossless methods with a draft model).
     #[must_use]
     pub fn takes_bug(self) -> bool {
-        matches!(self, Self::Speculative | Self::Spectr | Self::Multiround)
+        self.takes(MethodOption::Bug)
     }
 
     /// Every name, comma-separated (for messages and help).
@@ -121,5 +122,20 @@ impl FromStr for MethodName {
                     format!("{shown:?}"),
                 )
             })
+    }
+}
+
+impl From<&crate::Method> for MethodName {
+    fn from(method: &crate::Method) -> Self {
+        use crate::Method as M;
+        match method {
+            M::Autoregressive => Self::Autoregressive,
+            M::Speculative { .. } => Self::Speculative,
+            M::SpecTr { .. } => Self::Spectr,
+            M::MultiRound { .. } => Self::Multiround,
+            M::Mentored { .. } => Self::Mentored,
+            M::Typical { .. } => Self::Typical,
+            M::Lookup { .. } => Self::Lookup,
+        }
     }
 }

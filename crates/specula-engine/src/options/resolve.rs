@@ -12,6 +12,7 @@ use super::limits::{
     MAX_TOP_K, MAX_TYPICAL_DELTA,
 };
 use super::method_name::MethodName;
+use super::method_options::MethodOption;
 use super::number::{finite, show_number, whole, whole_usize};
 use super::prompt::{stop_strings, stop_tokens, text_prompt, token_prompt};
 use crate::config::node_count;
@@ -36,8 +37,6 @@ pub struct ResolvedTokens {
     /// The engine configuration.
     pub config: DecodeConfig,
 }
-
-const MULTI_DRAFT_USERS: &str = "methods \"spectr\" and \"multiround\"";
 
 /// Temperature, top-k and top-p, checked and with their defaults (decoding, and
 /// planning with a bug).
@@ -247,82 +246,42 @@ impl DecodeOptions {
         Ok(config)
     }
 
-    /// Refuses every option given that `name` does not use.
+    /// Refuses every option given that `name` does not take
+    /// ([`METHOD_OPTIONS`](super::METHOD_OPTIONS)).
     fn refuse_unused(&self, name: MethodName) -> Result<(), OptionError> {
-        let method = name.as_str();
-        let given = |v: bool, field: &str, users: &str| {
-            if v {
-                Err(OptionError::unused(field, method, users))
-            } else {
-                Ok(())
+        for option in MethodOption::ALL {
+            let given = match option {
+                MethodOption::Gamma => self.gamma.is_some(),
+                MethodOption::Selection => self.selection.is_some(),
+                MethodOption::Drafts => self.drafts.is_some(),
+                MethodOption::Tree => self.tree.is_some(),
+                MethodOption::DynamicGamma => self.dynamic_gamma.is_some(),
+                MethodOption::ParallelDraft => self.parallel_draft.is_some(),
+                MethodOption::Kl => self.kl.is_some(),
+                MethodOption::Epsilon => self.epsilon.is_some(),
+                MethodOption::Delta => self.delta.is_some(),
+                MethodOption::Ngram => self.ngram.is_some(),
+                MethodOption::Bug => self.bug.is_some(),
+            };
+            if given && !name.takes(option) {
+                let mut users = option.users();
+                if option == MethodOption::Bug && name == MethodName::Lookup {
+                    users.push_str(": \"lookup\" draws no draft to plant one in");
+                }
+                return Err(OptionError::unused(option.name(), name.as_str(), &users));
             }
-        };
-        given(
-            self.gamma.is_some() && !name.drafts(),
-            "gamma",
-            "the drafting methods (every method but \"autoregressive\")",
-        )?;
-        given(
-            self.selection.is_some() && name != MethodName::Spectr,
-            "selection",
-            "method \"spectr\"",
-        )?;
-        given(
-            self.drafts.is_some() && !name.multi_draft(),
-            "drafts",
-            MULTI_DRAFT_USERS,
-        )?;
-        given(
-            self.tree.is_some() && !name.multi_draft(),
-            "tree",
-            MULTI_DRAFT_USERS,
-        )?;
-        given(
-            self.dynamic_gamma.is_some() && !name.single_draft(),
-            "dynamicGamma",
-            "methods \"speculative\", \"mentored\" and \"typical\"",
-        )?;
-        given(
-            self.parallel_draft.is_some() && name != MethodName::Speculative,
-            "parallelDraft",
-            "method \"speculative\"",
-        )?;
-        if self.parallel_draft == Some(true) && self.dynamic_gamma == Some(true) {
-            return Err(OptionError::invalid(
-                "parallelDraft",
-                "false or left out with dynamicGamma (the next round's drafts are drawn before this round's outcome sets gamma)",
-                "true",
-            ));
+            if option == MethodOption::ParallelDraft
+                && self.parallel_draft == Some(true)
+                && self.dynamic_gamma == Some(true)
+            {
+                return Err(OptionError::invalid(
+                    "parallelDraft",
+                    "false or left out with dynamicGamma (the next round's drafts are drawn before this round's outcome sets gamma)",
+                    "true",
+                ));
+            }
         }
-        given(
-            self.kl.is_some() && name != MethodName::Mentored,
-            "kl",
-            "method \"mentored\"",
-        )?;
-        given(
-            self.epsilon.is_some() && name != MethodName::Typical,
-            "epsilon",
-            "method \"typical\"",
-        )?;
-        given(
-            self.delta.is_some() && name != MethodName::Typical,
-            "delta",
-            "method \"typical\"",
-        )?;
-        given(
-            self.ngram.is_some() && name != MethodName::Lookup,
-            "ngram",
-            "method \"lookup\"",
-        )?;
-        given(
-            self.bug.is_some() && !name.takes_bug(),
-            "bug",
-            if name == MethodName::Lookup {
-                "the lossless drafting methods with a draft model (\"speculative\", \"spectr\" and \"multiround\"): \"lookup\" draws no draft to plant one in"
-            } else {
-                "the lossless drafting methods (\"speculative\", \"spectr\" and \"multiround\")"
-            },
-        )
+        Ok(())
     }
 }
 
