@@ -5,6 +5,9 @@
 
 use clap::{Args, Parser, Subcommand};
 use specula_core::{PlanInput, PlanMethod};
+use specula_engine::options::limits::{
+    PLAN_KL_RANGE, TEMPERATURE_RANGE, TOP_P_RANGE, TYPICAL_DELTA_RANGE, TYPICAL_EPSILON_RANGE,
+};
 use specula_engine::options::{OptionError, PlanOptions};
 
 use crate::error::CliError;
@@ -204,31 +207,24 @@ impl PlanArgs {
         let mut typed = TypedFields::default();
         let target = parse_list("--target", &self.target, &mut typed)?;
         let draft = parse_list("--draft", &self.draft, &mut typed)?;
-        for (field, value) in [
-            ("kl", &self.kl),
-            ("rho", &self.rho),
-            ("epsilon", &self.epsilon),
-            ("delta", &self.delta),
-            ("temperature", &self.temperature),
-            ("topP", &self.top_p),
-        ] {
-            typed.real(field, value.as_ref());
-        }
-        let value = |t: &Option<Typed>| t.as_ref().map(|t| t.value);
+        // rho's bound, rho*, comes from the distributions (with a tolerance): the value
+        // is checked, and quoted as typed.
+        let rho = self.rho.as_ref().map(|t| t.value);
+        typed.add("rho", self.rho.as_ref(), rho.unwrap_or(f64::NAN));
         let options = PlanOptions {
             method: Some(self.method.name().to_owned()),
             target: Some(target),
             draft: Some(draft),
             drafts: typed.whole("drafts", self.drafts.as_ref()),
-            kl: value(&self.kl),
-            rho: value(&self.rho),
-            epsilon: value(&self.epsilon),
-            delta: value(&self.delta),
+            kl: typed.real("kl", self.kl.as_ref(), PLAN_KL_RANGE),
+            rho,
+            epsilon: typed.real("epsilon", self.epsilon.as_ref(), TYPICAL_EPSILON_RANGE),
+            delta: typed.real("delta", self.delta.as_ref(), TYPICAL_DELTA_RANGE),
             normalize: Some(self.normalize),
             bug: self.bug.map(|s| s.trim().to_owned()),
-            temperature: value(&self.temperature),
+            temperature: typed.real("temperature", self.temperature.as_ref(), TEMPERATURE_RANGE),
             top_k: typed.whole("topK", self.top_k.as_ref()),
-            top_p: value(&self.top_p),
+            top_p: typed.real("topP", self.top_p.as_ref(), TOP_P_RANGE),
         };
         let input = options.resolve().map_err(|e| quoted_error(&typed, e))?;
         Ok(PlanRequest {

@@ -254,6 +254,53 @@ fn assert_clap(args: &[OsString], error: &clap::Error) {
     );
 }
 
+/// Numbers of the pools that lie past the limit of every number flag they may reach
+/// (0 or above, at most 1e6), though they read as a number within it: an accepted
+/// line that gives one to such a flag ran with a number the user did not type.
+const PAST_A_LIMIT: &[&str] = &["-1e-400", "1000000.00000000001"];
+
+/// The number flags with no upper limit, which take `1000000.00000000001` as typed.
+const UNBOUNDED: &[(&str, &str)] = &[("plan", "rho"), ("plan", "kl")];
+
+/// An accepted line: no number flag's last value is one of [`PAST_A_LIMIT`] (unless
+/// the flag has no upper limit and the value is only past one).
+fn assert_within_limits(args: &[OsString]) {
+    let Some(name) = args.get(1).and_then(|a| a.to_str()) else {
+        return;
+    };
+    let Some((_, flags)) = commands().iter().find(|(n, _)| n == name) else {
+        return;
+    };
+    let mut last: Vec<(&str, String)> = Vec::new();
+    let mut words = args.iter().skip(2).filter_map(|a| a.to_str()).peekable();
+    while let Some(word) = words.next() {
+        let Some(long) = word.strip_prefix("--") else {
+            continue;
+        };
+        let (flag, value) = match long.split_once('=') {
+            Some((flag, value)) => (flag, Some(value.to_owned())),
+            None => (long, None),
+        };
+        let Some(flag) = flags.iter().find(|f| f.name == flag && f.takes) else {
+            continue;
+        };
+        let value = value.or_else(|| words.next().map(str::to_owned));
+        if let Some(value) = value {
+            last.retain(|(f, _)| *f != flag.name);
+            if flag.pool == 0 {
+                last.push((flag.name.as_str(), value));
+            }
+        }
+    }
+    for (flag, value) in last {
+        let unbounded = UNBOUNDED.contains(&(name, flag)) && !value.trim().starts_with('-');
+        assert!(
+            !PAST_A_LIMIT.contains(&value.trim()) || unbounded,
+            "{args:?}: --{flag} {value:?} was accepted"
+        );
+    }
+}
+
 fn draws() -> impl Strategy<Value = (u8, Vec<Draw>)> {
     let draw = (any::<u8>(), any::<u16>(), any::<u16>(), "\\PC{0,10}");
     (any::<u8>(), prop::collection::vec(draw, 0..7))
@@ -274,11 +321,10 @@ proptest! {
         match argv::read(args.clone()) {
             Err((Refused::Cli(error), _)) => assert_typed(&args, &error),
             Err((Refused::Clap(error), _)) => assert_clap(&args, &error),
-            Ok(cli) => {
-                if let Err(error) = check(cli.command) {
-                    assert_typed(&args, &error);
-                }
-            }
+            Ok(cli) => match check(cli.command) {
+                Err(error) => assert_typed(&args, &error),
+                Ok(()) => assert_within_limits(&args),
+            },
         }
     }
 }

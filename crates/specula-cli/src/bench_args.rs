@@ -4,7 +4,9 @@
 
 use clap::Args;
 use specula_engine::options::MethodName;
-use specula_engine::options::limits::{MAX_GAMMA, MAX_NGRAM, MAX_ROUND_NODES};
+use specula_engine::options::limits::{
+    KL_RANGE, MAX_GAMMA, MAX_NGRAM, MAX_ROUND_NODES, TEMPERATURE_RANGE,
+};
 
 use crate::bench_cmd::{GGUF_PROMPTS, MAX_BENCH_DRAFTS, MAX_LIST_VALUES, PROMPTS};
 use crate::error::CliError;
@@ -167,12 +169,7 @@ pub struct BenchSettings {
 pub fn check(args: &BenchArgs) -> Result<BenchSettings, CliError> {
     let tokens = parse::uint("--tokens", &args.tokens, 1, 1 << 20)?;
     let repeat = parse::uint("--repeat", &args.repeat, 1_u64, 1000)?;
-    let temperature = parse::float(
-        "--temperature",
-        &args.temperature,
-        0.0,
-        specula_engine::options::limits::MAX_TEMPERATURE,
-    )?;
+    let temperature = parse::float("--temperature", &args.temperature, TEMPERATURE_RANGE)?;
     let gammas = uint_list("--gammas", &args.gammas, MAX_GAMMA)?;
     let ks = uint_list("--drafts", &args.drafts, MAX_BENCH_DRAFTS)?;
     let length = parse::uint("--length", &args.length, 1, MAX_GAMMA)?;
@@ -226,7 +223,7 @@ pub fn check(args: &BenchArgs) -> Result<BenchSettings, CliError> {
 fn parse_kls(raw: &str) -> Result<Vec<f64>, CliError> {
     check_list_len("--kls", raw)?;
     raw.split(',')
-        .map(|d| parse::float("--kls", d, 0.0, 1e6))
+        .map(|d| parse::float("--kls", d, KL_RANGE))
         .collect()
 }
 

@@ -9,6 +9,9 @@ pub use crate::models::ModelSource;
 
 use clap::Args;
 use specula_engine::DecodeConfig;
+use specula_engine::options::limits::{
+    KL_RANGE, TEMPERATURE_RANGE, TOP_P_RANGE, TYPICAL_DELTA_RANGE, TYPICAL_EPSILON_RANGE,
+};
 use specula_engine::options::{DecodeOptions, MethodName, OptionError};
 use specula_model::Backend;
 
@@ -167,28 +170,19 @@ impl DecodeArgs {
             tree,
             dynamic_gamma: self.dynamic_gamma.then_some(true),
             parallel_draft: self.parallel_draft.then_some(true),
-            kl: self.kl.as_ref().map(|t| t.value),
-            epsilon: self.epsilon.as_ref().map(|t| t.value),
-            delta: self.delta.as_ref().map(|t| t.value),
+            kl: typed.real("kl", self.kl.as_ref(), KL_RANGE),
+            epsilon: typed.real("epsilon", self.epsilon.as_ref(), TYPICAL_EPSILON_RANGE),
+            delta: typed.real("delta", self.delta.as_ref(), TYPICAL_DELTA_RANGE),
             ngram: typed.whole("ngram", self.ngram.as_ref()),
-            temperature: self.temperature.as_ref().map(|t| t.value),
+            temperature: typed.real("temperature", self.temperature.as_ref(), TEMPERATURE_RANGE),
             top_k: typed.whole("topK", self.top_k.as_ref()),
-            top_p: self.top_p.as_ref().map(|t| t.value),
+            top_p: typed.real("topP", self.top_p.as_ref(), TOP_P_RANGE),
             seed: typed.whole("seed", self.seed.as_ref()),
             max_tokens: typed.whole("maxTokens", max_tokens),
             stop: (!self.stop.is_empty()).then(|| self.stop.clone().into()),
             record_distributions: None,
             bug: self.bug.as_deref().map(|s| s.trim().to_owned()),
         };
-        for (field, value) in [
-            ("kl", &self.kl),
-            ("epsilon", &self.epsilon),
-            ("delta", &self.delta),
-            ("temperature", &self.temperature),
-            ("topP", &self.top_p),
-        ] {
-            typed.real(field, value.as_ref());
-        }
         (options, typed)
     }
 

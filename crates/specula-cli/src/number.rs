@@ -1,10 +1,14 @@
 //! Number flags as typed: the text the user gave beside the `f64` it reads as, so that a
 //! refusal quotes the text (`--seed 18446744073709551616`, not the `1.8446744073709552e19`
 //! it rounds to; `--temperature 1e309`, not `Infinity`) and a whole-number flag takes
-//! only a whole number, not a decimal that rounds to one (`--gamma 4.0000000000000001`).
-//! The ranges stay the engine's (`specula_engine::options`), as for the npm package.
+//! only a whole number, not a decimal that rounds to one (`--gamma 4.0000000000000001`),
+//! and a real-valued flag is held to its range as typed, not as rounded
+//! (`--temperature 1000000.00000000001` is past 1e6 though it reads as 1e6). The ranges
+//! stay the engine's (`specula_engine::options`), as for the npm package.
 
-use specula_engine::options::{OptionError, Problem, show_number};
+use std::cmp::Ordering;
+
+use specula_engine::options::{OptionError, Problem, RealRange, show_number};
 
 /// A number flag's value: the text as typed and the `f64` it reads as.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,39 +49,135 @@ impl Typed {
             self.value
         }
     }
+
+    /// The value for a real-valued option with `range`: the number itself, or NaN (which
+    /// the engine refuses, and the message quotes the text) for a decimal outside the
+    /// range that reads as a number inside it (`1000000.00000000001` as 1e6, `-1e-400`
+    /// as -0).
+    #[must_use]
+    pub fn real(&self, range: RealRange) -> f64 {
+        if range.contains(self.value) && !within(&self.text, range) {
+            f64::NAN
+        } else {
+            self.value
+        }
+    }
 }
 
-/// Whether `text`, a decimal as Rust's `f64` parser reads it (sign, digits with one
-/// optional point, optional exponent), is exactly a whole number; `None` for anything
-/// else (`inf`, `NaN`).
-fn exact_whole(text: &str) -> Option<bool> {
-    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(at) => (&unsigned[..at], &unsigned[at + 1..]),
-        None => (unsigned, "0"),
+/// Whether the decimal `text` lies in `range`, compared exactly with each bound's
+/// shortest decimal (the number the messages and docs/limits.md quote); true for text
+/// that is no decimal (`inf`), which the engine judges by its value.
+pub fn within(text: &str, range: RealRange) -> bool {
+    let Some(x) = Decimal::parse(text) else {
+        return true;
     };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if !(digits_only(int) && digits_only(frac)) || int.len() + frac.len() == 0 {
-        return None;
-    }
-    let exponent_digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
-    if exponent_digits.is_empty() || !digits_only(exponent_digits) {
-        return None;
-    }
-    // An exponent past i64 saturates: the point then lies beyond every digit.
-    let exponent = exponent
-        .parse::<i64>()
-        .unwrap_or(if exponent.starts_with('-') {
-            i64::MIN / 2
+    let bound = |b: f64| Decimal::parse(&format!("{b:e}"));
+    let above = bound(range.min).is_none_or(|min| match x.cmp(&min) {
+        Ordering::Greater => true,
+        Ordering::Equal => !range.min_excluded,
+        Ordering::Less => false,
+    });
+    above && bound(range.max).is_none_or(|max| x <= max)
+}
+
+/// A decimal's exact value: `0.d₁d₂… × 10^point`, negative or not, with no leading or
+/// trailing zero digit (no digits at all for zero).
+#[derive(Debug, PartialEq, Eq)]
+struct Decimal {
+    negative: bool,
+    digits: Vec<u8>,
+    point: i64,
+}
+
+impl Decimal {
+    /// `text` as Rust's `f64` parser reads a decimal (sign, digits with one optional
+    /// point, optional exponent); `None` for anything else (`inf`, `NaN`).
+    fn parse(text: &str) -> Option<Self> {
+        let negative = text.starts_with('-');
+        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], &unsigned[at + 1..]),
+            None => (unsigned, "0"),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits_only = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if !(digits_only(int) && digits_only(frac)) || int.len() + frac.len() == 0 {
+            return None;
+        }
+        let exponent_digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        if exponent_digits.is_empty() || !digits_only(exponent_digits) {
+            return None;
+        }
+        // An exponent past i64 saturates: the point then lies beyond every digit.
+        let exponent = exponent
+            .parse::<i64>()
+            .unwrap_or(if exponent.starts_with('-') {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            });
+        let all: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+        let leading = all.iter().take_while(|&&d| d == b'0').count();
+        let digits = all[leading..].to_vec();
+        let kept = digits.len() - digits.iter().rev().take_while(|&&d| d == b'0').count();
+        let point = (int.len() as i64)
+            .saturating_add(exponent)
+            .saturating_sub(leading as i64);
+        let mut digits = digits;
+        digits.truncate(kept);
+        Some(if digits.is_empty() {
+            Self {
+                negative: false,
+                digits,
+                point: 0,
+            }
         } else {
-            i64::MAX / 2
-        });
-    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
-    // The digits before the point once the exponent has moved it are the whole part.
-    let point = (int.len() as i64).saturating_add(exponent);
-    let first_fraction = usize::try_from(point.clamp(0, digits.len() as i64)).unwrap_or(0);
-    Some(digits[first_fraction..].iter().all(|&d| d == b'0'))
+            Self {
+                negative,
+                digits,
+                point,
+            }
+        })
+    }
+
+    /// Whether the value is a whole number.
+    fn is_whole(&self) -> bool {
+        i64::try_from(self.digits.len()).is_ok_and(|n| n <= self.point) || self.digits.is_empty()
+    }
+
+    /// The magnitudes' order.
+    fn cmp_magnitude(&self, other: &Self) -> Ordering {
+        match (self.digits.is_empty(), other.digits.is_empty()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            // With no trailing zeros, byte order of the digits is the order of values.
+            (false, false) => (self.point, &self.digits).cmp(&(other.point, &other.digits)),
+        }
+    }
+}
+
+impl PartialOrd for Decimal {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Decimal {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.negative, other.negative) {
+            (false, false) => self.cmp_magnitude(other),
+            (true, true) => other.cmp_magnitude(self),
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+        }
+    }
+}
+
+/// Whether `text`, a decimal as Rust's `f64` parser reads it, is exactly a whole number;
+/// `None` for anything else (`inf`, `NaN`).
+fn exact_whole(text: &str) -> Option<bool> {
+    Decimal::parse(text).map(|d| d.is_whole())
 }
 
 /// What each option was typed as, by the engine's name for it (`topK`, `tree[1]`,
@@ -140,9 +240,12 @@ impl TypedFields {
         }
     }
 
-    /// Records a real-valued option: the engine reads its value.
-    pub fn real(&mut self, field: &str, typed: Option<&Typed>) {
-        self.add(field, typed, typed.map_or(f64::NAN, |t| t.value));
+    /// Records a real-valued option with `range`, and gives the number to hand the
+    /// engine ([`Typed::real`]).
+    pub fn real(&mut self, field: &str, typed: Option<&Typed>, range: RealRange) -> Option<f64> {
+        let read = typed.map(|t| t.real(range));
+        self.add(field, typed, read.unwrap_or(f64::NAN));
+        read
     }
 
     /// Records a whole-number option, and gives the number to hand the engine
@@ -238,6 +341,44 @@ mod tests {
     }
 
     #[test]
+    fn reals_are_held_to_their_range_as_typed() {
+        let closed = RealRange::closed(0.0, 1e6);
+        for text in [
+            "0",
+            "-0",
+            "-0.0e-400",
+            "1e6",
+            "1000000.000",
+            "0.001e9",
+            "5e-324",
+        ] {
+            assert!(within(text, closed), "{text}");
+            assert_eq!(t(text).real(closed), t(text).value, "{text}");
+        }
+        for text in [
+            "1000000.00000000001",
+            "1e6000000000000000000000",
+            "-1e-400",
+            "-5e-324",
+        ] {
+            assert!(!within(text, closed), "{text}");
+        }
+        assert!(t("1000000.00000000001").real(closed).is_nan());
+        assert!(t("-1e-400").real(closed).is_nan());
+        // Out of range as read too: left for the engine, which quotes the text.
+        assert_eq!(t("2e6").real(closed), 2e6);
+        let top_p = RealRange::above(0.0, 1.0);
+        assert!(within("1", top_p) && within("1e-400", top_p));
+        assert!(!within("0.0", top_p) && !within("1.00000000000000001", top_p));
+        // No upper bound; and text that is no decimal is judged by its value.
+        let unbounded = RealRange::closed(0.0, f64::INFINITY);
+        assert!(within("1e400", unbounded) && within("inf", unbounded));
+        // A bound that is no short decimal is compared with its shortest decimal.
+        let tenth = RealRange::closed(0.0, 0.1);
+        assert!(within("0.1", tenth) && !within("0.10000000000000001", tenth));
+    }
+
+    #[test]
     fn list_entries_are_split_alike_wherever_they_come_from() {
         let items = |text: &str| {
             let list = TypedList {
@@ -263,7 +404,11 @@ mod tests {
         let seed = t("18446744073709551616");
         fields.whole("seed", Some(&seed));
         let temperature = t("1e309");
-        fields.real("temperature", Some(&temperature));
+        fields.real(
+            "temperature",
+            Some(&temperature),
+            RealRange::closed(0.0, 1e6),
+        );
         let gamma = t("4.0000000000000001");
         let read = fields.whole("gamma", Some(&gamma));
         assert!(read.is_some_and(f64::is_nan));

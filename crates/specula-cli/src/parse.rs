@@ -3,6 +3,8 @@
 
 use std::str::FromStr;
 
+use specula_engine::options::RealRange;
+
 use crate::error::CliError;
 
 /// A whole number in `min..=max`.
@@ -22,18 +24,23 @@ where
     }
 }
 
-/// A finite number in `[min, max]`.
+/// A finite number in `range`, as typed: text that only rounds into the range
+/// (`1000000.0000000001` for at most 1e6) is refused ([`crate::number::within`]).
 ///
 /// # Errors
 /// A usage error naming `flag`.
-pub fn float(flag: &str, raw: &str, min: f64, max: f64) -> Result<f64, CliError> {
+pub fn float(flag: &str, raw: &str, range: RealRange) -> Result<f64, CliError> {
     let raw = raw.trim();
     match raw.parse::<f64>() {
         // `+ 0.0` reads `-0` as 0.
-        Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v + 0.0),
-        _ => Err(CliError::usage(format!(
-            "{flag} must be a number in [{min}, {max}], got {raw:?}"
-        ))),
+        Ok(v) if range.contains(v) && crate::number::within(raw, range) => Ok(v + 0.0),
+        _ => {
+            let open = if range.min_excluded { '(' } else { '[' };
+            let (min, max) = (range.min, range.max);
+            Err(CliError::usage(format!(
+                "{flag} must be a number in {open}{min}, {max}], got {raw:?}"
+            )))
+        }
     }
 }
 
@@ -132,7 +139,12 @@ mod tests {
         assert_eq!(uint("--n", "3", 1_usize, 5).ok(), Some(3));
         assert!(uint("--n", "0", 1_usize, 5).is_err());
         assert!(uint("--n", "-1", 1_usize, 5).is_err());
-        assert!(float("--t", "nan", 0.0, 1.0).is_err());
+        let unit = RealRange::closed(0.0, 1.0);
+        assert!(float("--t", "nan", unit).is_err());
+        assert!(float("--t", "1.00000000000000001", unit).is_err());
+        assert!(float("--t", "-1e-400", unit).is_err());
+        assert_eq!(float("--t", "10e-1", unit).ok(), Some(1.0));
+        assert_eq!(float("--t", "-0", unit).map(f64::to_bits).ok(), Some(0));
         assert_eq!(uint_list("--tree", "2, 2,1", 8).ok(), Some(vec![2, 2, 1]));
         assert!(uint_list("--tree", "2,0", 8).is_err());
         assert_eq!(

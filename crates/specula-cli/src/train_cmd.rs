@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::ProgressBar;
+use specula_engine::options::RealRange;
 use specula_model::{Backend, ModelRole, WeightSource, sha256_hex};
 use specula_train::data::{Corpus, TINY_SHAKESPEARE_SHA256};
 use specula_train::{LossPoint, Observer, TrainConfig, TrainState, Trainer};
@@ -121,7 +122,7 @@ pub fn check(args: &TrainArgs) -> Result<TrainSettings, CliError> {
     let max_minutes = args
         .max_minutes
         .as_deref()
-        .map(|m| parse::float("--max-minutes", m, 0.0, 1e6))
+        .map(|m| parse::float("--max-minutes", m, RealRange::closed(0.0, 1e6)))
         .transpose()?;
     let steps = args
         .steps
@@ -253,7 +254,7 @@ fn distill_flags(args: &TrainArgs) -> Result<Option<DistillFlags>, CliError> {
     let weight = args
         .distill_weight
         .as_deref()
-        .map(|w| parse::float("--distill-weight", w, 0.0, 1.0))
+        .map(|w| parse::float("--distill-weight", w, RealRange::closed(0.0, 1.0)))
         .transpose()?;
     let stride = args
         .distill_stride
@@ -322,11 +323,11 @@ fn config_from_flags(
         c.model.max_seq = c.model.max_seq.max(t);
     }
     if let Some(lr) = args.lr.as_deref() {
-        c.learning_rate = parse::float("--lr", lr, 1e-6, 1.0)?;
+        c.learning_rate = parse::float("--lr", lr, RealRange::closed(1e-6, 1.0))?;
         c.min_learning_rate = c.learning_rate / 10.0;
     }
     if let Some(p) = args.dropout.as_deref() {
-        c.dropout = parse::float("--dropout", p, 0.0, 0.9)?;
+        c.dropout = parse::float("--dropout", p, RealRange::closed(0.0, 0.9))?;
     }
     let every = |flag: &str, v: &Option<String>| -> Result<Option<u64>, CliError> {
         v.as_deref()

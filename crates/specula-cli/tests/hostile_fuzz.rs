@@ -4,7 +4,8 @@
 //! is not UTF-8 in some, and one refused flag at the end so that no line runs a model.
 //! Each must end within the hostile tests' time limit with status 2 (1 for a failure that
 //! is not the input's) and an `error:` on stderr (a JSON object with `--json`), nothing
-//! on stdout and no panic.
+//! on stdout and no panic. Lines that may run go once more into a closed pipe: they end
+//! at once, cleanly, whatever they print.
 
 mod common;
 
@@ -12,8 +13,10 @@ mod common;
 mod hostile_values;
 
 use std::ffi::OsString;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
-use common::{run, run_os, scratch};
+use common::{RUN_LIMIT, bin, run, run_os, scratch};
 use hostile_values::{LISTS, NAMES, NUMBERS, PATHS, not_utf8, special_files};
 
 /// The long flags `specula SUBCOMMAND --help` lists, but `--help` (which succeeds).
@@ -95,6 +98,112 @@ fn random_command_lines_through_the_binary_are_refused_cleanly() {
                 && out.stdout.is_empty();
             if !clean {
                 failures.push(format!("{args:?}: {:?} {stderr:?}", out.status.code()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs `args` with stdout a pipe whose reader has already gone: (status, stderr).
+fn into_closed_pipe(args: &[String]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("specula runs");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still ran into a closed pipe after {RUN_LIMIT:?}; killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("stderr");
+    (status.code(), stderr)
+}
+
+#[test]
+fn lines_that_run_end_cleanly_into_a_closed_pipe() {
+    // Short runs of each command that prints (train, minutes long, prints once at its
+    // end): each as it is, which must succeed, then with one drawn flag and value, where
+    // a refusal is as good as a run.
+    let bases: [&[&str]; 5] = [
+        &[
+            "plan",
+            "--method",
+            "kseq",
+            "--target",
+            "0.5,0.3,0.2",
+            "--draft",
+            "0.2,0.3,0.5",
+        ],
+        &[
+            "generate",
+            "--prompt",
+            "ROMEO:",
+            "--max-tokens",
+            "3",
+            "--json-lines",
+        ],
+        &[
+            "sample",
+            "--prompt",
+            "ROMEO:",
+            "--samples",
+            "3",
+            "--length",
+            "2",
+        ],
+        &[
+            "bench",
+            "--tokens",
+            "2",
+            "--repeat",
+            "1",
+            "--gammas",
+            "1",
+            "--drafts",
+            "1",
+            "--methods",
+            "speculative",
+        ],
+        &["train", "--help"],
+    ];
+    let mut values: Vec<&str> = [NUMBERS, NAMES, LISTS].concat();
+    values.retain(|v| v.trim() != "-");
+    let mut draws = Draws(0x5eed_0000_c105_ed00);
+    let mut failures = Vec::new();
+    for base in bases {
+        let subcommand = base[0];
+        let flags = flags_of(subcommand);
+        for line in 0..3 {
+            let mut args: Vec<String> = base.iter().map(|a| (*a).to_owned()).collect();
+            if line > 0 {
+                args.push(flags[draws.next(flags.len())].clone());
+                args.push(values[draws.next(values.len())].to_owned());
+            }
+            let (code, stderr) = into_closed_pipe(&args);
+            if line == 0 && code != Some(0) {
+                failures.push(format!("{args:?} failed: {code:?} {stderr:?}"));
+            }
+            let clean = match code {
+                Some(0) => !stderr.contains("error"),
+                Some(1 | 2) => stderr.starts_with("error: ") || stderr.starts_with('{'),
+                _ => false,
+            };
+            if !clean || stderr.contains("panicked") {
+                failures.push(format!("{args:?}: {code:?} {stderr:?}"));
             }
         }
     }

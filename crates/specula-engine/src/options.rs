@@ -39,7 +39,7 @@ pub use error::{OptionError, Problem};
 pub use js::raw_from_js;
 pub use method_name::MethodName;
 pub use method_options::{METHOD_OPTIONS, MethodOption};
-pub use number::{finite, show_number, whole, whole_usize};
+pub use number::{RealRange, finite, show_number, whole, whole_usize};
 pub use plan::{PLAN_OPTION_NAMES, PlanFailure, PlanOptions, run_plan};
 use prompt::Input;
 pub use prompt::{Prompt, Stop};

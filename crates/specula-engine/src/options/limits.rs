@@ -2,6 +2,8 @@
 //! bindings, the npm package and the page all read these (the page and the package
 //! through `limits()` of the bindings). docs/limits.md says how the limits were sized.
 
+use super::number::RealRange;
+
 /// The most draft tokens per round: γ for speculative, mentored and typical decoding (and
 /// the most prompt lookup proposes), L (and the
 /// depth of a tree) for the multi-draft methods.
@@ -63,6 +65,19 @@ pub const DEFAULT_SEED: u64 = 0;
 pub const MAX_STOP_STRINGS: usize = 64;
 /// The longest stop string, in characters.
 pub const MAX_STOP_CHARS: usize = 1024;
+
+/// Temperature's range: 0 (greedy) to [`MAX_TEMPERATURE`].
+pub const TEMPERATURE_RANGE: RealRange = RealRange::closed(0.0, MAX_TEMPERATURE);
+/// Top-p's range: above 0, at most 1.
+pub const TOP_P_RANGE: RealRange = RealRange::above(0.0, 1.0);
+/// Mentored decoding's KL budget D when decoding: 0 (lossless) to [`MAX_KL`].
+pub const KL_RANGE: RealRange = RealRange::closed(0.0, MAX_KL);
+/// The KL budget D of a plan: any finite number from 0 (a plan costs the same for any D).
+pub const PLAN_KL_RANGE: RealRange = RealRange::closed(0.0, f64::INFINITY);
+/// Typical acceptance's ceiling ε: a probability.
+pub const TYPICAL_EPSILON_RANGE: RealRange = RealRange::closed(0.0, 1.0);
+/// Typical acceptance's scale δ: 0 to [`MAX_TYPICAL_DELTA`].
+pub const TYPICAL_DELTA_RANGE: RealRange = RealRange::closed(0.0, MAX_TYPICAL_DELTA);
 
 /// Every default and limit above in one value, as the bindings hand it to JavaScript
 /// (`limits()`), so that the page's controls and the package read the same numbers.

@@ -60,6 +60,64 @@ pub fn whole_usize(
     whole(field, value, min as u64, max as u64, what).map(|v| v as usize)
 }
 
+/// The range of a real-valued option, defined once in [`limits`](super::limits): the
+/// engine checks values against it here, and the CLI checks the decimal text as typed
+/// against it too, so that text rounding onto a bound (`1000000.0000000001`) is refused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RealRange {
+    /// The lower bound.
+    pub min: f64,
+    /// Whether the lower bound itself is excluded (top-p's `(0, 1]`).
+    pub min_excluded: bool,
+    /// The upper bound (infinity: none, though the value must be finite).
+    pub max: f64,
+}
+
+impl RealRange {
+    /// `[min, max]`.
+    #[must_use]
+    pub const fn closed(min: f64, max: f64) -> Self {
+        Self {
+            min,
+            min_excluded: false,
+            max,
+        }
+    }
+
+    /// `(min, max]`.
+    #[must_use]
+    pub const fn above(min: f64, max: f64) -> Self {
+        Self {
+            min,
+            min_excluded: true,
+            max,
+        }
+    }
+
+    /// Whether `value` is finite and in the range.
+    #[must_use]
+    pub fn contains(self, value: f64) -> bool {
+        let above_min = if self.min_excluded {
+            value > self.min
+        } else {
+            value >= self.min
+        };
+        value.is_finite() && above_min && value <= self.max
+    }
+
+    /// `value` if [`contains`](Self::contains) (`-0` read as 0).
+    ///
+    /// # Errors
+    /// [`OptionError`] naming `field`; `expected` is the sentence it shows.
+    pub fn check(self, field: &str, value: f64, expected: &str) -> Result<f64, OptionError> {
+        if self.contains(value) {
+            Ok(value + 0.0)
+        } else {
+            Err(OptionError::invalid(field, expected, show_number(value)))
+        }
+    }
+}
+
 /// A finite number in `[min, max]` (`-0` read as 0).
 ///
 /// # Errors
@@ -71,11 +129,7 @@ pub fn finite(
     max: f64,
     expected: &str,
 ) -> Result<f64, OptionError> {
-    if value.is_finite() && value >= min && value <= max {
-        Ok(value + 0.0)
-    } else {
-        Err(OptionError::invalid(field, expected, show_number(value)))
-    }
+    RealRange::closed(min, max).check(field, value, expected)
 }
 
 #[cfg(test)]
@@ -113,5 +167,10 @@ mod tests {
             finite("t", -0.0, 0.0, 1.0, "x").map(f64::to_bits),
             Ok(0.0f64.to_bits())
         );
+        let top_p = RealRange::above(0.0, 1.0);
+        assert!(top_p.contains(1.0) && top_p.contains(5e-324));
+        assert!(!top_p.contains(0.0) && !top_p.contains(f64::NAN));
+        let unbounded = RealRange::closed(0.0, f64::INFINITY);
+        assert!(unbounded.contains(f64::MAX) && !unbounded.contains(f64::INFINITY));
     }
 }

@@ -12,11 +12,10 @@ use specula_core::{
 
 use super::limits::{
     DEFAULT_DRAFTS, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_PLAN_DRAFTS,
-    MAX_TYPICAL_DELTA,
+    MAX_TYPICAL_DELTA, PLAN_KL_RANGE, TYPICAL_DELTA_RANGE, TYPICAL_EPSILON_RANGE,
 };
 use super::{
-    FromRaw, OptionError, Raw, finite, object_entries, sampling, show_number, take_list,
-    whole_usize,
+    FromRaw, OptionError, Raw, object_entries, sampling, show_number, take_list, whole_usize,
 };
 
 /// The names of the [`PlanOptions`], as JavaScript spells them, in documentation order.
@@ -170,15 +169,15 @@ impl PlanOptions {
             PlanMethod::Multiround | PlanMethod::Otm | PlanMethod::Race => PlanParams::Drafts(k),
             PlanMethod::Typical => PlanParams::Typical {
                 epsilon: match self.epsilon {
-                    Some(e) => finite("epsilon", e, 0.0, 1.0, "a probability from 0 to 1")?,
+                    Some(e) => {
+                        TYPICAL_EPSILON_RANGE.check("epsilon", e, "a probability from 0 to 1")?
+                    }
                     None => DEFAULT_TYPICAL_EPSILON,
                 },
                 delta: match self.delta {
-                    Some(d) => finite(
+                    Some(d) => TYPICAL_DELTA_RANGE.check(
                         "delta",
                         d,
-                        0.0,
-                        MAX_TYPICAL_DELTA,
                         &format!("a number from 0 to {MAX_TYPICAL_DELTA:e}"),
                     )?,
                     None => DEFAULT_TYPICAL_DELTA,
@@ -186,7 +185,7 @@ impl PlanOptions {
             },
             PlanMethod::Mentored => match self.kl {
                 // `+ 0.0` reads -0 as 0.
-                Some(d) if d.is_finite() && d >= 0.0 => PlanParams::Kl(d + 0.0),
+                Some(d) if PLAN_KL_RANGE.contains(d) => PlanParams::Kl(d + 0.0),
                 Some(d) => {
                     return Err(OptionError::invalid(
                         "kl",

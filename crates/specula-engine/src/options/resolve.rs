@@ -7,13 +7,14 @@ use super::DecodeOptions;
 use super::error::OptionError;
 use super::limits::{
     DEFAULT_DRAFTS, DEFAULT_GAMMA, DEFAULT_MAX_TOKENS, DEFAULT_NGRAM, DEFAULT_PARALLEL_DRAFT,
-    DEFAULT_SEED, DEFAULT_TEMPERATURE, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, MAX_DRAFTS,
-    MAX_GAMMA, MAX_KL, MAX_NGRAM, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE, MAX_TOKENS,
-    MAX_TOP_K, MAX_TYPICAL_DELTA,
+    DEFAULT_SEED, DEFAULT_TEMPERATURE, DEFAULT_TYPICAL_DELTA, DEFAULT_TYPICAL_EPSILON, KL_RANGE,
+    MAX_DRAFTS, MAX_GAMMA, MAX_KL, MAX_NGRAM, MAX_ROUND_NODES, MAX_SEED, MAX_TEMPERATURE,
+    MAX_TOKENS, MAX_TOP_K, MAX_TYPICAL_DELTA, TEMPERATURE_RANGE, TOP_P_RANGE, TYPICAL_DELTA_RANGE,
+    TYPICAL_EPSILON_RANGE,
 };
 use super::method_name::MethodName;
 use super::method_options::MethodOption;
-use super::number::{finite, show_number, whole, whole_usize};
+use super::number::{whole, whole_usize};
 use super::prompt::{stop_strings, stop_tokens, text_prompt, token_prompt};
 use crate::config::node_count;
 use crate::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
@@ -49,11 +50,9 @@ pub fn sampling(
     top_p: Option<f64>,
 ) -> Result<SamplingConfig, OptionError> {
     let temperature = match temperature {
-        Some(t) => finite(
+        Some(t) => TEMPERATURE_RANGE.check(
             "temperature",
             t,
-            0.0,
-            MAX_TEMPERATURE,
             &format!("a number from 0 (greedy) to {MAX_TEMPERATURE:e}"),
         )?,
         None => DEFAULT_TEMPERATURE,
@@ -61,17 +60,9 @@ pub fn sampling(
     let top_k = top_k
         .map(|k| whole_usize("topK", k, 1, MAX_TOP_K, " (leave it out for no top-k)"))
         .transpose()?;
-    let top_p = match top_p {
-        Some(p) if p > 0.0 && p <= 1.0 => Some(p),
-        Some(p) => {
-            return Err(OptionError::invalid(
-                "topP",
-                "a number in (0, 1] (leave it out for no top-p)",
-                show_number(p),
-            ));
-        }
-        None => None,
-    };
+    let top_p = top_p
+        .map(|p| TOP_P_RANGE.check("topP", p, "a number in (0, 1] (leave it out for no top-p)"))
+        .transpose()?;
     Ok(SamplingConfig {
         temperature,
         top_k,
@@ -124,11 +115,9 @@ impl DecodeOptions {
         let kl = self
             .kl
             .map(|d| {
-                finite(
+                KL_RANGE.check(
                     "kl",
                     d,
-                    0.0,
-                    MAX_KL,
                     &format!("a KL budget D from 0 (lossless) to {MAX_KL:e} nats"),
                 )
             })
@@ -136,11 +125,9 @@ impl DecodeOptions {
         let epsilon = self
             .epsilon
             .map(|e| {
-                finite(
+                TYPICAL_EPSILON_RANGE.check(
                     "epsilon",
                     e,
-                    0.0,
-                    1.0,
                     "a probability from 0 to 1 (the ceiling of typical acceptance's threshold)",
                 )
             })
@@ -148,11 +135,9 @@ impl DecodeOptions {
         let delta = self
             .delta
             .map(|d| {
-                finite(
+                TYPICAL_DELTA_RANGE.check(
                     "delta",
                     d,
-                    0.0,
-                    MAX_TYPICAL_DELTA,
                     &format!("a number from 0 to {MAX_TYPICAL_DELTA:e} (the scale of exp(-H))"),
                 )
             })
