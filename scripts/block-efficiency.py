@@ -31,7 +31,7 @@ def run(args):
         capture_output=True, text=True, check=True,
     ).stdout
     metrics = json.loads(out)["metrics"]
-    return metrics["num_generated_tokens"], metrics["num_target_calls"]
+    return metrics["numGeneratedTokens"], metrics["numTargetCalls"]
 
 
 def main():

@@ -91,13 +91,13 @@ def speedup_vs_gamma(plt):
         spec = rows(load(name), "speculative")
         g = [param(r, "gamma") for r in spec]
         run = f"run {i + 1}"
-        ax.plot(g, [r["theoretical_factor"] for r in spec], "--", color=f"C{i}",
+        ax.plot(g, [r["theoreticalFactor"] for r in spec], "--", color=f"C{i}",
                 label=f"theory (verification = 1 step), {run}")
-        ax.plot(g, [r["costed_factor"] for r in spec], ":", color=f"C{i}",
+        ax.plot(g, [r["costedFactor"] for r in spec], ":", color=f"C{i}",
                 label=f"costed (measured verification cost), {run}")
         ax.plot(g, [r["speedup"] for r in spec], "o-", color=f"C{i}", label=f"measured, {run}")
         if i == 0:
-            ax.plot(g, [0.85 * r["theoretical_factor"] for r in spec], "-.", color="grey",
+            ax.plot(g, [0.85 * r["theoreticalFactor"] for r in spec], "-.", color="grey",
                     lw=0.8, label="goal: 85 % of theory (run 1)")
     ax.axhline(2.0, color="grey", lw=0.8)
     ax.text(4.6, 1.92, "goal: best γ ≥ 2.0×", color="grey", fontsize=8)
@@ -115,9 +115,9 @@ def smollm2_block_efficiency(plt):
     g = [param(r, "gamma") for r in spec]
     with open(ROOT / "models" / "smollm2-draft.json") as f:
         held_out = json.load(f)["held_out"][-1][1]["acceptance"]
-    at_one = next(r["acceptance_rate"] for r in spec if param(r, "gamma") == 1)
+    at_one = next(r["acceptanceRate"] for r in spec if param(r, "gamma") == 1)
     fig, ax = plt.subplots(figsize=(6.4, 4))
-    ax.plot(g, [r["block_efficiency"] for r in spec], "o-", label="measured")
+    ax.plot(g, [r["blockEfficiency"] for r in spec], "o-", label="measured")
     for alpha, how, style in ((at_one, "measured at γ = 1", "--"),
                               (held_out, "held-out, from training", ":")):
         ax.plot(g, [(1 - alpha ** (x + 1)) / (1 - alpha) for x in g], style,
@@ -132,10 +132,10 @@ def spectr_vs_k(plt):
     """(b) SpecTr's block efficiency against K for k-Seq and the optimal selection."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4))
     l4 = load("spectr-L4.json")
-    base = rows(l4, "speculative")[0]["block_efficiency"]
+    base = rows(l4, "speculative")[0]["blockEfficiency"]
     for selection, label, color in (("kseq", "k-Seq (--selection kseq)", "C0"),
                                     ("race", "optimal selection (--selection race)", "C1")):
-        pts = [(1, base)] + [(param(r, "K"), r["block_efficiency"])
+        pts = [(1, base)] + [(param(r, "K"), r["blockEfficiency"])
                              for r in rows(l4, "spectr", selection)]
         left.plot(*zip(*pts), "o-", color=color, label=label)
     left.axhline(1.15 * base, color="grey", lw=0.8, ls="--")
@@ -153,9 +153,9 @@ def spectr_vs_k(plt):
         spec = rows(r, "speculative")[0]
         lengths.append(param(spec, "gamma"))
         pick = lambda sel: next(x for x in rows(r, "spectr", sel)
-                                if param(x, "K") == 4)["block_efficiency"]
-        kseq.append(pick("kseq") / spec["block_efficiency"])
-        race.append(pick("race") / spec["block_efficiency"])
+                                if param(x, "K") == 4)["blockEfficiency"]
+        kseq.append(pick("kseq") / spec["blockEfficiency"])
+        race.append(pick("race") / spec["blockEfficiency"])
     right.plot(lengths, kseq, "o-", color="C0", label="k-Seq")
     right.plot(lengths, race, "o-", color="C1", label="optimal selection")
     right.axhline(1.15, color="grey", lw=0.8, ls="--")
@@ -174,8 +174,8 @@ def browser(plt):
     runs = load("browser.json")["backends"]
     fig, axes = plt.subplots(1, len(runs), figsize=(4 * len(runs), 4))
     for ax, run in zip(axes, runs):
-        if "tokens_per_second" in run:
-            tps = run["tokens_per_second"]
+        if "tokensPerSecond" in run:
+            tps = run["tokensPerSecond"]
         else:  # recorded as speedups over autoregressive decoding in the same run
             ar = run["autoregressive"]
             tps = {"autoregressive": ar}

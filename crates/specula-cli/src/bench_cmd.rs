@@ -52,6 +52,7 @@ pub const MAX_BENCH_DRAFTS: usize = 64;
 
 /// One method's totals.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Row {
     method: &'static str,
     params: String,
@@ -87,6 +88,7 @@ struct Row {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Report {
     prompts: Vec<String>,
     tokens_per_prompt: usize,

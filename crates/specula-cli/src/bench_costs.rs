@@ -13,6 +13,7 @@ use crate::models;
 
 /// Forward costs in milliseconds (medians).
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Costs {
     /// Target forward over n new positions after a 100-token cached prefix: (n, ms).
     target_positions_ms: Vec<(usize, f64)>,

@@ -44,6 +44,7 @@ struct RoundLine<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Output<'a> {
     prompt: &'a str,
     method: &'static str,

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
     let json = match &cli.command {
         Command::Plan(args) => args.json,
         Command::Generate(args) => args.json || args.json_lines,
+        Command::Bench(args) => args.json,
         _ => false,
     };
     let result = match cli.command {
@@ -74,29 +75,65 @@ fn report(error: &CliError, json: bool) -> ExitCode {
 
 /// A value clap's typed parsers refused (`--gamma abc`, `--method beam`) is one
 /// `error:` line, or with `--json` the object `{ code, field, message }`, like every
-/// other refused option; clap prints everything else (help, missing flags) itself.
+/// other refused option. With `--json` every other refusal of clap's is that object too:
+/// an unknown flag and a missing one are `invalid_option` naming it (as npm names an
+/// unknown or missing option), the rest `usage`, each with clap's first line and its tip
+/// as the message. Without `--json` clap prints those itself, usage lines included; help
+/// and version are printed as asked.
 fn clap_error(e: &clap::Error, json: bool) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if !matches!(
+    let value = matches!(
         e.kind(),
         ErrorKind::InvalidValue | ErrorKind::ValueValidation
-    ) {
+    );
+    let shown = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if shown || !(value || json) {
         e.exit();
     }
     let rendered = e.to_string();
     let line = rendered.lines().next().unwrap_or("error: invalid value");
-    let message = line.strip_prefix("error: ").unwrap_or(line);
+    let mut message = line.strip_prefix("error: ").unwrap_or(line).to_owned();
+    // "the following required arguments were not provided:" lists them on the next lines.
+    if message.ends_with(':') {
+        let listed: Vec<&str> = rendered
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        message = format!("{message} {}", listed.join(", "));
+    }
+    // clap's suggestion ("a similar argument exists: '--gamma'") belongs in the one line.
+    if let Some(tip) = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("tip: "))
+    {
+        message = format!("{message} ({tip})");
+    }
     // The flag as clap names it ("--top-k <N>"), as the option's JavaScript name ("topK").
     let field = match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(arg)) => option_name(arg),
-        _ => String::new(),
+        Some(ContextValue::String(arg)) => Some(option_name(arg)),
+        Some(ContextValue::Strings(args)) => args.first().map(|arg| option_name(arg)),
+        _ => None,
+    };
+    let code = match e.kind() {
+        ErrorKind::InvalidValue
+        | ErrorKind::ValueValidation
+        | ErrorKind::UnknownArgument
+        | ErrorKind::MissingRequiredArgument => ErrorCode::InvalidOption,
+        _ => ErrorCode::Usage,
     };
     let mut stderr = io::stderr().lock();
     let _ = if json {
         let error = ApiError {
-            code: ErrorCode::InvalidOption,
-            field: Some(field),
-            message: message.to_owned(),
+            code,
+            field: field.filter(|_| code == ErrorCode::InvalidOption),
+            message,
         };
         writeln!(stderr, "{}", json_line(&error))
     } else {

@@ -5,6 +5,7 @@ use specula_engine::Metrics;
 
 /// vLLM-named figures of one generation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct VllmMetrics {
     /// Rounds (target verification calls that produced tokens).
     pub num_drafts: u64,

@@ -70,35 +70,35 @@ fn bench_reports_every_method_with_consistent_figures() {
             ("lookup", "gamma=3 n=3"),
         ]
     );
-    let ar_rate = num(&rows[0], "tokens_per_second");
+    let ar_rate = num(&rows[0], "tokensPerSecond");
     for (row, (method, _)) in rows.iter().zip(&names) {
         assert_eq!(row["tokens"].as_u64(), Some(PROMPTS * TOKENS), "{row}");
-        let rate = num(row, "tokens_per_second");
+        let rate = num(row, "tokensPerSecond");
         assert!(close(
             rate,
             PROMPTS as f64 * TOKENS as f64 / num(row, "seconds")
         ));
         assert!(close(num(row, "speedup"), rate / ar_rate), "{row}");
-        let theory = num(row, "theoretical_factor");
-        assert!(close(num(row, "of_theory"), num(row, "speedup") / theory));
-        let costed = num(row, "costed_factor");
-        assert!(close(num(row, "of_costed"), num(row, "speedup") / costed));
+        let theory = num(row, "theoreticalFactor");
+        assert!(close(num(row, "ofTheory"), num(row, "speedup") / theory));
+        let costed = num(row, "costedFactor");
+        assert!(close(num(row, "ofCosted"), num(row, "speedup") / costed));
         if *method == "autoregressive" {
-            assert!(close(theory, 1.0) && row["acceptance_rate"].is_null());
+            assert!(close(theory, 1.0) && row["acceptanceRate"].is_null());
             assert!(close(costed, 1.0));
             continue;
         }
         // At most L + 1 = 4 tokens per target call, and the theory lies between the
         // block efficiency discounted by a full round of draft calls and the block
         // efficiency itself.
-        let be = num(row, "block_efficiency");
+        let be = num(row, "blockEfficiency");
         if *method == "lookup" {
             // No draft model: no draft cost, so the theory is the block efficiency; a
             // short run may propose nothing that is accepted.
             assert!(row["c"].is_null() && close(theory, be), "{row}");
             assert!((1.0..=4.0).contains(&be), "{row}");
             assert!(
-                row["acceptance_rate"]
+                row["acceptanceRate"]
                     .as_f64()
                     .is_none_or(|a| (0.0..=1.0).contains(&a))
             );
@@ -108,7 +108,7 @@ fn bench_reports_every_method_with_consistent_figures() {
         assert!((1.0..=4.0).contains(&be), "{row}");
         assert!(c >= 0.0 && c.is_finite(), "{row}");
         assert!(theory <= be && theory >= be / (1.0 + 3.0 * c) * (1.0 - 1e-12));
-        let acceptance = num(row, "acceptance_rate");
+        let acceptance = num(row, "acceptanceRate");
         assert!(acceptance > 0.0 && acceptance <= 1.0, "{row}");
         let verify = num(row, "verify");
         // The costed factor swaps the theory's one step per verification for the
@@ -120,10 +120,7 @@ fn bench_reports_every_method_with_consistent_figures() {
         let alpha = num(row, "alpha");
         assert!(alpha > 0.5 && alpha < 1.0, "{row}");
         let series: f64 = (0..=gamma).map(|i| alpha.powi(i)).sum();
-        assert!(
-            (series - num(row, "block_efficiency")).abs() < 1e-9,
-            "{row}"
-        );
+        assert!((series - num(row, "blockEfficiency")).abs() < 1e-9, "{row}");
     }
     // The cost table: the target at 1, 2, 3, 4, 5 and 8 new positions, the draft at one
     // row and at each K, and the cost ratio as defined (draft row / target position, both
@@ -137,14 +134,14 @@ fn bench_reports_every_method_with_consistent_figures() {
             .map(|pair| (pair[0].as_u64().unwrap(), pair[1].as_f64().unwrap()))
             .collect()
     };
-    let target = pairs("target_positions_ms");
-    let draft = pairs("draft_rows_ms");
+    let target = pairs("targetPositionsMs");
+    let draft = pairs("draftRowsMs");
     let counts = |v: &[(u64, f64)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
     assert_eq!(counts(&target), [1, 2, 3, 4, 5, 8], "{costs}");
     assert_eq!(counts(&draft)[0], 1, "{costs}");
     assert!(counts(&draft).contains(&2), "{costs}");
     assert!(
-        close(num(costs, "cost_ratio"), draft[0].1 / target[0].1),
+        close(num(costs, "costRatio"), draft[0].1 / target[0].1),
         "{costs}"
     );
 }
@@ -161,9 +158,9 @@ fn bench_acceptance_figures_repeat_exactly() {
                     "method",
                     "params",
                     "tokens",
-                    "acceptance_rate",
-                    "mean_acceptance_length",
-                    "block_efficiency",
+                    "acceptanceRate",
+                    "meanAcceptanceLength",
+                    "blockEfficiency",
                     "alpha",
                 ];
                 keep.iter().map(|k| r[*k].clone()).collect()

@@ -52,8 +52,8 @@ fn greedy_drafting_methods_match_autoregressive_and_text_decodes_tokens() {
         );
         assert_eq!(out["text"], tok.decode(&got).expect("decodes"), "{method}");
         let metrics = &out["metrics"];
-        let drafted = metrics["num_draft_tokens"].as_u64().expect("drafted");
-        let accepted = metrics["num_accepted_tokens"].as_u64().expect("accepted");
+        let drafted = metrics["numDraftTokens"].as_u64().expect("drafted");
+        let accepted = metrics["numAcceptedTokens"].as_u64().expect("accepted");
         assert!(drafted > 0, "{method} drafted nothing: {out}");
         if *method == "speculative" && models.contains(&draft.as_str()) {
             // The quantized draft must take both paths, or the comparison proves less.

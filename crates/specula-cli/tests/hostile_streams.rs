@@ -122,8 +122,8 @@ fn generate_json_lines_stream_rounds_and_stop_when_the_reader_goes_away() {
     let json: Value = serde_json::from_slice(&json_out.stdout).expect("json");
     assert_eq!(json["tokens"], summary["tokens"]);
     assert_eq!(
-        json["metrics"]["num_drafts"],
-        summary["metrics"]["num_drafts"]
+        json["metrics"]["numDrafts"],
+        summary["metrics"]["numDrafts"]
     );
 }
 

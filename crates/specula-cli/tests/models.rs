@@ -231,21 +231,21 @@ fn generate_json_reports_text_tokens_and_vllm_metrics() {
             .unwrap_or_else(|| panic!("{key} missing in {m}"))
     };
     let list = |key: &str| -> Vec<Value> { m[key].as_array().unwrap().clone() };
-    assert_eq!(m["num_generated_tokens"], 24);
-    assert_eq!(m["num_drafts"], rounds);
-    assert_eq!(m["num_target_calls"], rounds);
-    assert_eq!(m["num_draft_calls"], draft_calls);
-    assert_eq!(m["num_draft_tokens"], drafted);
-    assert_eq!(m["num_accepted_tokens"], accepted);
+    assert_eq!(m["numGeneratedTokens"], 24);
+    assert_eq!(m["numDrafts"], rounds);
+    assert_eq!(m["numTargetCalls"], rounds);
+    assert_eq!(m["numDraftCalls"], draft_calls);
+    assert_eq!(m["numDraftTokens"], drafted);
+    assert_eq!(m["numAcceptedTokens"], accepted);
     assert_eq!(
-        list("num_accepted_tokens_per_pos"),
+        list("numAcceptedTokensPerPos"),
         accepted_per_pos
             .iter()
             .map(|&n| Value::from(n))
             .collect::<Vec<_>>()
     );
     assert_eq!(
-        list("accepted_length_histogram"),
+        list("acceptedLengthHistogram"),
         histogram
             .iter()
             .map(|&n| Value::from(n))
@@ -253,15 +253,15 @@ fn generate_json_reports_text_tokens_and_vllm_metrics() {
     );
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-12;
     assert!(close(
-        num("draft_acceptance_rate"),
+        num("draftAcceptanceRate"),
         accepted as f64 / drafted as f64
     ));
     assert!(close(
-        num("mean_acceptance_length"),
+        num("meanAcceptanceLength"),
         1.0 + accepted as f64 / rounds as f64
     ));
-    assert!(close(num("block_efficiency"), 24.0 / rounds as f64));
-    let per_position: Vec<f64> = list("per_position_acceptance_rate")
+    assert!(close(num("blockEfficiency"), 24.0 / rounds as f64));
+    let per_position: Vec<f64> = list("perPositionAcceptanceRate")
         .iter()
         .map(|v| v.as_f64().unwrap())
         .collect();
@@ -368,7 +368,7 @@ fn flags_a_method_does_not_use_are_refused_naming_them() {
         assert_eq!(json["method"], *name);
         if *method != "autoregressive" {
             assert!(
-                json["metrics"]["num_drafts"].as_u64().unwrap() > 0,
+                json["metrics"]["numDrafts"].as_u64().unwrap() > 0,
                 "{method}"
             );
         }
@@ -467,9 +467,9 @@ fn lookup_drafts_from_the_context_without_a_draft_model() {
     };
     let lookup = run(&["--method", "lookup", "--ngram", "3", "--gamma", "4"]);
     let m = &lookup["metrics"];
-    assert_eq!(m["num_draft_calls"], 0, "{m}");
-    assert!(m["num_draft_tokens"].as_u64() > Some(0), "{m}");
-    assert!(m["num_accepted_tokens"].as_u64() > Some(0), "{m}");
+    assert_eq!(m["numDraftCalls"], 0, "{m}");
+    assert!(m["numDraftTokens"].as_u64() > Some(0), "{m}");
+    assert!(m["numAcceptedTokens"].as_u64() > Some(0), "{m}");
     let reference = run(&["--method", "autoregressive"]);
     assert_eq!(lookup["text"], reference["text"]);
     let typical = run(&["--method", "typical", "--epsilon", "0.2", "--delta", "0.5"]);
