@@ -109,6 +109,9 @@ app_install() {
   cp -r tests/web-package/app/. "$app/"
   cp tests/web-package/run.mjs "$app/"
   (cd "$app" && npm install --no-audit --no-fund --loglevel=error "$tarball")
+  # The shared lab table, which the app's lab checks read (src/lab.js).
+  mkdir -p "$app/public"
+  cp tests/options/lab-table.json "$app/public/lab-table.json"
   # Bad weight sets for the hostile-input table, made from the package's own weights.
   node tests/web-package/bad-weights.mjs "$app/node_modules/specula/dist/weights" "$app/public/weights-bad"
   # The GGUF pair of the wasm tests and, from its natively recorded case, what the page

@@ -1,6 +1,12 @@
 // The lab through the package: Specula.sample() runs the real decoder many times and
 // tests the counts against the exact distribution the engine works out from the models.
-// Sized for CI: a few hundred runs per case at the CPU's speed in wasm.
+// Sized for CI: a few hundred runs per case at the CPU's speed in wasm. At 600 runs a
+// near miss of TV 0.058 from the target moves the chi-square by λ ≈ 9 (unprocessed-target
+// at temperature 0.9 on this prompt), too little to reject, so the fits here are wiring
+// checks: the runs are counted and a verdict is reported. The statistical claims, with
+// power against named near misses at their own runs, are Rust tests:
+// crates/specula-cli/tests/sample_compare.rs (this bundled pair, 3,000 runs) and
+// crates/specula-engine/tests/lab.rs (the same closed forms, 20,000 runs).
 
 const PROMPT = "ROMEO:\nI";
 
@@ -13,6 +19,28 @@ async function refused(promise, field) {
   }
 }
 
+/**
+ * One row of the lab table through sample(): [ok, what was checked]. A "fit" fits the
+ * row's exact kind (p > 1e-4); "no test" has no p-value and says why, never a fit; a row
+ * with a field is refused naming it. Every run is counted or reported as unreached.
+ */
+async function labRow(specula, row) {
+  const what = `lab table: ${row.name}`;
+  if (row.field) {
+    const problem = await refused(specula.sample(row.options, row.lab), row.field);
+    return [problem === null, `${what}: refused naming ${row.field}${problem ? ` (${problem})` : ""}`];
+  }
+  const r = await specula.sample(row.options, row.lab);
+  const counted = r.counts.reduce((a, b) => a + b, 0);
+  const all = r.done === row.lab.runs && counted + r.unreached === r.done;
+  if (row.verdict === "fit") {
+    const ok = all && r.kind === row.exact && r.pValue > 1e-4;
+    return [ok, `${what}: fits ${r.kind} (p ${r.pValue}, ${counted} counted, ${r.unreached} unreached)`];
+  }
+  const ok = all && r.pValue === null && r.targetPValue === null && r.degreesOfFreedom === 0 && /too few/.test(r.noTest);
+  return [ok, `${what}: no test (${r.noTest}; p ${r.pValue})`];
+}
+
 export async function labChecks(specula, check) {
   const start = performance.now();
   const progress = [];
@@ -22,26 +50,26 @@ export async function labChecks(specula, check) {
   );
   const sum = fair.counts.reduce((a, b) => a + b, 0);
   check(fair.kind === "target" && fair.done === 600 && sum === 600 && fair.samples === 600, `lab: 600 speculative runs counted (${fair.kind}, ${sum})`);
-  check(fair.pValue > 1e-4 && fair.tvFromTarget === 0, `lab: speculative fits the target (p ${fair.pValue.toExponential(2)}, TV ${fair.tv.toFixed(3)})`);
+  check(
+    fair.pValue > 1e-4 && fair.pValue <= 1 && fair.tvFromTarget === 0,
+    `lab: speculative's 600 runs are tested against the target and show no gross misfit (a wiring check; p ${fair.pValue.toExponential(2)}, TV ${fair.tv.toFixed(3)})`,
+  );
   check(progress.every((d, i) => i === 0 || d >= progress[i - 1]) && progress.every((d) => d <= 600), `lab: progress counts grow (${progress.length} reports)`);
   const seconds = (performance.now() - start) / 1000;
 
-  // A planted bug follows its own closed form and, with enough runs, not the target.
+  // A planted bug, told from the target: shared-uniform's closed form is TV 0.11 from the
+  // target on this prompt, λ ≈ 190 at 1,500 runs, far over the critical value (26 at
+  // p = 1e-4 for 5 degrees of freedom). Its fit to its own closed form is a wiring check.
   const bug = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 2, bug: "shared-uniform", seed: 7 }, { runs: 1500 });
   check(bug.kind === "shared-uniform" && bug.tvFromTarget > 0.05, `lab: shared-uniform's closed form is TV ${bug.tvFromTarget.toFixed(3)} from the target`);
-  check(bug.pValue > 1e-4 && bug.targetPValue < 1e-4, `lab: shared-uniform runs fit the bug (p ${bug.pValue.toExponential(2)}) and not the target (p ${bug.targetPValue.toExponential(2)})`);
+  check(bug.pValue > 1e-4 && bug.targetPValue < 1e-4, `lab: shared-uniform's runs are told from the target (p ${bug.targetPValue.toExponential(2)}), with no gross misfit to the bug's closed form (p ${bug.pValue.toExponential(2)})`);
 
-  // A prompt that leaves room for one character in the 256-position window: the runs
-  // draw both characters from the target, the second after the window slid, and the
-  // exact distribution follows the same slide (a wiring check of the policy; its
-  // statistics are tested in crates/specula-cli/tests/sample_compare.rs).
-  const full = "ROMEO:\nBut soft, what light through yonder window breaks?\n".repeat(6).slice(0, 255);
-  const slid = await specula.sample({ prompt: full, method: "speculative", gamma: 2, bug: "shared-uniform", seed: 3 }, { runs: 200, position: 2 });
-  check(slid.kind === "target" && slid.pValue > 1e-4, `lab: a prompt filling the window follows the target after the slide (p ${slid.pValue.toExponential(2)})`);
-
-  // One run cannot be tested: no p-value (never p = 1 as if it fitted), and the reason.
-  const one = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 2, seed: 4 }, { runs: 1 });
-  check(one.pValue === null && one.targetPValue === null && /too few/.test(one.noTest), `lab: one run is no test (${one.noTest})`);
+  // The shared lab table (tests/options/lab-table.json, served from public/ by
+  // scripts/test-web.sh): the window slide, no test at 0 degrees of freedom, unreachable
+  // positions refused; the CLI (crates/specula-cli/tests/lab_table.rs) and the page
+  // (tests/www/lab-table.mjs) run the same rows.
+  const table = await (await fetch("/lab-table.json")).json();
+  for (const row of table.rows) check(...(await labRow(specula, row)));
 
   // The same seed gives the same counts.
   const again = await specula.sample({ prompt: PROMPT, method: "speculative", gamma: 4, seed: 100 }, { runs: 50 });
@@ -73,7 +101,6 @@ export async function labChecks(specula, check) {
   // Bad settings are refused with their field.
   for (const [options, lab, field] of [
     [{ prompt: PROMPT, maxTokens: 5 }, {}, "maxTokens"],
-    [{ prompt: PROMPT, stop: ["a"] }, {}, "stop"],
     [{ prompt: PROMPT }, { position: 3 }, "position"],
     [{ prompt: PROMPT }, { runs: 0 }, "runs"],
     [{ prompt: PROMPT }, { runs: "5" }, "runs"],
