@@ -1,14 +1,17 @@
 //! `specula sample --compare` with the bundled pair: the first character of many runs
 //! fits its exact distribution for lossless methods (the target's, prompt lookup's
-//! included), for mentored decoding and typical acceptance (their closed forms) and for a planted bug (the bug's closed form), and the test has the
-//! power to tell the lossy rule and the bug from the target. Seeds are fixed, so every
-//! p-value is the same on every run.
+//! included), for mentored decoding and typical acceptance (their closed forms) and for
+//! a planted bug (the bug's closed form); the test has the power to tell the lossy rule
+//! and the bug from the target, and a near miss (TV ≈ 0.05) from the target at the same
+//! runs and level. Seeds are fixed, so every p-value is the same on every run.
 
 use std::process::Command;
 
 use serde_json::Value;
 
 const PROMPT: &str = "ROMEO:\nI";
+/// A prompt that repeats itself, so that prompt lookup drafts its first character.
+const LOOKUP_PROMPT: &str = "ROMEO:\nAy.\nROMEO:\nAy.\nRO";
 
 fn compare(extra: &[&str]) -> Value {
     compare_after(PROMPT, extra)
@@ -50,6 +53,9 @@ fn num(v: &Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or_else(|| panic!("{key}: {v}"))
 }
 
+/// Power at these runs and level: [`a_near_miss_is_told_from_the_target`] at the first
+/// character, and cache-reset at the second
+/// ([`the_second_character_under_cache_reset_fits_its_closed_form`]).
 #[test]
 fn lossless_methods_follow_the_target() {
     for extra in [
@@ -133,18 +139,47 @@ fn a_bug_without_a_closed_form_here_is_refused() {
 }
 
 /// Prompt lookup after a prompt that repeats itself: the first character is drafted
-/// (copied from the earlier "ROMEO:") and still follows the target.
+/// (copied from the earlier "ROMEO:") and still follows the target. Power at these runs
+/// and level on this prompt: [`a_near_miss_is_told_from_the_target`].
 #[test]
 fn prompt_lookup_follows_the_target() {
-    let v = compare_after(
-        "ROMEO:\nAy.\nROMEO:\nAy.\nRO",
-        &["--method", "lookup", "--gamma", "4"],
-    );
+    let v = compare_after(LOOKUP_PROMPT, &["--method", "lookup", "--gamma", "4"]);
     assert_eq!(v["exact"], "target");
     assert!(num(&v, "pValue") > 1e-4, "{v}");
     assert!(num(&v, "tv") < 0.05, "{v}");
 }
 
+/// The near miss of the lossless checks' first character, on both of their prompts, at
+/// the same 3,000 runs and level (p = 1e-4): unprocessed-target at temperature 0.9 (the
+/// tests and the residual use the target's raw softmax while the drafts come from the
+/// processed draft). Computed over the test's bins: TV 0.058 and λ 64 after "ROMEO:\nI",
+/// TV 0.044 and λ 69 after the lookup prompt (power ≈ 0.99 at both); measured: χ² 78 at
+/// 7 degrees of freedom against the critical value 29.9, and χ² 103 at 8 against 31.8.
+#[test]
+fn a_near_miss_is_told_from_the_target() {
+    for prompt in [PROMPT, LOOKUP_PROMPT] {
+        let v = compare_after(
+            prompt,
+            &[
+                "--method",
+                "speculative",
+                "--gamma",
+                "3",
+                "--temperature",
+                "0.9",
+                "--bug",
+                "unprocessed-target",
+            ],
+        );
+        assert_eq!(v["exact"], "unprocessed-target", "{v}");
+        assert!(num(&v, "tvExactTarget") < 0.06, "a near miss: {v}");
+        assert!(num(&v, "targetPValue") < 1e-4, "{prompt:?}: {v}");
+    }
+}
+
+/// Cache-reset's second character is TV 0.033 from the target's (λ 99 at 3,000 runs):
+/// measured χ² 185 at 23 degrees of freedom against the target, over the critical value
+/// 57.1 at p = 1e-4, the level at which the target's second character is checked.
 #[test]
 fn the_second_character_under_cache_reset_fits_its_closed_form() {
     let v = compare(&[
@@ -214,7 +249,10 @@ fn the_second_character_of_a_lossy_rule_is_refused_naming_the_flag() {
 /// each run emits its first character from the target (nothing can be drafted), slides
 /// the window to its last half, and emits the second after the slid context. The exact
 /// distributions follow the same policy, so a planted bug cannot act and both positions
-/// fit the target.
+/// fit the target. What this checks is the policy the exact distributions follow
+/// (`exact` is the target); at 800 runs the p-values are a wiring check, and the slide's
+/// sampling is tested with power in src/decode.rs
+/// (`every_method_samples_the_sliding_policy_exactly`, 20,000 samples).
 #[test]
 fn a_prompt_that_fills_the_window_is_compared_as_the_decoder_slides_it() {
     let prompt: String = "ROMEO:\nBut soft, what light through yonder window breaks?\n"
