@@ -1,11 +1,18 @@
 // The lab panel end to end: many runs of the settings on screen against the exact
-// distribution (a correct method's p-value above the threshold, a bug's below it against
-// the target), the bug switches, cancelling, the lossy rules' curves, and the soak (JS heap
-// and wasm memory flat over many rounds). Run counts are sized for CI on two cores.
+// distribution, the verdict drawn, the bug switches, cancelling, the lossy rules' curves,
+// and the soak (JS heap and wasm memory flat over many rounds). Run counts are sized for
+// CI on two cores, so the fits are wiring checks: the lab runs N draws and reports a
+// verdict. At 400 runs a near miss of TV 0.058 from the target (unprocessed-target at
+// temperature 0.9 on this prompt) moves the chi-square by λ ≈ 6, too little to reject;
+// the statistical claims, with power against named near misses at their own runs, are
+// crates/specula-cli/tests/sample_compare.rs (this pair and prompt, 3,000 runs) and
+// crates/specula-engine/tests/lab.rs (the lab's closed forms, 20,000 runs).
 import { join } from "node:path";
 
 // A correct decoder fails the chi-square test at this level about once in 10,000 runs of
-// the test; a bug at TV ≥ 0.05 from the target fails the target's test far below it.
+// the test. Shared-uniform, the bug told from the target below, is TV 0.11 from it on this
+// prompt: λ ≈ 190 at 1,500 runs, far over the critical value at BUG_P (about 20 for 5
+// degrees of freedom).
 const EXACT_P = 1e-4;
 const BUG_P = 1e-3;
 
@@ -67,7 +74,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       const fair = await runMany(page, 400);
       const r = fair.result;
       check(fair.state === "done" && r?.done === 400 && r.counts.reduce((a, c) => a + c, 0) === 400, `lab: 400 speculative runs counted (${fair.state}, ${r?.done})`, fair.message);
-      check(r?.kind === "target" && r.pValue > EXACT_P, `lab: speculative runs fit the target (p ${r?.pValue})`);
+      check(r?.kind === "target" && r.pValue > EXACT_P && r.pValue <= 1, `lab: speculative's runs are tested against the target, no gross misfit (a wiring check; p ${r?.pValue})`);
       check(fair.reports >= 1 && fair.bars > 0 && fair.stats["runs"] === "400 of 400" && /Consistent with the target/.test(fair.verdict), `lab: live histogram, stats and verdict drawn (${fair.reports} reports, ${fair.bars} bars)`, JSON.stringify(fair.stats));
 
       // One run cannot be tested: no p-value, and no verdict of fit.
@@ -84,7 +91,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       const bug = await runMany(page, 1500);
       const br = bug.result;
       check(br?.kind === "shared-uniform" && br.tvFromTarget > 0.05, `lab: shared-uniform's exact distribution is TV ${br?.tvFromTarget?.toFixed(3)} from the target`);
-      check(br?.pValue > EXACT_P && br?.targetPValue < BUG_P, `lab: shared-uniform's runs fit the bug (p ${br?.pValue}) and not the target (p ${br?.targetPValue})`);
+      check(br?.pValue > EXACT_P && br?.targetPValue < BUG_P, `lab: shared-uniform's runs are told from the target (p ${br?.targetPValue}), no gross misfit to the bug's closed form (p ${br?.pValue})`);
       check(bug.bars >= 3 * 5 && /told apart from the target/.test(bug.verdict), `lab: the bug drawn beside the target (${bug.bars} bars): ${bug.verdict}`);
       await page.evaluate(() => window.scrollTo(0, document.querySelector(".lab-panel").offsetTop - 60));
       await page.screenshot({ path: join(artifacts, "lab.png"), fullPage: false });
@@ -92,7 +99,9 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       // cache-reset acts from the second character on.
       await setSelect(page, "bug", "cache-reset");
       const reset = await runMany(page, 600, 2);
-      check(reset.result?.kind === "cache-reset" && reset.result.position === 2 && reset.result.pValue > EXACT_P, `lab: cache-reset's second character fits its closed form (p ${reset.result?.pValue}, TV from the target ${reset.result?.tvFromTarget?.toFixed(3)})`, `${reset.state} ${reset.message} ${reset.result?.kind} ${reset.result?.position}`);
+      // (A wiring check: at 600 runs cache-reset's TV 0.033 from the target is λ ≈ 11; its
+      // power is in sample_compare.rs at 3,000 runs.)
+      check(reset.result?.kind === "cache-reset" && reset.result.position === 2 && reset.result.pValue > EXACT_P, `lab: cache-reset's second character is tested against its closed form, no gross misfit (p ${reset.result?.pValue}, TV from the target ${reset.result?.tvFromTarget?.toFixed(3)})`, `${reset.state} ${reset.message} ${reset.result?.kind} ${reset.result?.position}`);
 
       // Cancel: the counts so far stay on screen.
       await setSelect(page, "bug", "");
@@ -108,7 +117,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       await setSelect(page, "method", "mentored");
       check(await page.$eval("#bug", (el) => el.disabled), "lab: the bug switch is disabled for mentored decoding");
       const mentored = await runMany(page, 300);
-      check(mentored.result?.kind === "mentored" && mentored.result.pValue > EXACT_P, `lab: mentored runs fit its closed form (p ${mentored.result?.pValue}, TV from the target ${mentored.result?.tvFromTarget?.toFixed(3)})`);
+      check(mentored.result?.kind === "mentored" && mentored.result.pValue > EXACT_P, `lab: mentored's runs are tested against its closed form, no gross misfit (a wiring check; p ${mentored.result?.pValue}, TV from the target ${mentored.result?.tvFromTarget?.toFixed(3)})`);
       // A refused setting names its control.
       const refused = await runMany(page, 300, 2);
       check(refused.state === "error" && (await page.$eval("#lab-position", (el) => el.getAttribute("aria-invalid"))) === "true", `lab: mentored at the second character is refused on its control (${refused.state})`);
@@ -166,8 +175,22 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       await page.waitForFunction(() => window.__speculaPage.theoryIdle === true && window.__speculaPage.lossy, null, { timeout: 60_000 });
       const { mentored, typical, here } = await page.evaluate(() => window.__speculaPage.lossy);
       check(mentored.length === 9 && typical.length >= 5, `lossy: both curves drawn (${mentored.length} and ${typical.length} points)`);
+      // Mentored decoding with D = 0 is speculative sampling: KL 0, and its acceptance the
+      // mean overlap Σ min(target, draft) over the same cached positions (theory.js's
+      // cachedPairs: the last 24 drafted positions shown).
+      const overlap = await page.evaluate(() => {
+        const rounds = window.__speculaPage.shownRounds;
+        const overlaps = [];
+        for (let r = rounds.length - 1; r >= 0 && overlaps.length < 24; r--) {
+          for (let i = rounds[r].steps.length - 1; i >= 0 && overlaps.length < 24; i--) {
+            const { targetProbs: t, draftProbs: d } = rounds[r].steps[i];
+            if (t && d) overlaps.push(t.reduce((sum, p, j) => sum + Math.min(p, d[j]), 0));
+          }
+        }
+        return overlaps.reduce((a, b) => a + b, 0) / overlaps.length;
+      });
       const zero = mentored.find(([, kl]) => kl <= 1e-12);
-      check(zero !== undefined, "lossy: mentored with D = 0 is exact (KL 0)");
+      check(zero !== undefined && Math.abs(zero[0] - overlap) < 1e-6 && zero === mentored[0], `lossy: mentored with D = 0 is exact (KL ${zero?.[1]}) and accepts the mean overlap (${zero?.[0]?.toFixed(4)} against ${overlap.toFixed(4)}), the least of its curve`);
       check(mentored.every(([a, kl]) => a >= 0 && a <= 1 + 1e-9 && kl >= -1e-12 && kl <= 3 + 1e-9), "lossy: mentored's mean KL stays within its budgets");
       check(here[0] > 0 && here[1] <= 0.049 + 1e-9, `lossy: the settings' point (acceptance ${here[0].toFixed(3)}, KL ${here[1].toFixed(4)}) within D`);
       const hidden = await page.$eval("#fig-lossy", (el) => el.hidden);
