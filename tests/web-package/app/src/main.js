@@ -214,7 +214,9 @@ async function main() {
   check(tree.tokens === 12, `cpu: SpecTr with tree drafts ${JSON.stringify(tree.text)}`);
   // The hostile-input table (./hostile.js): one check per row, then the same greedy text.
   const hostile = await runHostile(cpu, check, { options: { ...greedy, method: "speculative" }, text: cpuAr });
-  check(hostile.seconds < 60, `hostile table: ${hostile.rows} rows in ${hostile.seconds.toFixed(1)} s (limit 60 s)`);
+  // Its time is reported, not limited: speed belongs to the benchmarks, and a row that
+  // hangs fails its own check at the row's hang guard.
+  note(`hostile table: ${hostile.rows} rows in ${hostile.seconds.toFixed(1)} s`);
   await abortMidRound(cpu);
   check((await text(cpu, { ...greedy, method: "speculative" })) === cpuAr, "cpu: usable after bad inputs and abort");
 
