@@ -162,6 +162,7 @@ export const ROWS = [
   { name: "race with tokens 65537", button: "#race", typed: { maxtokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
   { name: "tree 8,8 (64 leaves)", controls: { method: "spectr", shape: "tree", tree: "8,8" }, accepted: { options: { method: "spectr", tree: [8, 8] } } },
   { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr", shape: "tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] }, keys: [...COMMON, "selection", "tree"] } },
+  { name: "tree 2,2.0000000000000001 (read as 2,2)", controls: { method: "spectr", shape: "tree", tree: "2,2.0000000000000001" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching at depth 2 is "2\.0000000000000001", which a JavaScript number cannot hold exactly: it would be read as 2$/ } },
   { name: "tree of 64 levels", controls: { method: "spectr", shape: "tree", tree: ones(64).join(",") }, accepted: { options: { tree: ones(64) } } },
 ];
 
@@ -171,6 +172,10 @@ export const LINKS = [
   { name: "γ 17", query: "gamma=17", notice: /gamma=17 is not on the slider \(1–16 in steps of 1\); γ is 16/, values: { gamma: "16" } },
   { name: "γ 0", query: "gamma=0", notice: /gamma=0 is not on the slider \(1–16 in steps of 1\); γ is 1/, values: { gamma: "1" } },
   { name: "γ abc", query: "gamma=abc", notice: /gamma=abc is not a finite number \(the slider goes 1–16 in steps of 1\); γ is (\d+)/, values: { gamma: (v, m) => !!m && v === m[1] } },
+  // A value read as typed: Number() reads this as 4, which the slider holds, but the link asks for more.
+  { name: "γ 4.0000000000000001", query: "gamma=4.0000000000000001", notice: /gamma=4\.0000000000000001 is not on the slider \(1–16 in steps of 1\); γ is 4\b/, values: { gamma: "4" } },
+  { name: "γ 4.0 (the same number)", query: "gamma=4.0", notice: null, values: { gamma: "4" } },
+  { name: "temperature 1.00000000000000001", query: "temperature=1.00000000000000001", notice: /temperature=1\.00000000000000001 is not on the slider .*; temperature is 1\b/ },
   { name: "γ 2.5", query: "gamma=2.5", notice: /gamma=2\.5 is not on the slider .*; γ is [23]\b/ },
   { name: "k 9", query: "k=9", notice: /k=9 is not on the slider \(1–8 in steps of 1\); k is 8/, values: { drafts: "8" } },
   { name: "temperature 2.05", query: "temperature=2.05", notice: /temperature=2\.05 is not on the slider \(0–2 in steps of 0\.05\); temperature is 2/, values: { temperature: "2" } },

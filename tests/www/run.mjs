@@ -34,6 +34,7 @@ import { addGgufTests, ggufMounts } from "./gguf.mjs";
 import { addSmollm2PairTests, pairMounts } from "./smollm2-pair.mjs";
 import { addBugTests } from "./bugs.mjs";
 import { addLabVerdictTests } from "./lab-verdicts.mjs";
+import { addLabTableTests } from "./lab-table.mjs";
 import { addLongRunTests } from "./long-run.mjs";
 import { addStagePanelTests } from "./stage-panels.mjs";
 import { addRaceCostTests } from "./race-costs.mjs";
@@ -543,6 +544,7 @@ addOptionsTableTests(tests, { browser, open, loaded, hook, check });
 // The lab: many runs against the exact distribution, the bug switches, the lossy curves, the soak.
 addLabTests(tests, { browser, open, loaded, check, artifacts });
 addLabVerdictTests(tests, { browser, open, loaded, check, setControl });
+addLabTableTests(tests, { browser, open, loaded, check, setControl });
 addLongRunTests(tests, { browser, open, loaded, check });
 addStagePanelTests(tests, { browser, open, loaded, check, setControl, playToEnd });
 addDistWaitTests(tests, { browser, open, loaded, check });

@@ -33,7 +33,11 @@ export function describe(value) {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
   if (typeof value === "number" || typeof value === "boolean") return `the ${typeof value} ${value}`;
-  if (typeof value === "bigint") return "a BigInt";
+  // Its digits, as the engine quotes one (options/raw.rs): no number holds 2n ** 64n.
+  if (typeof value === "bigint") {
+    const digits = String(value);
+    return `the BigInt ${digits.slice(0, 40)}${digits.length > 40 ? "…" : ""}n`;
+  }
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 

@@ -6,7 +6,7 @@
 // closed forms. Over a GGUF pair's large vocabulary the histogram shows the likeliest
 // tokens and pools the rest into one bar.
 import { $, S, active, fmt, h, hook } from "./state.js";
-import { checked, controlOf, generateOptions, settings, showError } from "./settings.js";
+import { checked, controlOf, generateOptions, readNumber, settings, showError } from "./settings.js";
 import { groupedBars } from "./charts.js";
 import { enqueue, setRunState, stopRun } from "./run.js";
 import { POOLED_ROW_VOCAB, shortPiece, topIndicesBy } from "./pieces.js";
@@ -51,7 +51,9 @@ function clearResult() {
 
 /** The histogram: runs, the exact distribution and (when it differs) the target's; `names` each token's text. */
 function draw(result, names) {
-  const n = Math.max(1, result.done);
+  // Runs a GGUF model's end token ended before the position are not counted (the exact
+  // distribution is conditioned alike): the frequencies are of the runs counted.
+  const n = Math.max(1, result.done - (result.unreached ?? 0));
   const empirical = result.counts.map((c) => c / n);
   const differs = result.kind !== "target";
   const weight = (i) => Math.max(empirical[i], result.expected[i], differs ? result.target[i] : 0);
@@ -76,6 +78,8 @@ function draw(result, names) {
   groupedBars($("lab-chart"), { rows, series, label: `position ${result.position}: runs against the exact distribution`, fitLabels: large });
   const stats = [
     ["runs", `${result.done} of ${result.runs}`],
+    // Reported, never dropped: how many runs ended before the position.
+    ...(result.unreached > 0 ? [["ended before the position", `${result.unreached} (not counted)`]] : []),
     ["TV(runs, exact)", fmt(result.tv, 3)],
     ["χ² p-value vs exact", pValue(result.pValue)],
     ["χ² p-value vs target", pValue(result.targetPValue)],
@@ -159,7 +163,16 @@ async function labRun() {
     return;
   }
   showError("");
-  const runs = Number($("lab-runs").value);
+  // The runs as typed: "" or "4.0000000000000001" is refused quoting the text, not read
+  // as 0 or 4 (the package checks the range).
+  const read = readNumber("lab-runs", "runs");
+  if (read.problem) {
+    clearResult();
+    $("lab-runs").setAttribute("aria-invalid", "true");
+    setState("error", `${read.problem}.`);
+    return;
+  }
+  const runs = read.value;
   const position = Number($("lab-position").value);
   controller = new AbortController();
   hook.lab.reports = 0;

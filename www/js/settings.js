@@ -49,7 +49,14 @@ export function parseTree(text) {
   if (empty >= 0) {
     throw new Error(`tree branching has no number at depth ${empty + 1} (two commas in a row, or one at an end): give one number per depth, e.g. 2,2,1 — got ${quoted(text)}`);
   }
-  return parts.map(Number);
+  // Each depth as typed: "2.0000000000000001" would reach the package as 2.
+  return parts.map((p, i) => {
+    const value = Number(p);
+    if (!sameNumber(p, String(value))) {
+      throw new Error(`tree branching at depth ${i + 1} is ${quoted(p)}, which a JavaScript number cannot hold exactly: it would be read as ${value}`);
+    }
+    return value;
+  });
 }
 
 /**
@@ -168,6 +175,12 @@ function canonical(m) {
   // Exponents as numbers: a long run of zeros or digits cannot make them inexact.
   const exp = Number(m[4] ?? 0) - frac.length + (digits.length - significant.length);
   return `${m[1] === "-" ? "-" : ""}${significant}e${exp}`;
+}
+
+/** Whether two texts are the same decimal exactly ("2.50" and "2.5e0"; not "4.0000000000000001" and "4"). */
+function sameNumber(a, b) {
+  const [x, y] = [NUMBER.exec(String(a).trim()), NUMBER.exec(String(b).trim().replace("e+", "e"))];
+  return !!x && !!y && /\d/.test(x[2] + (x[3] ?? "")) && canonical(x) === canonical(y);
 }
 
 /**
@@ -465,7 +478,8 @@ export function applyParams() {
         tell(key, given, `is not one of ${[...el.options].map((o) => o.value).join(", ")}`, before);
       }
     } else if (el.type === "range") {
-      if (given.trim() === "" || Number(el.value) !== Number(given)) {
+      // As typed: "4.0000000000000001" is not the slider's 4, though Number() reads it so.
+      if (given.trim() === "" || !sameNumber(given, el.value)) {
         const range = `${el.min}–${el.max} in steps of ${el.step}`;
         tell(key, given, Number.isFinite(Number(given)) && given.trim() !== "" ? `is not on the slider (${range})` : `is not a finite number (the slider goes ${range})`, el.value);
       }
@@ -486,7 +500,7 @@ export function applyParams() {
     const d = given.trim() === "" ? NaN : Number(given);
     $("kl").value = String(sliderFromKl(d));
     const now = roundKl(klFromSlider($("kl").value));
-    if (now !== d) tell("D", given, !Number.isFinite(d) ? "is not a finite number" : "is not on the slider (0, then 0.001 to 5 on a log scale)", now);
+    if (!sameNumber(given, String(now))) tell("D", given, !Number.isFinite(d) ? "is not a finite number" : "is not on the slider (0, then 0.001 to 5 on a log scale)", now);
   }
   set("temperature", "temperature");
   set("topk", "topk");

@@ -159,7 +159,8 @@ pub(crate) fn describe(value: &JsValue) -> String {
         return format!("the number {}", show_number(n));
     }
     if value.is_bigint() {
-        return "a BigInt".into();
+        // Its digits, as the options parser quotes one.
+        return specula_engine::options::raw_from_js(value).describe();
     }
     if Array::is_array(value) {
         return "an array".into();

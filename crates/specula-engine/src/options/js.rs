@@ -8,8 +8,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::raw::Raw;
 
 /// A JavaScript value as the options parser reads it: `undefined` is null, values with no
-/// JSON counterpart (a BigInt, a function, a symbol) keep their description so the type
-/// check can name them, and typed arrays of any number type are arrays of numbers (so a
+/// JSON counterpart keep what a message needs to quote them (a BigInt its digits, a
+/// function or a symbol its kind), and typed arrays of any number type are arrays of numbers (so a
 /// prompt may be an `Int32Array`, a distribution a `Float64Array`).
 #[must_use]
 pub fn raw_from_js(value: &JsValue) -> Raw {
@@ -26,7 +26,8 @@ pub fn raw_from_js(value: &JsValue) -> Raw {
         return Raw::String(s);
     }
     if value.is_bigint() {
-        return Raw::Other("a BigInt");
+        let digits = value.unchecked_ref::<js_sys::BigInt>().to_string(10);
+        return digits.map_or(Raw::Other("a BigInt"), |d| Raw::BigInt(d.into()));
     }
     if value.is_function() {
         return Raw::Other("a function");

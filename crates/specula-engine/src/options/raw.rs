@@ -26,7 +26,10 @@ pub enum Raw {
     Array(Vec<Raw>),
     /// An object, its entries in order.
     Object(Vec<(String, Raw)>),
-    /// A value with no JSON counterpart, described for messages ("a BigInt", "a function").
+    /// A BigInt, by its decimal digits (a message quotes it as given: `9007199254740993n`,
+    /// which no number holds).
+    BigInt(String),
+    /// A value with no JSON counterpart, described for messages ("a function").
     Other(&'static str),
 }
 
@@ -44,6 +47,15 @@ impl Raw {
             }
             Self::Array(_) => "an array".into(),
             Self::Object(_) => "an object".into(),
+            Self::BigInt(digits) => {
+                let shown: String = digits.chars().take(40).collect();
+                let cut = if shown.len() < digits.len() {
+                    "…"
+                } else {
+                    ""
+                };
+                format!("the BigInt {shown}{cut}n")
+            }
             Self::Other(what) => (*what).into(),
         }
     }
@@ -200,5 +212,27 @@ impl<'de> Visitor<'de> for RawVisitor {
             entries.push((key, value));
         }
         Ok(Raw::Object(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_quoted_as_given() {
+        let gamma = |raw: Raw| f64::take("gamma", raw).unwrap_err().got;
+        assert_eq!(
+            gamma(Raw::BigInt("9007199254740993".into())),
+            "the BigInt 9007199254740993n"
+        );
+        assert_eq!(
+            gamma(Raw::BigInt("1".repeat(50))),
+            format!("the BigInt {}…n", "1".repeat(40))
+        );
+        assert_eq!(gamma(Raw::String("4".into())), "the string \"4\"");
+        assert_eq!(gamma(Raw::Other("a symbol")), "a symbol");
+        let seed = FromRaw::take("seed", Raw::Number(f64::INFINITY)).map(|s: Option<f64>| s);
+        assert_eq!(seed, Ok(Some(f64::INFINITY)));
     }
 }

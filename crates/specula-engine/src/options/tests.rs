@@ -485,7 +485,8 @@ fn leaf() -> impl Strategy<Value = Raw> {
             ".{0,6}"
         ]
         .prop_map(Raw::String),
-        Just(Raw::Other("a BigInt")),
+        Just(Raw::Other("a function")),
+        Just(Raw::BigInt("9007199254740993".into())),
     ]
 }
 

@@ -77,7 +77,7 @@ function numberRows({ key, min, max, whole = true, minOpen = false, msg, with: e
   rows.push(bad(`${key} as a string`, String(min + 1), `${typeMsg} the string "${min + 1}"`));
   rows.push(bad(`${key} as a boolean`, true, `${typeMsg} the boolean true`));
   rows.push(bad(`${key} as an array`, [min + 1], `${typeMsg} an array`));
-  rows.push(bad(`${key} as a BigInt`, BigInt(min + 1), `${typeMsg} a BigInt`));
+  rows.push(bad(`${key} as a BigInt`, BigInt(min + 1), `${typeMsg} the BigInt ${min + 1}n`));
   return rows;
 }
 
