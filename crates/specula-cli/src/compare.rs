@@ -97,7 +97,7 @@ fn last_rows(
     let request = ForwardRequest::last_positions(role, committed, sequences);
     let response = model
         .forward(&request)
-        .map_err(|e| CliError::failure(format!("the {role} model failed: {e}")))?;
+        .map_err(|e| CliError::model_failed(format!("the {role} model failed: {e}")))?;
     let vocab = model.vocab_size().max(1);
     Ok(response
         .logits
@@ -146,7 +146,7 @@ pub fn exact(
     let refused = |e: specula_engine::options::OptionError| {
         if let Some(message) = lab::model_fault(&e) {
             // The models' doing, as `generate` reports such logits: no flag is at fault.
-            CliError::failure(message)
+            CliError::engine(message)
         } else if e.field == "position" {
             CliError::option(&e, "--position")
         } else {

@@ -129,10 +129,10 @@ where
     let stretch = |draft: &mut D, target: &mut T, config, context: &[u32]| {
         let started = Instant::now();
         let mut decoder = Decoder::new(config, context.to_vec())
-            .map_err(|e| CliError::usage(e.to_string()))?
+            .map_err(|e| CliError::engine_refused(e.to_string()))?
             .with_clock(StdClock::new());
         let out = generate_parallel(&mut decoder, draft, target)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+            .map_err(|e| CliError::engine(e.to_string()))?;
         Ok(Run {
             tokens: out.tokens,
             finish: out.finish,
@@ -199,27 +199,27 @@ fn run_stretch<D: LanguageModel, T: LanguageModel>(
 ) -> Result<Run, CliError> {
     let started = Instant::now();
     let mut decoder = Decoder::new(config, prompt.to_vec())
-        .map_err(|e| CliError::usage(e.to_string()))?
+        .map_err(|e| CliError::engine_refused(e.to_string()))?
         .with_clock(StdClock::new());
     decoder
         .set_vocab_size(target.vocab_size())
-        .map_err(|e| CliError::usage(e.to_string()))?;
+        .map_err(|e| CliError::engine_refused(e.to_string()))?;
     let mut shown = 0;
     let mut stopped = false;
     let finish = loop {
         let step = decoder
             .next_request()
-            .map_err(|e| CliError::failure(e.to_string()))?;
+            .map_err(|e| CliError::engine(e.to_string()))?;
         let response = match step {
             // One model at a time: the draft half of a parallel step first.
             Step::Draft(request) | Step::Parallel { draft: request, .. } => draft.forward(&request),
             Step::Target(request) => target.forward(&request),
             Step::Done(reason) => break reason,
         }
-        .map_err(|e| CliError::failure(format!("model: {e}")))?;
+        .map_err(|e| CliError::model_failed(format!("model: {e}")))?;
         decoder
             .supply(response)
-            .map_err(|e| CliError::failure(e.to_string()))?;
+            .map_err(|e| CliError::engine(e.to_string()))?;
         let generated = decoder.generated();
         if generated.len() > shown {
             let go_on = on_tokens(&generated[shown..]);

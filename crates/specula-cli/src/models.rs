@@ -66,9 +66,9 @@ pub fn load_source(
 fn read_gguf(path: &Path, flag: &str) -> Result<GgufModel, CliError> {
     // No limit of its own: the parser refuses a model larger than the memory available.
     let bytes = crate::parse::read_regular_file(path, u64::MAX)
-        .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))?;
+        .map_err(|e| CliError::bad_weights(format!("{flag}: {}: {e}", path.display())))?;
     GgufModel::from_bytes(bytes, available_memory())
-        .map_err(|e| CliError::usage(format!("{flag}: {}: {e}", path.display())))
+        .map_err(|e| CliError::bad_weights(format!("{flag}: {}: {e}", path.display())))
 }
 
 /// The memory the system reports available (Linux's `MemAvailable`), or `None` where it
@@ -101,17 +101,17 @@ pub fn load_gguf(
     if let Some(d) = &draft_model
         && !d.tokenizer.same_vocabulary(&target_model.tokenizer)
     {
-        return Err(CliError::usage(
+        return Err(CliError::bad_weights(
             "--draft: the draft's tokenizer differs from the target's (tokens or merges); \
              speculative decoding needs one vocabulary",
         ));
     }
     let device = backend
         .device()
-        .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
+        .map_err(|e| CliError::backend(format!("--backend: {e}")))?;
     let build = |m: &GgufModel| {
         let mut lm =
-            DeviceLm::from_gguf(m, &device).map_err(|e| CliError::failure(e.to_string()))?;
+            DeviceLm::from_gguf(m, &device).map_err(|e| CliError::bad_weights(e.to_string()))?;
         lm.set_host_threads(threads.clamp(1, 2))
             .map_err(|e| CliError::failure(e.to_string()))?;
         Ok::<_, CliError>(lm)
@@ -136,16 +136,16 @@ pub fn load_gguf(
 pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair, CliError> {
     // Only the first call in a process can size the pool; later ones keep it.
     let _ = specula_model::set_cpu_threads(threads);
-    let bundle =
-        |role| match dir {
-            Some(d) => ModelBundle::load_dir(d, role)
-                .map_err(|e| CliError::usage(format!("--models: {e}"))),
-            None => bundled::bundle(role)
-                .map_err(|e| CliError::failure(format!("bundled weights: {e}"))),
-        };
+    let bundle = |role| match dir {
+        Some(d) => ModelBundle::load_dir(d, role)
+            .map_err(|e| CliError::bad_weights(format!("--models: {e}"))),
+        None => {
+            bundled::bundle(role).map_err(|e| CliError::failure(format!("bundled weights: {e}")))
+        }
+    };
     let (draft, target) = (bundle(ModelRole::Draft)?, bundle(ModelRole::Target)?);
     if draft.meta.tokenizer != target.meta.tokenizer {
-        return Err(CliError::usage(
+        return Err(CliError::bad_weights(
             "the draft and target models use different alphabets",
         ));
     }
@@ -154,19 +154,19 @@ pub fn load(dir: Option<&Path>, backend: Backend, threads: usize) -> Result<Pair
         target.meta.config.num_params(),
     );
     if draft_params > target_params {
-        return Err(CliError::usage(format!(
+        return Err(CliError::bad_weights(format!(
             "--models: the draft ({draft_params} parameters) is larger than the target \
              ({target_params}); are draft.* and target.* swapped?"
         )));
     }
     let device = backend
         .device()
-        .map_err(|e| CliError::usage(format!("--backend: {e}")))?;
+        .map_err(|e| CliError::backend(format!("--backend: {e}")))?;
     let build = |b: &ModelBundle| {
         // Weights that pass the checksum can still fail to parse (a corrupt file with its
         // digest recomputed): bad input, named like the other errors of the directory.
         let mut lm = DeviceLm::build(b, &device).map_err(|e| match dir {
-            Some(d) => CliError::usage(format!(
+            Some(d) => CliError::bad_weights(format!(
                 "--models: {}: {e}",
                 d.join(format!("{}.bpk", b.meta.role.name())).display()
             )),
@@ -213,7 +213,7 @@ impl Pair {
     pub fn encode(&self, prompt: &str) -> Result<Vec<u32>, CliError> {
         self.tokenizer
             .encode(prompt)
-            .map_err(|e| CliError::usage(format!("--prompt: {e}")))
+            .map_err(|e| CliError::bad_prompt(format!("--prompt: {e}")))
     }
 
     /// The text of generated tokens.

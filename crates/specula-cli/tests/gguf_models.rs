@@ -173,15 +173,16 @@ fn streamed_text_is_the_json_text() {
     }
 }
 
-/// `generate --json` refused as a usage error (status 2, nothing on stdout, one JSON
-/// object on stderr) whose message contains every one of `needles`.
-fn assert_usage_json(args: &[&str], needles: &[&str]) {
+/// `generate --json` refused as the user's mistake (status 2, nothing on stdout, one JSON
+/// object on stderr) with the code `code`, as npm gives it, and a message that contains
+/// every one of `needles`.
+fn assert_refused_json(args: &[&str], code: &str, needles: &[&str]) {
     let out = run_within(args, REFUSAL_LIMIT);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
     assert!(out.stdout.is_empty(), "{args:?} wrote {}", out.stdout);
     let error: Value = serde_json::from_str(&out.stderr)
         .unwrap_or_else(|e| panic!("{args:?}: not one JSON error ({e}): {}", out.stderr));
-    assert_eq!(error["code"], "usage", "{args:?}: {error}");
+    assert_eq!(error["code"], code, "{args:?}: {error}");
     let message = error["message"].as_str().expect("a message");
     for needle in needles {
         assert!(
@@ -205,7 +206,7 @@ fn generate_args<'a>(models: &[&'a str]) -> Vec<&'a str> {
 }
 
 #[test]
-fn files_and_pairs_the_cli_cannot_take_are_usage_errors_naming_the_flag() {
+fn files_and_pairs_the_cli_cannot_take_are_refused_naming_the_flag() {
     let (dir, target, draft) = pair("refusals", 256);
     // Each drafting method without a draft.
     for method in ["speculative", "spectr", "multiround", "typical"] {
@@ -214,7 +215,7 @@ fn files_and_pairs_the_cli_cannot_take_are_usage_errors_naming_the_flag() {
             &["--method", method],
         ]
         .concat();
-        assert_usage_json(&args, &["--draft", method]);
+        assert_refused_json(&args, "usage", &["--draft", method]);
     }
     // A draft whose vocabulary has 8 more tokens.
     let other = dir.write(
@@ -225,8 +226,10 @@ fn files_and_pairs_the_cli_cannot_take_are_usage_errors_naming_the_flag() {
         }
         .build(),
     );
-    assert_usage_json(
+    // Model files that do not load or do not belong together: npm's bad_weights.
+    assert_refused_json(
         &generate_args(&["--target", &target, "--draft", &other]),
+        "bad_weights",
         &["--draft", "tokenizer"],
     );
     let not_gguf = dir.write("notes.gguf", b"this is not a GGUF file\n");
@@ -262,12 +265,14 @@ fn files_and_pairs_the_cli_cannot_take_are_usage_errors_naming_the_flag() {
         (&subdir, "not a regular file"),
     ];
     for (path, why) in bad {
-        assert_usage_json(
+        assert_refused_json(
             &generate_args(&["--target", path, "--method", "lookup"]),
+            "bad_weights",
             &["--target", path, why],
         );
-        assert_usage_json(
+        assert_refused_json(
             &generate_args(&["--target", &target, "--draft", path]),
+            "bad_weights",
             &["--draft", path, why],
         );
     }
