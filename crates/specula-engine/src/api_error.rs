@@ -9,9 +9,12 @@ use crate::options::OptionError;
 
 /// What kind of failure an [`ApiError`] is; programs branch on this, people read the
 /// message.
+///
+/// Marked `#[non_exhaustive]`: a later version may add codes, so match with a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// An option refused: a wrong type, an unknown name, a value out of range, an option
     /// the method does not use, or an input the math refuses; `field` names it.
@@ -58,6 +61,28 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in documentation order.
+    pub const ALL: [Self; 18] = [
+        Self::InvalidOption,
+        Self::PlanFailed,
+        Self::NotLoaded,
+        Self::NotStarted,
+        Self::Busy,
+        Self::Aborted,
+        Self::BadWeights,
+        Self::BadPrompt,
+        Self::BackendUnavailable,
+        Self::DownloadFailed,
+        Self::Engine,
+        Self::ModelFailed,
+        Self::BadModel,
+        Self::Crashed,
+        Self::Terminated,
+        Self::Internal,
+        Self::Usage,
+        Self::Failure,
+    ];
+
     /// The code as serialised (`"invalid_option"`).
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -136,15 +161,11 @@ mod tests {
 
     #[test]
     fn codes_serialise_as_their_names() {
-        for code in [
-            ErrorCode::InvalidOption,
-            ErrorCode::PlanFailed,
-            ErrorCode::BackendUnavailable,
-            ErrorCode::BadModel,
-            ErrorCode::Failure,
-        ] {
+        let mut names = std::collections::BTreeSet::new();
+        for code in ErrorCode::ALL {
             let json = serde_json::to_value(code).unwrap();
             assert_eq!(json, code.as_str());
+            assert!(names.insert(code.as_str()), "{code:?} shares its name");
         }
         let e = ApiError::from(&OptionError::invalid("topK", "a whole number", "0"));
         let json = serde_json::to_value(&e).unwrap();
