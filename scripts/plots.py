@@ -28,9 +28,9 @@ OUT = ROOT / "docs" / "plots"
 NATIVE = {
     "goals-1.json": "bench --repeat 3 --json",
     "goals-2.json": "bench --repeat 3 --json",
-    "spectr-L4.json": "bench --repeat 100 --gammas 4 --drafts 2,4,8 --length 4 --kls 0.1 --json",
-    "spectr-L6.json": "bench --repeat 100 --gammas 6 --drafts 4 --length 6 --kls 0.1 --json",
-    "spectr-L8.json": "bench --repeat 100 --gammas 8 --drafts 4 --length 8 --kls 0.1 --json",
+    "spectr-L4.json": "bench --repeat 100 --gammas 4 --drafts 2,4,8 --gamma 4 --kls 0.1 --json",
+    "spectr-L6.json": "bench --repeat 100 --gammas 6 --drafts 4 --gamma 6 --kls 0.1 --json",
+    "spectr-L8.json": "bench --repeat 100 --gammas 8 --drafts 4 --gamma 8 --kls 0.1 --json",
     # SmolLM2-135M-Instruct and its trained draft on 20 held-out chat prompts; the target's
     # path comes from scripts/smollm2-reference.sh, the prompts file from
     # `cargo run --release -p specula-train --example onpolicy_prompts -- held-out 20`.

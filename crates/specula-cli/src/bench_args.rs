@@ -57,15 +57,16 @@ pub struct BenchArgs {
         allow_hyphen_values = true
     )]
     pub drafts: String,
-    /// Draft length L of SpecTr and multi-round, and γ of mentored and typical decoding
-    /// and of prompt lookup.
+    /// γ of every method but the speculative rows (those take --gammas): the draft length L
+    /// of SpecTr and multi-round, and γ of mentored, typical and prompt lookup, as the
+    /// option `gamma` means in generate.
     #[arg(
         long,
-        value_name = "L",
+        value_name = "G",
         default_value = "4",
         allow_hyphen_values = true
     )]
-    pub length: String,
+    pub gamma: String,
     /// KL budgets D for mentored decoding.
     #[arg(
         long,
@@ -172,7 +173,7 @@ pub fn check(args: &BenchArgs) -> Result<BenchSettings, CliError> {
     let temperature = parse::float("--temperature", &args.temperature, TEMPERATURE_RANGE)?;
     let gammas = uint_list("--gammas", &args.gammas, MAX_GAMMA)?;
     let ks = uint_list("--drafts", &args.drafts, MAX_BENCH_DRAFTS)?;
-    let length = parse::uint("--length", &args.length, 1, MAX_GAMMA)?;
+    let length = parse::uint("--gamma", &args.gamma, 1, MAX_GAMMA)?;
     check_round_nodes(&ks, length)?;
     let kls = parse_kls(&args.kls)?;
     let ngrams = uint_list("--ngrams", &args.ngrams, MAX_NGRAM)?;
@@ -251,7 +252,7 @@ fn check_list_len(flag: &str, raw: &str) -> Result<(), CliError> {
 fn check_round_nodes(ks: &[usize], length: usize) -> Result<(), CliError> {
     match ks.iter().find(|&&k| k * length > MAX_ROUND_NODES) {
         Some(k) => Err(CliError::usage(format!(
-            "--drafts must be at most {MAX_ROUND_NODES} draft nodes per round with --length \
+            "--drafts must be at most {MAX_ROUND_NODES} draft nodes per round with --gamma \
              (K × L), got {k} × {length} = {}",
             k * length
         ))),

@@ -47,7 +47,7 @@ pub const MAX_BENCH_PROMPTS: usize = 64;
 pub const MAX_PROMPTS_BYTES: u64 = 1 << 20;
 
 /// The largest K of a `--drafts` entry: bench sweeps the few drafts a table compares,
-/// below the engine's `MAX_DRAFTS` (K × `--length` is bounded by `MAX_ROUND_NODES` too).
+/// below the engine's `MAX_DRAFTS` (K × `--gamma` is bounded by `MAX_ROUND_NODES` too).
 pub const MAX_BENCH_DRAFTS: usize = 64;
 
 /// One method's totals.

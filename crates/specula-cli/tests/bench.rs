@@ -15,7 +15,7 @@ const TOKENS: u64 = 24;
 const PROMPTS: u64 = 4;
 const SMALL: [&str; 13] = [
     "bench", "--tokens", "24", "--repeat", "1", "--gammas", "1,3", "--drafts", "2", "--kls", "0.1",
-    "--length", "3",
+    "--gamma", "3",
 ];
 
 fn specula(args: &[&str]) -> Output {

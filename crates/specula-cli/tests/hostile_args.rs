@@ -241,13 +241,13 @@ fn bench_lists_and_draft_sets_past_their_limits_are_refused() {
     .map(|(flag, fragment)| row(&["bench", flag, &seventeen], 2, fragment))
     .chain([
         row(
-            &["bench", "--drafts", "2,64", "--length", "64"],
+            &["bench", "--drafts", "2,64", "--gamma", "64"],
             2,
-            "--drafts must be at most 1024 draft nodes per round with --length (K × L), \
+            "--drafts must be at most 1024 draft nodes per round with --gamma (K × L), \
              got 64 × 64 = 4096",
         ),
         row(
-            &["bench", "--drafts", "17", "--length", "64"],
+            &["bench", "--drafts", "17", "--gamma", "64"],
             2,
             "got 17 × 64 = 1088",
         ),

@@ -128,7 +128,7 @@ fn every_json_output_is_camel_case() {
             "bench --json",
             vec![
                 "bench", "--tokens", "4", "--repeat", "1", "--gammas", "1", "--drafts", "2",
-                "--kls", "0.1", "--length", "2", "--json",
+                "--kls", "0.1", "--gamma", "2", "--json",
             ],
         ),
     ];
