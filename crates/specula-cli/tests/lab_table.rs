@@ -1,8 +1,13 @@
 //! The shared table of lab verdicts (`tests/options/lab-table.json`), through `specula
-//! sample --compare`: a row's runs must fit the exact distribution of the row's kind, or
-//! be reported as no test (no p-value, the reason given, never a fit), or be refused
-//! naming the row's option as a flag. The npm package (`tests/web-package/app/src/lab.js`)
-//! and the page (`tests/www/lab-table.mjs`) run the same rows.
+//! sample --compare`: a row's runs must be counted and tested against the exact
+//! distribution of the row's kind with a verdict that is not a misfit, or be reported as
+//! no test (no p-value, the reason given, never a fit), or be refused naming the row's
+//! option as a flag. The "no misfit" rows are wiring checks: at their few hundred runs a
+//! near miss moves the chi-square by λ ≈ 6 (the table's `about`), so the claim that the
+//! runs follow the exact distribution is tested with power elsewhere: tests/sample_compare.rs
+//! (3,000 runs), the engine's tests/lab.rs and src/decode.rs's window slide. The npm
+//! package (`tests/web-package/app/src/lab.js`) and the page (`tests/www/lab-table.mjs`)
+//! run the same rows.
 
 // Only its flag names: the verdicts here are the lab's, not an option check's.
 #[allow(dead_code)]
@@ -88,12 +93,15 @@ fn every_row_gets_the_tables_lab_verdict() {
             "{name}: every run counted or reported: {v}"
         );
         match row["verdict"].as_str() {
-            Some("fit") => {
+            Some("no misfit") => {
                 assert_eq!(v["exact"], row["exact"], "{name}: {v}");
                 let p = v["pValue"]
                     .as_f64()
-                    .unwrap_or_else(|| panic!("{name}: {v}"));
-                assert!(p > 1e-4, "{name}: p = {p}");
+                    .unwrap_or_else(|| panic!("{name}: tested, a p-value: {v}"));
+                assert!(
+                    p > 1e-4,
+                    "{name}: the lab's verdict is a misfit (p = {p}; a wiring check, no claim of fit)"
+                );
             }
             Some("no test") => {
                 assert!(
