@@ -249,8 +249,9 @@ pub const MAX_LIST_BYTES: u64 = 64 << 20;
 /// (standard input), split alike wherever it comes from ([`TypedList::items`]): commas,
 /// spaces or newlines between entries, and no empty entry between two commas. The
 /// values' ranges (finite, >= 0, how many, their sum) are the engine's checks, as for
-/// npm's `plan()`; the list's text goes to `typed`, so that their refusals quote an
-/// entry as typed.
+/// npm's `plan()`, with each entry held to >= 0 as typed (`-1e-400` is refused, not read
+/// as 0: [`number::list_entry`]); the list's text goes to `typed`, so that their
+/// refusals quote an entry as typed.
 ///
 /// # Errors
 /// An empty list, an empty entry, an entry that is not a number, or a file that cannot
@@ -286,8 +287,8 @@ pub fn parse_list(flag: &str, raw: &str, typed: &mut TypedFields) -> Result<Vec<
             } else {
                 format!("{item:?}{from}")
             };
-            item.parse::<f64>()
-                .map_err(|_| refuse(format!("{field}[{index}]"), "a number", got))
+            number::list_entry(item)
+                .ok_or_else(|| refuse(format!("{field}[{index}]"), "a number", got))
         })
         .collect::<Result<Vec<f64>, CliError>>()?;
     typed.list(list);

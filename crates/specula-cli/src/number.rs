@@ -64,6 +64,26 @@ impl Typed {
     }
 }
 
+/// The range of a `plan --target`/`--draft` entry as typed: at least 0 (the core's
+/// distribution check refuses the rest: not finite, or below 0 as read).
+pub const LIST_ENTRY_RANGE: RealRange = RealRange::closed(0.0, f64::INFINITY);
+
+/// The number a list entry's text is handed to the engine as: what `f64` parses, or NaN
+/// (which the engine refuses, and the message quotes the text) for a decimal below 0
+/// that reads as -0 (`-1e-400`), as [`Typed::real`] does for a flag; `None` for text
+/// that is no number.
+#[must_use]
+pub fn list_entry(text: &str) -> Option<f64> {
+    let value = text.parse::<f64>().ok()?;
+    Some(
+        if LIST_ENTRY_RANGE.contains(value) && !within(text, LIST_ENTRY_RANGE) {
+            f64::NAN
+        } else {
+            value
+        },
+    )
+}
+
 /// Whether the decimal `text` lies in `range`, compared exactly with each bound's
 /// shortest decimal (the number the messages and docs/limits.md quote); true for text
 /// that is no decimal (`inf`), which the engine judges by its value.
@@ -267,7 +287,7 @@ impl TypedFields {
         let index: usize = index.parse().ok()?;
         let list = self.lists.iter().find(|l| l.field == name)?;
         let text = (*list.items().get(index)?).to_owned();
-        let shown = show_number(text.parse().ok()?);
+        let shown = show_number(list_entry(&text)?);
         Some(Entry {
             field: field.to_owned(),
             text,
@@ -396,6 +416,31 @@ mod tests {
         assert_eq!(items("0.5,,0.5"), ["0.5", "", "0.5"]);
         assert_eq!(items("0.5,0.5,\n"), ["0.5", "0.5", ""]);
         assert_eq!(items(",,"), ["", "", ""]);
+    }
+
+    #[test]
+    fn list_entries_below_zero_as_typed_are_refused_quoting_them() {
+        assert!(list_entry("-1e-400").is_some_and(f64::is_nan));
+        assert!(list_entry("-0.1e-999").is_some_and(f64::is_nan));
+        for (text, value) in [
+            ("-0", 0.0),
+            ("-0.0e-400", 0.0),
+            ("1e-400", 0.0),
+            ("0.5", 0.5),
+        ] {
+            assert_eq!(list_entry(text), Some(value), "{text}");
+        }
+        // Below 0 as read, or not finite: left for the engine's check, which quotes them.
+        assert_eq!(list_entry("-0.1"), Some(-0.1));
+        assert_eq!(list_entry("1e400"), Some(f64::INFINITY));
+        assert_eq!(list_entry("x"), None);
+        let mut typed = TypedFields::default();
+        typed.list(TypedList {
+            field: "target",
+            text: "0.5, -1e-400, 0.5".into(),
+        });
+        let error = OptionError::invalid("target[1]", "a probability >= 0", "NaN");
+        assert_eq!(typed.quote(error).got, "-1e-400");
     }
 
     #[test]

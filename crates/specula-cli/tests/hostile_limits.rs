@@ -1,12 +1,13 @@
 //! Hostile numbers at the limits of real-valued flags, a table beside `hostile.rs` and
 //! `hostile_args.rs`: decimals typed past a bound that read as the bound itself
 //! (`--temperature 1000000.00000000001` reads as 1e6, `-1e-400` as -0) are refused,
-//! quoting the text, on every command that takes the flag; the bounds typed exactly, or
-//! otherwise written, still run. Every run is killed after [`common::RUN_LIMIT`].
+//! quoting the text, on every command that takes the flag, and so is an entry of `plan
+//! --target`/`--draft` typed below 0; the bounds typed exactly, or otherwise written,
+//! still run. Every run is killed after [`common::RUN_LIMIT`].
 
 mod common;
 
-use common::{check_rows, generate, row};
+use common::{check_rows, generate, list_file, row};
 
 /// `plan` over two tokens with `extra` flags.
 fn plan(method: &str, extra: &[&str], code: i32, fragment: &str) -> common::Row {
@@ -109,6 +110,64 @@ fn decimals_past_a_limit_are_refused_as_typed() {
             2,
             "got 1.00000000000000001",
         ),
+        // plan's probability lists: each entry held to >= 0 as typed, on the command
+        // line and in a file alike.
+        row(
+            &[
+                "plan",
+                "--method",
+                "kseq",
+                "--target",
+                "-1e-400,0.5,0.5",
+                "--draft",
+                "0.3,0.3,0.4",
+            ],
+            2,
+            "--target entry 0 must be a probability >= 0, got -1e-400",
+        ),
+        row(
+            &[
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                "0.5,0.5,0",
+                "--draft",
+                "0.3 0.7 -0.1e-400",
+                "--normalize",
+            ],
+            2,
+            "--draft entry 2 must be a probability >= 0, got -0.1e-400",
+        ),
+        row(
+            &[
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                &list_file("negative-entries", 3, "-1e-999", "\n"),
+                "--draft",
+                "0.3,0.3,0.4",
+            ],
+            2,
+            "--target entry 0 must be a probability >= 0, got -1e-999",
+        ),
+        common::Row {
+            stdin: Some("0.5\n0.5\n-1e-400\n".to_owned()),
+            ..row(
+                &[
+                    "plan",
+                    "--method",
+                    "kseq",
+                    "--target",
+                    "0.3,0.3,0.4",
+                    "--draft",
+                    "-",
+                ],
+                2,
+                "--draft entry 2 must be a probability >= 0, got -1e-400",
+            )
+        },
         // bench's own flags, refused before any model loads.
         row(
             &["bench", "--temperature", "1000000.00000000001"],
@@ -155,6 +214,20 @@ fn decimals_past_a_limit_are_refused_as_typed() {
             &["--kl", "-0"],
             0,
             "KL budget D                    0.000000",
+        ),
+        // A list entry of exactly 0 however written, or a positive one that reads as 0.
+        row(
+            &[
+                "plan",
+                "--method",
+                "kseq",
+                "--target",
+                "-0,-0.0e-400,1",
+                "--draft",
+                "1e-400,0.5,0.5",
+            ],
+            0,
+            "kseq",
         ),
         // A rho just above rho* = 1 may read as 1: in range either way.
         plan("kseq", &["--rho", "1.00000000000000001"], 0, "rho"),
