@@ -23,7 +23,7 @@ const repeat = Number(opt("--repeat", 5));
 const backend = opt("--backend", "cpu");
 const server = await serve(dist, { cache: true });
 const browser = makeBrowser(new URL(server.url).origin);
-const url = `${server.url}?backend=${backend}&autoplay=0&speed=instant&tokens=8`;
+const url = `${server.url}?backend=${backend}&autoplay=0&speed=instant&maxTokens=8`;
 
 /** One load of the page: { ready, firstChar } in ms from navigation start. */
 async function load(page) {

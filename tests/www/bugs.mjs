@@ -30,7 +30,7 @@ export function addBugTests(tests, { browser, open, loaded, check, setControl, p
   tests.bugPlanted = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&method=speculative&bug=resample-from-target");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&method=speculative&bug=resample-from-target");
       await loaded(page);
       const BUGS = await page.evaluate(async () => (await import("./specula/index.js")).BUGS);
       const described = (name) => BUGS.find((x) => x.name === name).description;
@@ -117,7 +117,7 @@ export function addBugTests(tests, { browser, open, loaded, check, setControl, p
       check(typical.badge === "not lossless" && /runs without it/.test(off.text), `typical: the bug menu does not apply, and the lab says the method runs without it ("${off.text}")`);
 
       // The lesson explains the correct algorithm: it runs without the bug.
-      await page.goto(page.url().replace(/\?.*$/, "?backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&method=speculative&bug=resample-from-target&lesson=1"));
+      await page.goto(page.url().replace(/\?.*$/, "?backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&method=speculative&bug=resample-from-target&lesson=1"));
       await loaded(page);
       await page.waitForFunction(() => document.getElementById("lesson").dataset.state === "ready", null, { timeout: 120_000, polling: 100 });
       const lesson = await page.evaluate(() => ({ bug: window.__speculaPage.options?.bug ?? null, planted: document.querySelector("#stage-focus .now.planted")?.textContent ?? "", badge: document.querySelector("#method-help .lossless")?.textContent }));

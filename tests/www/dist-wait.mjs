@@ -6,7 +6,7 @@ export function addDistWaitTests(tests, { browser, open, loaded, check }) {
   tests.distWaits = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=8&autoplay=0&tokens=40&seed=3&method=speculative&gamma=4");
+      const page = await open(b.context, "backend=cpu&speed=8&autoplay=0&maxTokens=40&seed=3&method=speculative&gamma=4");
       await loaded(page);
       // Watches every change of the stage and the panel; whenever the stage shows drafts and
       // nothing scored or tested yet, notes what the panel shows.

@@ -101,7 +101,7 @@ export function addGgufTests(tests, { browser, open, loaded, hook, check, setCon
     ensurePair();
     const b = await browser();
     try {
-      const base = "backend=cpu&speed=instant&autoplay=0&tokens=32&temperature=0.8&method=speculative&gamma=4";
+      const base = "backend=cpu&speed=instant&autoplay=0&maxTokens=32&temperature=0.8&method=speculative&gamma=4";
       // A seed whose run emits a token with a space in it (the pair's weights are random:
       // " t", " the", " a", " s" and " " are 5 of its 267 tokens), found through the package.
       const probe = await open(b.context, "backend=cpu&autoplay=0");
@@ -210,7 +210,7 @@ export function addGgufTests(tests, { browser, open, loaded, hook, check, setCon
     ensurePair();
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=16&seed=5&temperature=0.8");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=16&seed=5&temperature=0.8");
       await loaded(page);
       // The first live run once the models are ready (main.js), before the menu is touched.
       await page.waitForFunction(() => window.__speculaPage.source === "live" && window.__speculaPage.queued === 0, null, { timeout: 60_000 });
@@ -280,7 +280,7 @@ export function addGgufTests(tests, { browser, open, loaded, hook, check, setCon
     try {
       const url = `smollm2/${encodeURIComponent(basename(SMOLLM2))}`;
       const t0 = Date.now();
-      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&method=speculative&gamma=3&tokens=6&temperature=0&seed=1&prompt=${encodeURIComponent("The capital of France is")}&target=${url}&draft=${url}`);
+      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&method=speculative&gamma=3&maxTokens=6&temperature=0&seed=1&prompt=${encodeURIComponent("The capital of France is")}&target=${url}&draft=${url}`);
       await ggufLoaded(page, 180_000);
       const loadedIn = (Date.now() - t0) / 1000;
       let h = await playToEnd(page);

@@ -168,7 +168,7 @@ export const ROWS = [
 
 /** Links: the page opened with these parameters. `notice` null: no notice about the address. */
 export const LINKS = [
-  { name: "valid settings", query: "gamma=5&k=2&temperature=0.5&topk=10&topp=0.9&seed=3&tokens=20&D=0.049", notice: null, values: { gamma: "5", drafts: "2", temperature: "0.5", topk: "10", topp: "0.9", seed: "3", maxtokens: "20" } },
+  { name: "valid settings", query: "gamma=5&drafts=2&temperature=0.5&topK=10&topP=0.9&seed=3&maxTokens=20&kl=0.049", notice: null, values: { gamma: "5", drafts: "2", temperature: "0.5", topk: "10", topp: "0.9", seed: "3", maxtokens: "20" } },
   { name: "γ 17", query: "gamma=17", notice: /gamma=17 is not on the slider \(1–16 in steps of 1\); γ is 16/, values: { gamma: "16" } },
   { name: "γ 0", query: "gamma=0", notice: /gamma=0 is not on the slider \(1–16 in steps of 1\); γ is 1/, values: { gamma: "1" } },
   { name: "γ abc", query: "gamma=abc", notice: /gamma=abc is not a finite number \(the slider goes 1–16 in steps of 1\); γ is (\d+)/, values: { gamma: (v, m) => !!m && v === m[1] } },
@@ -177,21 +177,22 @@ export const LINKS = [
   { name: "γ 4.0 (the same number)", query: "gamma=4.0", notice: null, values: { gamma: "4" } },
   { name: "temperature 1.00000000000000001", query: "temperature=1.00000000000000001", notice: /temperature=1\.00000000000000001 is not on the slider .*; temperature is 1\b/ },
   { name: "γ 2.5", query: "gamma=2.5", notice: /gamma=2\.5 is not on the slider .*; γ is [23]\b/ },
-  { name: "k 9", query: "k=9", notice: /k=9 is not on the slider \(1–8 in steps of 1\); k is 8/, values: { drafts: "8" } },
+  { name: "k 9", query: "drafts=9", notice: /drafts=9 is not on the slider \(1–8 in steps of 1\); k is 8/, values: { drafts: "8" } },
   { name: "temperature 2.05", query: "temperature=2.05", notice: /temperature=2\.05 is not on the slider \(0–2 in steps of 0\.05\); temperature is 2/, values: { temperature: "2" } },
   { name: "temperature 1e309", query: "temperature=1e309", notice: /temperature=1e309 is not a finite number/ },
   { name: "temperature -0", query: "temperature=-0", notice: null, values: { temperature: (v) => Number(v) === 0 } },
-  { name: "top-k 66", query: "topk=66", notice: /topk=66 is not on the slider \(0–65 in steps of 1\); top-k is 65/, values: { topk: "65" } },
-  { name: "top-p 0", query: "topp=0", notice: /topp=0 is not on the slider \(0\.05–1 in steps of 0\.05\); top-p is 0\.05/, values: { topp: "0.05" } },
-  { name: "D 10", query: "D=10", notice: /D=10 is not on the slider \(0, then 0\.001 to 5 on a log scale\); D is 5/ },
-  { name: "D -1", query: "D=-1", notice: /D=-1 is not on the slider .*; D is 0\b/ },
-  { name: "D abc", query: "D=abc", notice: /D=abc is not a finite number; D is 0\b/ },
-  { name: "D 0.05 (off the log grid)", query: "D=0.05", notice: /D=0\.05 is not on the slider .*; D is 0\.049/ },
-  { name: "tokens abc", query: "tokens=abc", notice: /tokens=abc is not a finite number; tokens is empty/, values: { maxtokens: "" } },
+  { name: "top-k 66", query: "topK=66", notice: /topK=66 is not on the slider \(0–65 in steps of 1\); top-k is 65/, values: { topk: "65" } },
+  { name: "top-p 0", query: "topP=0", notice: /topP=0 is not on the slider \(0\.05–1 in steps of 0\.05\); top-p is 0\.05/, values: { topp: "0.05" } },
+  { name: "D 10", query: "kl=10", notice: /kl=10 is not on the slider \(0, then 0\.001 to 5 on a log scale\); D is 5/ },
+  { name: "D -1", query: "kl=-1", notice: /kl=-1 is not on the slider .*; D is 0\b/ },
+  { name: "D abc", query: "kl=abc", notice: /kl=abc is not a finite number; D is 0\b/ },
+  { name: "D 0.05 (off the log grid)", query: "kl=0.05", notice: /kl=0\.05 is not on the slider .*; D is 0\.049/ },
+  { name: "tokens abc", query: "maxTokens=abc", notice: /maxTokens=abc is not a finite number; tokens is empty/, values: { maxtokens: "" } },
   { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, spectr, multiround, mentored, typical, lookup; method is speculative/, values: { method: "speculative" } },
   // Former method names (of the page and of the package): SpecTr with that shape or selection, said in a notice.
   { name: "former method spectr-tree", query: "method=spectr-tree&tree=2,2,1", notice: /method=spectr-tree, the former name of SpecTr drafting a tree: it is now method=spectr&shape=tree/, values: { method: "spectr", shape: "tree", selection: "kseq", tree: "2,2,1" } },
-  { name: "former method spectr-otm", query: "method=spectr-otm&k=3", notice: /method=spectr-otm, the former name of SpecTr with the ratio race \(the optimal selection\): it is now method=spectr&selection=race/, values: { method: "spectr", shape: "iid", selection: "race", drafts: "3" } },
+  { name: "former method spectr-otm", query: "method=spectr-otm&drafts=3", notice: /method=spectr-otm, the former name of SpecTr with the ratio race \(the optimal selection\): it is now method=spectr&selection=race/, values: { method: "spectr", shape: "iid", selection: "race", drafts: "3" } },
+  { name: "former short names", query: "k=2&D=0.049&tokens=20&topk=10&drafts=3", notice: /former names of settings: k=2 is the former name of drafts \(now drafts=3\); D=0\.049 is the former name of kl \(now kl=0\.049\); topk=10 is the former name of topK \(now topK=10\); tokens=20 is the former name of maxTokens \(now maxTokens=20\)/, values: { drafts: "3", topk: "10", maxtokens: "20" } },
   { name: "former method otm", query: "method=otm", notice: /method=otm, the former name of SpecTr with the ratio race/, values: { method: "spectr", selection: "race" } },
   { name: "shape and selection", query: "method=spectr&shape=tree&selection=race&tree=4,2", notice: null, values: { method: "spectr", shape: "tree", selection: "race", tree: "4,2" } },
   { name: "selection otm", query: "method=spectr&selection=otm", notice: /selection=otm is not one of kseq, race; selection is kseq/, values: { selection: "kseq" } },
@@ -229,7 +230,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
       const linksDone = Date.now();
 
       // ---------- the page, live ----------
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=40&seed=1&temperature=0");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=1&temperature=0");
       page.on("console", (msg) => {
         if (msg.type() === "error" && !/favicon|404 \(Not Found\)/.test(msg.text())) consoleErrors.push(msg.text());
       });

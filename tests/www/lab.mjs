@@ -139,7 +139,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
   tests.typicalLookup = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=30&seed=2&method=typical&gamma=4");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=30&seed=2&method=typical&gamma=4");
       await loaded(page);
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });
@@ -151,7 +151,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       check(h.summary?.tokens === 30 && h.summary.metrics.draftCalls > 0, `typical: 30 characters with the draft model (${h.summary?.metrics.draftCalls} draft calls)`);
 
       const prompt = encodeURIComponent("ROMEO:\nO Romeo, Romeo, wherefore art thou Romeo?\nROMEO:\nO Romeo, Romeo, wherefore art thou Romeo?\nRO");
-      await page.goto(page.url().replace(/\?.*$/, `?backend=cpu&speed=instant&autoplay=0&tokens=30&seed=2&method=lookup&gamma=4&ngram=3&prompt=${prompt}`));
+      await page.goto(page.url().replace(/\?.*$/, `?backend=cpu&speed=instant&autoplay=0&maxTokens=30&seed=2&method=lookup&gamma=4&ngram=3&prompt=${prompt}`));
       await loaded(page);
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });
@@ -167,7 +167,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
   tests.lossyCurves = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=30&seed=2&method=mentored&gamma=4&D=0.049");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=30&seed=2&method=mentored&gamma=4&kl=0.049");
       await loaded(page);
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });

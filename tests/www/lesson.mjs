@@ -175,7 +175,7 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
   tests.lesson = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=60&seed=2");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=60&seed=2");
       await loaded(page);
       // The student's settings, which the lesson must leave as it found them.
       const settingsOf = () => page.evaluate(() => Object.fromEntries(["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamic", "parallel", "bug"].map((id) => {
@@ -234,7 +234,7 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
     try {
       const page = b.context.pages()[0] ?? (await b.context.newPage());
       await page.setViewportSize({ width: 390, height: 844 });
-      await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=60&seed=2&lesson=1");
+      await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=60&seed=2&lesson=1");
       await loaded(page);
       for (let i = 1; i <= 8; i++) {
         const s = await stepShown(page, i);

@@ -128,7 +128,7 @@ export function addOptionsTableTests(tests, { browser, open, loaded, hook, check
     const consoleErrors = [];
     try {
       const started = Date.now();
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=4&seed=0");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=4&seed=0");
       page.on("console", (msg) => {
         if (msg.type() === "error" && !/favicon|404 \(Not Found\)/.test(msg.text())) consoleErrors.push(msg.text());
       });

@@ -7,7 +7,7 @@ export function addParallelTests(tests, { browser, open, loaded, check }) {
   tests.parallelDraft = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=40&seed=4&method=speculative&gamma=3&temperature=0.8&parallel=1");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=4&method=speculative&gamma=3&temperature=0.8&parallelDraft=1");
       await loaded(page);
       check(await page.$eval("#parallel", (el) => el.checked && !el.disabled), "parallel: the box is ticked from the URL and enabled for speculative decoding");
       await page.click("#play");

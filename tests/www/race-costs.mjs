@@ -9,7 +9,7 @@ export function addRaceCostTests(tests, { browser, open, loaded, hook, check, pl
     const b = await browser();
     try {
       const gamma = 4;
-      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=96&seed=1&gamma=${gamma}`);
+      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&maxTokens=96&seed=1&gamma=${gamma}`);
       await loaded(page);
       await page.fill("#race-repeats", "1");
       await page.click("#race");

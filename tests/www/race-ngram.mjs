@@ -6,7 +6,7 @@ export function addRaceNgramTests(tests, { browser, open, loaded, hook, check, s
   tests.raceNgram = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=1&gamma=3");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=24&seed=1&gamma=3");
       await loaded(page);
       // A race of the trained pair first: its costs are this computer's for that pair only.
       await page.fill("#race-repeats", "1");

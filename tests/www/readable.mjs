@@ -25,7 +25,7 @@ export function addReadableTests(tests, { browser, open, loaded, check, playToEn
   tests.residualScale = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=60&seed=2");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=60&seed=2");
       await loaded(page);
       await playToEnd(page);
       const rounds = [...new Set(await page.$$eval('#output .otok[data-source="resampled"]', (ss) => ss.map((s) => s.dataset.round)))].slice(0, 4);
@@ -70,7 +70,7 @@ export function addReadableTests(tests, { browser, open, loaded, check, playToEn
       const page = b.context.pages()[0] ?? (await b.context.newPage());
       await page.setViewportSize({ width: 375, height: 812 });
       // No WebGPU here: auto falls back to the CPU and says why in the notice.
-      await open(b.context, "backend=auto&speed=instant&autoplay=0&tokens=20");
+      await open(b.context, "backend=auto&speed=instant&autoplay=0&maxTokens=20");
       await loaded(page);
       await page.evaluate(() => (document.getElementById("settings-box").open = true));
       const seen = await page.evaluate(() => {
@@ -109,7 +109,7 @@ export function addReadableTests(tests, { browser, open, loaded, check, playToEn
       const page = b.context.pages()[0] ?? (await b.context.newPage());
       for (const [width, height] of [[1280, 900], [375, 812]]) {
         await page.setViewportSize({ width, height });
-        await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=20");
+        await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=20");
         await loaded(page);
         await page.evaluate(() => (document.getElementById("settings-box").open = true));
         await page.fill("#prompt", "naïve café");

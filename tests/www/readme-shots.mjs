@@ -47,7 +47,7 @@ try {
   await page.setViewportSize({ width: 1100, height: 1000 });
 
   // The race: three repeats, then the same settings played so the theory charts read them.
-  await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=120&seed=1&gamma=4");
+  await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=120&seed=1&gamma=4");
   await loaded(page);
   await page.fill("#race-repeats", "3");
   await page.click("#race");
@@ -58,7 +58,7 @@ try {
   await shoot(page, "figure:has(#chart-walltime)", "readme-walltime");
 
   // A planted bug: a round whose replacement the bug drew from the target, on the stage.
-  await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&method=speculative&bug=resample-from-target");
+  await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&method=speculative&bug=resample-from-target");
   await loaded(page);
   await playToEnd(page);
   await page.click("#output .otok.resampled");

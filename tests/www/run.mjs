@@ -132,7 +132,7 @@ tests.speculative = async () => {
     // The page's timers run on Playwright's clock (natural time until paused), so that the
     // pause check below advances the page's time deterministically instead of waiting.
     await b.context.clock.install();
-    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&method=speculative&gamma=4&tokens=48&seed=7&temperature=0.8");
+    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&method=speculative&gamma=4&maxTokens=48&seed=7&temperature=0.8");
     await loaded(page);
     // One step: one round on the stage, cells agree with the trace.
     await page.click("#step");
@@ -240,7 +240,7 @@ tests.speculative = async () => {
 tests.sliders = async () => {
   const b = await browser();
   try {
-    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=3");
+    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=24&seed=3");
     await loaded(page);
     await setControl(page, "method", "speculative");
     await setControl(page, "gamma", 7);
@@ -352,7 +352,7 @@ tests.sliders = async () => {
 tests.badInput = async () => {
   const b = await browser();
   try {
-    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=12");
+    const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=12");
     await loaded(page);
     await page.fill("#prompt", "naïve café ©");
     await page.click("#play");
@@ -384,7 +384,7 @@ tests.badInput = async () => {
 tests.cpuFallback = async () => {
   const b = await browser({ gpu: false });
   try {
-    const page = await open(b.context, "backend=auto&speed=instant&autoplay=0&tokens=32");
+    const page = await open(b.context, "backend=auto&speed=instant&autoplay=0&maxTokens=32");
     await loaded(page);
     const h = await hook(page);
     const badge = await page.textContent("#backend");
@@ -437,15 +437,15 @@ tests.screenshots = async () => {
     for (const [name, query] of [
       ["autoregressive", "method=autoregressive"],
       ["speculative", "method=speculative&gamma=5"],
-      ["spectr-iid", "method=spectr&gamma=4&k=3"],
+      ["spectr-iid", "method=spectr&gamma=4&drafts=3"],
       ["spectr-tree", "method=spectr&shape=tree&tree=2,2,1"],
-      ["multiround", "method=multiround&gamma=4&k=3"],
-      ["spectr-race", "method=spectr&selection=race&gamma=4&k=3"],
-      ["mentored", "method=mentored&gamma=4&D=0.049"], // a D on the slider's log grid
+      ["multiround", "method=multiround&gamma=4&drafts=3"],
+      ["spectr-race", "method=spectr&selection=race&gamma=4&drafts=3"],
+      ["mentored", "method=mentored&gamma=4&kl=0.049"], // a D on the slider's log grid
       ["typical", "method=typical&gamma=4&epsilon=0.09&delta=0.3"],
       ["lookup", "method=lookup&gamma=4&ngram=3&prompt=ROMEO%3A%0AO%20Romeo%2C%20Romeo%2C%20wherefore%20art%20thou%20Romeo%3F%0A"],
     ]) {
-      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
+      const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&${query}`);
       await loaded(page);
       const h = await playToEnd(page);
       sameMetrics(h, name);
@@ -468,7 +468,7 @@ tests.screenshots = async () => {
 tests.ngramSource = async () => {
   const b = await browser();
   try {
-    const query = "backend=cpu&speed=instant&autoplay=0&models=ngram&method=spectr&shape=tree&tree=2,2&tokens=40&seed=4&temperature=0.9";
+    const query = "backend=cpu&speed=instant&autoplay=0&models=ngram&method=spectr&shape=tree&tree=2,2&maxTokens=40&seed=4&temperature=0.9";
     const page = await open(b.context, query);
     await loaded(page);
     const h = await playToEnd(page);
@@ -505,7 +505,7 @@ tests.webgpu = async () => {
   }
   const b = await browser({ gpu: true });
   try {
-    const page = await open(b.context, "backend=webgpu&speed=instant&autoplay=0&tokens=6&gamma=2&temperature=0&seed=1");
+    const page = await open(b.context, "backend=webgpu&speed=instant&autoplay=0&maxTokens=6&gamma=2&temperature=0&seed=1");
     await loaded(page, 240_000);
     const h0 = await hook(page);
     const badge = await page.textContent("#backend");
@@ -517,7 +517,7 @@ tests.webgpu = async () => {
     await page.screenshot({ path: join(artifacts, "webgpu.png"), fullPage: true });
 
     // ?draft=cpu: the target on WebGPU, the draft on the CPU, the same greedy text.
-    const hybrid = await open(b.context, "backend=webgpu&draft=cpu&speed=instant&autoplay=0&tokens=6&gamma=2&temperature=0&seed=1");
+    const hybrid = await open(b.context, "backend=webgpu&draft=cpu&speed=instant&autoplay=0&maxTokens=6&gamma=2&temperature=0&seed=1");
     await loaded(hybrid, 240_000);
     const hh0 = await hook(hybrid);
     const hybridBadge = await hybrid.textContent("#backend");

@@ -44,7 +44,7 @@ export function addSmollm2PairTests(tests, { dist, browser, open, loaded, hook, 
     const server = await serve(dist, { mounts: { "/models/": dir } });
     const b = await makeBrowser(new URL(server.url).origin)();
     try {
-      const page = await makeOpen(server.url)(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=8");
+      const page = await makeOpen(server.url)(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=8");
       await loaded(page);
       // The sizes it states are the files' (each one here to compare with), in whole MB.
       const label = await page.textContent(".models-preset");

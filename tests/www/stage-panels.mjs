@@ -44,7 +44,7 @@ export function addStagePanelTests(tests, { browser, open, loaded, check, setCon
       page.on("console", (m) => {
         if (/Failed to load resource/.test(m.text())) failed.push(`${m.text()} ${m.location()?.url ?? ""}`);
       });
-      await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&method=spectr&gamma=3&k=3");
+      await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&method=spectr&gamma=3&drafts=3");
       await loaded(page);
       check(failed.length === 0, `loading the page asks for nothing that fails (no /favicon.ico) (${failed.join(", ") || "none"})`);
 

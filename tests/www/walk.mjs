@@ -18,7 +18,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.playClicks = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=1&autoplay=0&tokens=60&seed=5");
+      const page = await open(b.context, "backend=cpu&speed=1&autoplay=0&maxTokens=60&seed=5");
       await loaded(page);
       await page.fill("#prompt", "naïve");
       await page.click("#play");
@@ -67,7 +67,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.follow = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=4&autoplay=0&tokens=60&seed=3");
+      const page = await open(b.context, "backend=cpu&speed=4&autoplay=0&maxTokens=60&seed=3");
       await loaded(page);
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.shownRounds.length >= 1, null, { timeout: 60_000 });
@@ -101,10 +101,10 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.layout = async () => {
     const b = await browser();
     try {
-      for (const [width, height, query] of [[1280, 800, "gamma=4"], [390, 844, "gamma=4"], [1280, 800, "method=spectr&shape=tree&tree=2,2,1"], [1280, 800, "method=spectr&selection=race&gamma=4&k=3"]]) {
+      for (const [width, height, query] of [[1280, 800, "gamma=4"], [390, 844, "gamma=4"], [1280, 800, "method=spectr&shape=tree&tree=2,2,1"], [1280, 800, "method=spectr&selection=race&gamma=4&drafts=3"]]) {
         const page = b.context.pages()[0] ?? (await b.context.newPage());
         await page.setViewportSize({ width, height });
-        await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
+        await open(b.context, `backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&${query}`);
         await loaded(page);
         // A round with a replacement (its residual drawn on the stage) when there is one.
         for (let i = 0; i < 6; i++) {
@@ -136,7 +136,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.glossary = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=2&method=spectr&gamma=3&k=3");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=24&seed=2&method=spectr&gamma=3&drafts=3");
       await loaded(page);
       const expectTerms = async (pairs, label) => {
         for (const [key, symbol] of pairs) {
@@ -207,7 +207,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.greedy = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=80&seed=1&method=speculative&gamma=4&temperature=0");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=80&seed=1&method=speculative&gamma=4&temperature=0");
       await loaded(page);
       const h = await playToEnd(page);
       const r = h.shownRounds.findIndex((t) => t.sources.includes("resampled"));
@@ -274,8 +274,8 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.charts = async () => {
     const b = await browser();
     try {
-      for (const [method, query, chart] of [["speculative", "method=speculative&gamma=5", "#chart-tokens"], ["spectr-tree", "method=spectr&shape=tree&tree=2,2,1", "#chart-k"], ["mentored", "method=mentored&gamma=4&D=0.05", "#chart-kl"]]) {
-        const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&tokens=40&seed=2&${query}`);
+      for (const [method, query, chart] of [["speculative", "method=speculative&gamma=5", "#chart-tokens"], ["spectr-tree", "method=spectr&shape=tree&tree=2,2,1", "#chart-k"], ["mentored", "method=mentored&gamma=4&kl=0.05", "#chart-kl"]]) {
+        const page = await open(b.context, `backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=2&${query}`);
         await loaded(page);
         await playToEnd(page);
         await page.waitForTimeout(200);
@@ -339,7 +339,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.tree = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=4&method=spectr&shape=tree&tree=2,2,1");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=24&seed=4&method=spectr&shape=tree&tree=2,2,1");
       await loaded(page);
       await page.click("#step");
       await page.waitForFunction(() => window.__speculaPage.shownRounds.length === 1, null, { timeout: 60_000 });
@@ -380,7 +380,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.inputs = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=20&seed=1");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=20&seed=1");
       await loaded(page);
       // (Once the page has made its first live run: its options are the base of the verdicts.)
       await page.waitForFunction(() => window.__speculaPage.source === "live" && window.__speculaPage.queued === 0, null, { timeout: 30_000, polling: 50 });
@@ -485,7 +485,7 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
   tests.raceLanes = async () => {
     const b = await browser();
     try {
-      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&tokens=24&seed=1&temperature=0&gamma=3");
+      const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=24&seed=1&temperature=0&gamma=3");
       await loaded(page);
       await page.fill("#race-repeats", "1");
       await page.click("#race");

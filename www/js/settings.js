@@ -458,13 +458,39 @@ function formerMethod(given) {
 }
 
 /**
- * The settings in the page's address (?method=…&gamma=…). A value a control cannot take (out
- * of its range, off its steps, not a number, not a method) is never changed silently: a
- * notice says what the link asked for and what the control holds instead.
+ * Short names earlier versions of the page gave settings in its address, which links still
+ * carry: the option each is now named by, as the package and the CLI name it.
+ */
+const FORMER_PARAMS = { k: "drafts", D: "kl", topk: "topK", topp: "topP", tokens: "maxTokens", dynamic: "dynamicGamma", parallel: "parallelDraft" };
+
+/**
+ * The address's parameters with former short names read as the options they stand for
+ * (the option's own name wins when a link gives both), and a notice naming each.
+ */
+function currentParams() {
+  const p = new URLSearchParams(params);
+  const renamed = [];
+  for (const [former, name] of Object.entries(FORMER_PARAMS)) {
+    if (!p.has(former)) continue;
+    if (!p.has(name)) p.set(name, p.get(former));
+    renamed.push(`${former}=${p.get(former)} is the former name of ${name} (now ${name}=${p.get(name)})`);
+    p.delete(former);
+  }
+  if (renamed.length) notice("former-params", `This link uses former names of settings: ${renamed.join("; ")}; the controls are set so.`);
+  return p;
+}
+
+/**
+ * The settings in the page's address (?method=…&gamma=…), named as the options are
+ * (`drafts`, `kl`, `topK`, `topP`, `maxTokens`, `dynamicGamma`, `parallelDraft`). A value a
+ * control cannot take (out of its range, off its steps, not a number, not a method) is
+ * never changed silently: a notice says what the link asked for and what the control holds
+ * instead.
  */
 export function applyParams() {
+  const params = currentParams();
   const changed = [];
-  const LABELS = { gamma: "γ", k: "k", D: "D", temperature: "temperature", topk: "top-k", topp: "top-p", seed: "seed", tokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models", bug: "bug", epsilon: "ε", delta: "δ", ngram: "n" };
+  const LABELS = { gamma: "γ", drafts: "k", kl: "D", temperature: "temperature", topK: "top-k", topP: "top-p", seed: "seed", maxTokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models", bug: "bug", epsilon: "ε", delta: "δ", ngram: "n" };
   const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
   const set = (id, key) => {
     if (!params.has(key)) return;
@@ -493,20 +519,20 @@ export function applyParams() {
   set("source", "models");
   set("selection", "selection");
   set("gamma", "gamma");
-  set("drafts", "k");
+  set("drafts", "drafts");
   set("tree", "tree");
-  if (params.has("D")) {
-    const given = params.get("D");
+  if (params.has("kl")) {
+    const given = params.get("kl");
     const d = given.trim() === "" ? NaN : Number(given);
     $("kl").value = String(sliderFromKl(d));
     const now = roundKl(klFromSlider($("kl").value));
-    if (!sameNumber(given, String(now))) tell("D", given, !Number.isFinite(d) ? "is not a finite number" : "is not on the slider (0, then 0.001 to 5 on a log scale)", now);
+    if (!sameNumber(given, String(now))) tell("kl", given, !Number.isFinite(d) ? "is not a finite number" : "is not on the slider (0, then 0.001 to 5 on a log scale)", now);
   }
   set("temperature", "temperature");
-  set("topk", "topk");
-  set("topp", "topp");
+  set("topk", "topK");
+  set("topp", "topP");
   set("seed", "seed");
-  set("maxtokens", "tokens");
+  set("maxtokens", "maxTokens");
   set("prompt", "prompt");
   set("bug", "bug");
   set("epsilon", "epsilon");
@@ -518,7 +544,7 @@ export function applyParams() {
     if (i >= 0) $("speed").value = String(i);
     else tell("speed", sp, `is not one of ${SPEEDS.map((v) => (Number.isFinite(v) ? v : "instant")).join(", ")}`, `${SPEEDS[Number($("speed").value)]}×`);
   }
-  if (params.get("dynamic") === "1") $("dynamic").checked = true;
-  if (params.get("parallel") === "1") $("parallel").checked = true;
+  if (params.get("dynamicGamma") === "1") $("dynamic").checked = true;
+  if (params.get("parallelDraft") === "1") $("parallel").checked = true;
   if (changed.length) notice("params", `This page's address asks for settings the controls cannot take: ${changed.join("; ")}.`);
 }
