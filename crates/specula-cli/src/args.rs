@@ -237,7 +237,7 @@ impl PlanArgs {
 
 /// An option error with the number as typed and the flag's name.
 fn quoted_error(typed: &TypedFields, error: OptionError) -> CliError {
-    crate::decode_args::option_error(&typed.quote(error), "--max-tokens")
+    crate::decode_args::option_error(&typed.quote(error))
 }
 
 /// The largest file (or standard input) `--target @FILE` / `--target -` reads: enough
@@ -267,7 +267,7 @@ pub fn parse_list(flag: &str, raw: &str, typed: &mut TypedFields) -> Result<Vec<
     let from = source.map(|name| format!(" in {name}")).unwrap_or_default();
     let refuse = |field: String, expected: &str, got: String| {
         let error = OptionError::invalid(field, expected, got);
-        crate::decode_args::option_error(&error, "--max-tokens")
+        crate::decode_args::option_error(&error)
     };
     if text.trim().is_empty() {
         return Err(refuse(

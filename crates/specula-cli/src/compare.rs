@@ -150,7 +150,7 @@ pub fn exact(
         } else if e.field == "position" {
             CliError::option(&e, "--position")
         } else {
-            option_error(&e, "--length")
+            option_error(&e)
         }
     };
     if after {

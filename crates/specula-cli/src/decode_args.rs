@@ -186,20 +186,16 @@ impl DecodeArgs {
         (options, typed)
     }
 
-    /// Checks every flag with the engine's options parser. `max_tokens` comes from
-    /// the command's `max_tokens_flag` (`--max-tokens`, or `sample --length`).
+    /// Checks every flag with the engine's options parser. `max_tokens` is the
+    /// command's `--max-tokens`.
     ///
     /// # Errors
     /// A usage error naming the first bad flag.
-    pub fn into_settings(
-        self,
-        max_tokens: Option<&Typed>,
-        max_tokens_flag: &str,
-    ) -> Result<DecodeSettings, CliError> {
+    pub fn into_settings(self, max_tokens: Option<&Typed>) -> Result<DecodeSettings, CliError> {
         let (options, typed) = self.options(max_tokens);
         let resolved = options
             .resolve()
-            .map_err(|e| option_error(&typed.quote(e), max_tokens_flag))?;
+            .map_err(|e| option_error(&typed.quote(e)))?;
         let backend = match parse::choice("--backend", &self.backend, &["cpu", "wgpu"])? {
             "cpu" => Backend::Cpu,
             _ => Backend::Wgpu,
@@ -232,15 +228,12 @@ fn method_name(raw: &str) -> Result<MethodName, OptionError> {
 
 /// An option error as the CLI says it: the option named by its flag.
 #[must_use]
-pub fn option_error(e: &OptionError, max_tokens_flag: &str) -> CliError {
-    CliError::option(e, &flag_name(&e.field, max_tokens_flag))
+pub fn option_error(e: &OptionError) -> CliError {
+    CliError::option(e, &flag_name(&e.field))
 }
 
 /// The flag of an option (`topK` → `--top-k`, `tree[1]` → `--tree entry 1`).
-pub(crate) fn flag_name(field: &str, max_tokens_flag: &str) -> String {
-    if field == "maxTokens" {
-        return max_tokens_flag.to_owned();
-    }
+pub(crate) fn flag_name(field: &str) -> String {
     let (base, index) = match field.split_once('[') {
         Some((base, rest)) => (base, Some(rest.trim_end_matches(']'))),
         None => (field, None),
@@ -266,10 +259,10 @@ mod tests {
 
     #[test]
     fn fields_are_shown_as_flags() {
-        assert_eq!(flag_name("topK", "--max-tokens"), "--top-k");
-        assert_eq!(flag_name("dynamicGamma", "--max-tokens"), "--dynamic-gamma");
-        assert_eq!(flag_name("tree[1]", "--max-tokens"), "--tree entry 1");
-        assert_eq!(flag_name("stop[0]", "--max-tokens"), "--stop entry 0");
-        assert_eq!(flag_name("maxTokens", "--length"), "--length");
+        assert_eq!(flag_name("topK"), "--top-k");
+        assert_eq!(flag_name("dynamicGamma"), "--dynamic-gamma");
+        assert_eq!(flag_name("tree[1]"), "--tree entry 1");
+        assert_eq!(flag_name("stop[0]"), "--stop entry 0");
+        assert_eq!(flag_name("maxTokens"), "--max-tokens");
     }
 }

@@ -62,7 +62,7 @@ struct Output<'a> {
 pub fn check(args: &GenerateArgs) -> Result<DecodeSettings, CliError> {
     args.decode
         .clone()
-        .into_settings(args.max_tokens.as_ref(), "--max-tokens")
+        .into_settings(args.max_tokens.as_ref())
 }
 
 /// Runs `specula generate`.

@@ -22,7 +22,7 @@ pub fn run(request: &PlanRequest) -> Result<PlanReport, CliError> {
     })?;
     // What the tolerances let through is said in the flags' names (`--target`, `--rho`).
     for note in &mut report.notes {
-        note.message = note.describe(|field| crate::decode_args::flag_name(field, "--max-tokens"));
+        note.message = note.describe(crate::decode_args::flag_name);
     }
     Ok(report)
 }

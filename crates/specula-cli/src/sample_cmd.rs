@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use specula_engine::DecodeConfig;
 use specula_engine::lab;
-use specula_engine::options::limits::MAX_SEED;
+use specula_engine::options::limits::{DEFAULT_SAMPLE_TOKENS, MAX_SEED};
 
 use crate::decode_args::{DecodeArgs, DecodeSettings};
 use crate::error::CliError;
@@ -27,15 +27,14 @@ pub struct SampleArgs {
     /// decoder seed, printed in its line).
     #[command(flatten)]
     pub decode: DecodeArgs,
-    /// Characters per continuation (at most 65536, the limit of --max-tokens).
+    /// Tokens per continuation, at most 65536 as for generate (left out, 8 per continuation).
     #[arg(
         long,
-        value_name = "L",
-        default_value = "8",
+        value_name = "N",
         allow_hyphen_values = true,
         value_parser = crate::number::typed
     )]
-    pub length: Typed,
+    pub max_tokens: Option<Typed>,
     /// Number of continuations.
     #[arg(
         long,
@@ -48,7 +47,7 @@ pub struct SampleArgs {
     /// the runs and print one JSON object comparing the counts with its exact
     /// distribution (the target's for a lossless method, prompt lookup included;
     /// mentored decoding's, typical acceptance's or a speculative bug's closed form): `expected`, `counts`, `tv`, `chiSquare`, `pValue`,
-    /// and `targetPValue` against the target itself. Give `--length` 2 or more: the
+    /// and `targetPValue` against the target itself. Give `--max-tokens` 2 or more: the
     /// engine drafts no more tokens than it may still emit, so with one token a run
     /// samples the target directly.
     #[arg(long)]
@@ -65,7 +64,7 @@ struct Line<'a> {
     tokens: &'a [u32],
     text: String,
     /// The decoder seed of this sample: `specula generate --seed` with it (and the same
-    /// flags, `--max-tokens` = `--length`) gives the same continuation.
+    /// flags) gives the same continuation.
     seed: u64,
 }
 
@@ -80,17 +79,19 @@ pub struct SampleSettings {
     pub position: usize,
 }
 
-/// Checks every flag, and the fit of `--compare` with `--length`, `--stop` and
+/// Checks every flag, and the fit of `--compare` with `--max-tokens`, `--stop` and
 /// `--position`, before any model loads.
 ///
 /// # Errors
 /// A usage error naming the first bad flag.
 pub fn check(args: &SampleArgs) -> Result<SampleSettings, CliError> {
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
-    let settings = args
-        .decode
-        .clone()
-        .into_settings(Some(&args.length), "--length")?;
+    let default = DEFAULT_SAMPLE_TOKENS.to_string();
+    let max_tokens = match &args.max_tokens {
+        Some(typed) => typed.clone(),
+        None => crate::number::typed(&default).map_err(CliError::failure)?,
+    };
+    let settings = args.decode.clone().into_settings(Some(&max_tokens))?;
     let position = match (args.compare, &args.position) {
         (_, None) => 1,
         (true, Some(p)) => {
@@ -111,7 +112,7 @@ pub fn check(args: &SampleArgs) -> Result<SampleSettings, CliError> {
         // ways no closed form here follows (the model's end token is accounted for).
         if settings.config.max_new_tokens < lab::RUN_TOKENS.max(position) {
             return Err(CliError::usage(format!(
-                "--length must be at least {} with --compare: with fewer tokens a run drafts \
+                "--max-tokens must be at least {} with --compare: with fewer tokens a run drafts \
                  nothing at the first position{}",
                 lab::RUN_TOKENS.max(position),
                 if position == 2 {

@@ -84,7 +84,7 @@ fn the_lab_over_a_bpe_vocabulary_fits_the_target_at_both_positions() {
             position,
             "--method",
             method,
-            "--length",
+            "--max-tokens",
             "2",
             "--samples",
             "300",
@@ -117,7 +117,7 @@ fn the_lab_over_a_bpe_vocabulary_fits_the_target_at_both_positions() {
         &[
             "--bug",
             "resample-from-target",
-            "--length",
+            "--max-tokens",
             "2",
             "--samples",
             "300",
@@ -136,7 +136,7 @@ fn the_lab_over_a_bpe_vocabulary_fits_the_target_at_both_positions() {
 fn smollm2_position_2_needs_a_top_k_and_fits_with_one() {
     let Some(gguf) = smollm2() else { return };
     let models = ["--target", gguf.as_str(), "--draft", gguf.as_str()];
-    let base = ["--position", "2", "--length", "2", "--seed", "1"];
+    let base = ["--position", "2", "--max-tokens", "2", "--seed", "1"];
     // 49,152 rows of 49,152 logits would not fit: refused before any run, naming the flag.
     let out = run(&[
         &[

@@ -98,7 +98,7 @@ fn sampling_is_reproducible_and_lines_carry_tokens_and_their_text() {
                 PROMPT,
                 "--samples",
                 "4",
-                "--length",
+                "--max-tokens",
                 "6",
             ][..],
             &models,
@@ -128,7 +128,7 @@ fn sampling_is_reproducible_and_lines_carry_tokens_and_their_text() {
         assert_eq!(ids.len(), 6, "{line}");
         assert_eq!(line["text"], tok.decode(&ids).expect("decodes"), "{line}");
     }
-    // A line's seed given to `generate` (with --max-tokens = --length) repeats it.
+    // A line's seed given to `generate` (with the same --max-tokens) repeats it.
     let seed = lines[0]["seed"].as_u64().expect("a seed").to_string();
     let again = generate_json(&models, &["--seed", &seed, "--max-tokens", "6"]);
     assert_eq!(tokens(&again), tokens(&lines[0]));

@@ -340,11 +340,11 @@ fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
                 "sample",
                 "--prompt",
                 "ROMEO:",
-                "--length",
+                "--max-tokens",
                 "8.0000000000000001",
             ],
             2,
-            "--length must be a whole number from 1 to 65536 (tokens to generate), got \
+            "--max-tokens must be a whole number from 1 to 65536 (tokens to generate), got \
              8.0000000000000001",
         ),
         plan(

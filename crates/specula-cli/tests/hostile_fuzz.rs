@@ -14,9 +14,8 @@ mod hostile_values;
 
 use std::ffi::OsString;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use common::{RUN_LIMIT, bin, run, run_os, scratch};
+use common::{bin, run, run_os, scratch, wait_within};
 use hostile_values::{LISTS, NAMES, NUMBERS, PATHS, not_utf8, special_files};
 
 /// The long flags `specula SUBCOMMAND --help` lists, but `--help` (which succeeds).
@@ -115,18 +114,10 @@ fn into_closed_pipe(args: &[String]) -> (Option<i32>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("specula runs");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?} still ran into a closed pipe after {RUN_LIMIT:?}; killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_within(
+        &mut child,
+        &format!("{args:?} still ran into a closed pipe"),
+    );
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
         .expect("stderr");
@@ -162,7 +153,7 @@ fn lines_that_run_end_cleanly_into_a_closed_pipe() {
             "ROMEO:",
             "--samples",
             "3",
-            "--length",
+            "--max-tokens",
             "2",
         ],
         &[

@@ -114,12 +114,23 @@ fn every_json_output_is_camel_case() {
         ),
         (
             "sample",
-            [&["sample", "--samples", "3", "--length", "2"][..], &prompt].concat(),
+            [
+                &["sample", "--samples", "3", "--max-tokens", "2"][..],
+                &prompt,
+            ]
+            .concat(),
         ),
         (
             "sample --compare",
             [
-                &["sample", "--samples", "40", "--length", "2", "--compare"][..],
+                &[
+                    "sample",
+                    "--samples",
+                    "40",
+                    "--max-tokens",
+                    "2",
+                    "--compare",
+                ][..],
                 &prompt,
             ]
             .concat(),

@@ -28,15 +28,6 @@ fn table() -> Vec<Value> {
     json["rows"].as_array().expect("rows").clone()
 }
 
-/// The CLI's flag for an option: `sample` calls the tokens per run `--length`.
-fn cli_flag(name: &str) -> String {
-    if name == "maxTokens" {
-        "--length".to_owned()
-    } else {
-        flag(name)
-    }
-}
-
 /// The row as a `sample --compare` command line.
 fn args(row: &Value) -> Vec<String> {
     let lab = &row["lab"];
@@ -48,16 +39,16 @@ fn args(row: &Value) -> Vec<String> {
     let options = row["options"].as_object().expect("options");
     if !options.contains_key("maxTokens") {
         // Two tokens reach either position and keep the runs short.
-        args.extend(["--length".to_owned(), "2".to_owned()]);
+        args.extend(["--max-tokens".to_owned(), "2".to_owned()]);
     }
     for (name, value) in options {
         match value {
-            Value::String(s) => args.extend([cli_flag(name), s.clone()]),
-            Value::Number(_) => args.extend([cli_flag(name), value.to_string()]),
+            Value::String(s) => args.extend([flag(name), s.clone()]),
+            Value::Number(_) => args.extend([flag(name), value.to_string()]),
             Value::Array(items) => {
                 for item in items {
                     let item = item.as_str().expect("a string");
-                    args.extend([cli_flag(name), item.to_owned()]);
+                    args.extend([flag(name), item.to_owned()]);
                 }
             }
             other => panic!("{name}: {other} has no flag"),
@@ -80,7 +71,7 @@ fn every_row_gets_the_tables_lab_verdict() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         if let Some(field) = row["field"].as_str() {
             assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-            let named = format!("error: {}", cli_flag(field));
+            let named = format!("error: {}", flag(field));
             assert!(stderr.starts_with(&named), "{name}: {stderr}");
             continue;
         }

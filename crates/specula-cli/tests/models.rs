@@ -127,7 +127,10 @@ fn bad_generate_flags_are_refused_with_one_line() {
     );
     assert_error(&["generate", "--prompt", "ROMEO€"], "'€'");
     assert_error(&["sample", "--prompt", "A", "--samples", "0"], "--samples");
-    assert_error(&["sample", "--prompt", "A", "--length", "x"], "--length");
+    assert_error(
+        &["sample", "--prompt", "A", "--max-tokens", "x"],
+        "--max-tokens",
+    );
     assert_error(&["bench", "--gammas", "1,,2"], "--gammas");
     assert_error(&["bench", "--kls", "-0.5"], "--kls");
     assert_error(&["train", "--role", "critic"], "--role");
@@ -411,7 +414,7 @@ const MENTORED: [&str; 6] = ["--prompt", "JULIET:", "--method", "mentored", "--k
 
 /// `sample --seed S`'s lines for [`MENTORED`].
 fn mentored_samples(seed: &str) -> Vec<Value> {
-    let rest = ["--length", "5", "--samples", "4", "--seed", seed];
+    let rest = ["--max-tokens", "5", "--samples", "4", "--seed", seed];
     let out = specula(&[&["sample"][..], &MENTORED, &rest].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     text(&out.stdout)

@@ -31,7 +31,7 @@ fn compare_runs(prompt: &str, samples: &str, extra: &[&str]) -> Value {
         "sample",
         "--prompt",
         prompt,
-        "--length",
+        "--max-tokens",
         "2",
         "--samples",
         samples,
@@ -274,7 +274,7 @@ fn the_second_character_of_a_lossy_rule_is_refused_naming_the_flag() {
             "sample",
             "--prompt",
             PROMPT,
-            "--length",
+            "--max-tokens",
             "2",
             "--samples",
             "10",
@@ -356,7 +356,7 @@ fn no_test_is_never_reported_as_a_fit() {
             "sample",
             "--prompt",
             PROMPT,
-            "--length",
+            "--max-tokens",
             "2",
             "--samples",
             "1",
@@ -376,9 +376,9 @@ fn no_test_is_never_reported_as_a_fit() {
     // Runs that cannot draft at the first position or reach the second, or that a stop
     // string cuts short: refused naming the flag.
     for (extra, flag) in [
-        (&["--length", "1"][..], "--length"),
-        (&["--length", "1", "--position", "2"], "--length"),
-        (&["--length", "2", "--stop", "\n"], "--stop"),
+        (&["--max-tokens", "1"][..], "--max-tokens"),
+        (&["--max-tokens", "1", "--position", "2"], "--max-tokens"),
+        (&["--max-tokens", "2", "--stop", "\n"], "--stop"),
     ] {
         let args = [
             &["sample", "--prompt", PROMPT, "--samples", "10", "--compare"][..],

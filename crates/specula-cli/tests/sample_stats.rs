@@ -36,7 +36,7 @@ fn sample(method: &[&str], seed: &str) -> HashMap<String, u64> {
         "sample",
         "--prompt",
         PROMPT,
-        "--length",
+        "--max-tokens",
         "2",
         "--samples",
         SAMPLES,

@@ -99,7 +99,8 @@ pub const OPTIONS: &[Opt] = &[
         symbols: &[],
         max: Some("MAX_TOKENS"),
         default: Some("DEFAULT_MAX_TOKENS"),
-        units: &[],
+        // `sample`'s own default (`specula sample --help`, docs/limits.md).
+        units: &[("per continuation", "DEFAULT_SAMPLE_TOKENS")],
     },
     Opt {
         names: &["temperature", "--temperature"],

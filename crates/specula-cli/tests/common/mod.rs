@@ -51,23 +51,29 @@ pub fn run_os(args: Vec<OsString>, stdin: Option<&str>) -> Output {
     };
     let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
     let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("specula {args:?} still ran after {RUN_LIMIT:?}; killed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_within(&mut child, &format!("specula {args:?} still ran"));
     let _ = writer.join();
     Output {
         status,
         stdout: stdout.join().expect("stdout"),
         stderr: stderr.join().expect("stderr"),
+    }
+}
+
+/// Waits for `child` at most [`RUN_LIMIT`]: past it the child is killed and the test
+/// fails, saying `what` ("… still ran") and the limit.
+pub fn wait_within(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} after {RUN_LIMIT:?}; killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

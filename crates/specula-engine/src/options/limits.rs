@@ -48,6 +48,9 @@ pub const MAX_NGRAM: usize = 16;
 pub const MAX_TOKENS: usize = 65_536;
 /// Tokens to generate when the options leave it out.
 pub const DEFAULT_MAX_TOKENS: usize = 64;
+/// Tokens per continuation of the CLI's `sample` when `--max-tokens` is left out: short
+/// continuations, enough for the lab's first and second characters.
+pub const DEFAULT_SAMPLE_TOKENS: usize = 8;
 /// The largest temperature.
 pub const MAX_TEMPERATURE: f64 = 1e6;
 /// The temperature when the options leave it out.
