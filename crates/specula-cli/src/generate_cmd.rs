@@ -60,9 +60,7 @@ struct Output<'a> {
 /// # Errors
 /// A usage error naming the first bad flag.
 pub fn check(args: &GenerateArgs) -> Result<DecodeSettings, CliError> {
-    args.decode
-        .clone()
-        .into_settings(args.max_tokens.as_ref())
+    args.decode.clone().into_settings(args.max_tokens.as_ref())
 }
 
 /// Runs `specula generate`.

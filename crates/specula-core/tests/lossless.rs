@@ -154,35 +154,44 @@ fn lossless_at_large_vocabularies() {
 /// than the check's tolerance.
 #[test]
 fn kseq_below_rho_star_fails_the_closed_form_check() {
-    let mut r = rng(41);
     let mut caught = 0;
+    for (at, target, draft, k) in near_miss_cases(41) {
+        let (t, d) = (target.probs(), draft.probs());
+        let scheme = KSeq::new(&target, &draft, k, None).unwrap();
+        let rho_star = scheme.plan().rho_star;
+        let right = kseq_output_by_parts(t, d, k, rho_star);
+        assert!(
+            max_abs_diff(&right, &scheme.analysis().output) < EXACT,
+            "{at}"
+        );
+        assert!(max_abs_diff(&right, t) < EXACT, "{at}");
+        let below = kseq_output_by_parts(t, d, k, 1.0 + (rho_star - 1.0) / 2.0);
+        assert!(
+            max_abs_diff(&below, t) > 1e3 * EXACT,
+            "{at}: ρ below ρ* went unnoticed ({})",
+            max_abs_diff(&below, t)
+        );
+        caught += 1;
+    }
+    assert_eq!(caught, 24);
+}
+
+/// The 24 cases the closed-form checks' power is shown on: the Dirichlet pairs of the zoo
+/// (concentrations 1 and 5) over 3 to 64 tokens, each with k = 2, 3 and 4 drafts.
+fn near_miss_cases(seed: u64) -> Vec<(String, Distribution, Distribution, usize)> {
+    let mut r = rng(seed);
+    let mut cases = Vec::new();
     for n in [3, 5, 16, 64] {
         for (label, target, draft) in pair_zoo(&mut r, n) {
-            if !["dirichlet(1)", "dirichlet(5)"].contains(&label.as_str()) {
-                continue;
-            }
-            let (t, d) = (target.probs(), draft.probs());
-            for k in 2..=4 {
-                let at = format!("{label} V={n} k={k}");
-                let scheme = KSeq::new(&target, &draft, k, None).unwrap();
-                let rho_star = scheme.plan().rho_star;
-                let right = kseq_output_by_parts(t, d, k, rho_star);
-                assert!(
-                    max_abs_diff(&right, &scheme.analysis().output) < EXACT,
-                    "{at}"
-                );
-                assert!(max_abs_diff(&right, t) < EXACT, "{at}");
-                let below = kseq_output_by_parts(t, d, k, 1.0 + (rho_star - 1.0) / 2.0);
-                assert!(
-                    max_abs_diff(&below, t) > 1e3 * EXACT,
-                    "{at}: ρ below ρ* went unnoticed ({})",
-                    max_abs_diff(&below, t)
-                );
-                caught += 1;
+            if ["dirichlet(1)", "dirichlet(5)"].contains(&label.as_str()) {
+                for k in 2..=4 {
+                    let at = format!("{label} V={n} k={k}");
+                    cases.push((at, target.clone(), draft.clone(), k));
+                }
             }
         }
     }
-    assert_eq!(caught, 24);
+    cases
 }
 
 /// Multi-round's closed form rebuilt from its definition, independently of the library:
@@ -230,29 +239,20 @@ fn multiround_output_by_parts(t: &[f64], d: &[f64], k: usize, moved: bool) -> Ve
 /// tolerance.
 #[test]
 fn multiround_with_a_residual_that_does_not_move_fails_the_closed_form_check() {
-    let mut r = rng(43);
     let mut caught = 0;
-    for n in [3, 5, 16, 64] {
-        for (label, target, draft) in pair_zoo(&mut r, n) {
-            if !["dirichlet(1)", "dirichlet(5)"].contains(&label.as_str()) {
-                continue;
-            }
-            let (t, d) = (target.probs(), draft.probs());
-            for k in 2..=4 {
-                let at = format!("{label} V={n} k={k}");
-                let right = multiround_output_by_parts(t, d, k, true);
-                let library = MultiRound::new(&target, &draft, k).unwrap().analysis();
-                assert!(max_abs_diff(&right, &library.output) < EXACT, "{at}");
-                assert!(max_abs_diff(&right, t) < EXACT, "{at}");
-                let stale = multiround_output_by_parts(t, d, k, false);
-                assert!(
-                    max_abs_diff(&stale, t) > 1e3 * EXACT,
-                    "{at}: a residual that does not move went unnoticed ({})",
-                    max_abs_diff(&stale, t)
-                );
-                caught += 1;
-            }
-        }
+    for (at, target, draft, k) in near_miss_cases(43) {
+        let (t, d) = (target.probs(), draft.probs());
+        let right = multiround_output_by_parts(t, d, k, true);
+        let library = MultiRound::new(&target, &draft, k).unwrap().analysis();
+        assert!(max_abs_diff(&right, &library.output) < EXACT, "{at}");
+        assert!(max_abs_diff(&right, t) < EXACT, "{at}");
+        let stale = multiround_output_by_parts(t, d, k, false);
+        assert!(
+            max_abs_diff(&stale, t) > 1e3 * EXACT,
+            "{at}: a residual that does not move went unnoticed ({})",
+            max_abs_diff(&stale, t)
+        );
+        caught += 1;
     }
     assert_eq!(caught, 24);
 }
