@@ -11,6 +11,7 @@
 // run is counted or reported. A row the page cannot express is skipped with its reason
 // printed (labCannot).
 import { readFileSync } from "node:fs";
+import { labRunMany } from "./page-helpers.mjs";
 
 const TABLE = JSON.parse(readFileSync(new URL("../options/lab-table.json", import.meta.url), "utf8"));
 
@@ -32,19 +33,6 @@ export function labCannot(options, sliders) {
   return null;
 }
 
-/** Sets the runs and position, presses Run many and waits until the runs end; what the lab shows. */
-async function runMany(page, runs, position) {
-  await page.fill("#lab-runs", String(runs));
-  await page.selectOption("#lab-position", String(position));
-  const before = await page.evaluate(() => window.__speculaPage.lab.finished);
-  await page.click("#lab-run");
-  await page.waitForFunction((before) => window.__speculaPage.lab.finished > before, before, { timeout: 300_000, polling: 200 });
-  return page.evaluate(() => ({
-    ...window.__speculaPage.lab,
-    verdict: document.getElementById("lab-verdict").textContent,
-    stats: Object.fromEntries([...document.querySelectorAll("#lab-stats dd")].map((d) => [d.dataset.stat, d.textContent])),
-  }));
-}
 
 export function addLabTableTests(tests, { browser, open, loaded, check, setControl }) {
   tests.labTable = async () => {
@@ -68,7 +56,7 @@ export function addLabTableTests(tests, { browser, open, loaded, check, setContr
         await page.fill("#prompt", o.prompt);
         for (const id of ["method", "bug", "gamma", "temperature"]) await setControl(page, id, o[id]);
         await page.fill("#seed", String(o.seed));
-        const lab = await runMany(page, row.lab.runs, row.lab.position);
+        const lab = await labRunMany(page, row.lab.runs, row.lab.position);
         const r = lab.result;
         const counted = r ? r.counts.reduce((a, c) => a + c, 0) : null;
         const all = r?.done === row.lab.runs && counted + r.unreached === r.done;
@@ -86,7 +74,7 @@ export function addLabTableTests(tests, { browser, open, loaded, check, setContr
       }
       check(ran >= 4, `lab table: ${ran} of ${TABLE.rows.length} rows run through the page`);
       // The runs field as typed: a decimal that reads as a whole number is refused quoting it.
-      const typed = await runMany(page, "4.0000000000000001", 1);
+      const typed = await labRunMany(page, "4.0000000000000001", 1);
       const invalid = await page.$eval("#lab-runs", (el) => el.getAttribute("aria-invalid"));
       check(typed.state === "error" && invalid === "true" && typed.result === null && /"4\.0000000000000001", which a JavaScript number cannot hold exactly/.test(typed.message),
         `lab: runs typed as 4.0000000000000001 are refused as typed (${typed.message})`);

@@ -3,23 +3,7 @@
 // lossless said to be so (no "more runs"), one run's no-verdict naming the runs a test
 // needs, an error clearing the chart and verdict of the press before it, the runs field
 // labelled with the engine's own limit, and one colour per meaning in the chart.
-
-/** Sets the runs and position, presses Run many and waits until the runs end; what the lab shows. */
-async function runMany(page, runs, position = 1) {
-  await page.fill("#lab-runs", String(runs));
-  await page.selectOption("#lab-position", String(position));
-  const before = await page.evaluate(() => window.__speculaPage.lab.finished);
-  await page.click("#lab-run");
-  await page.waitForFunction((before) => window.__speculaPage.lab.finished > before, before, { timeout: 300_000, polling: 200 });
-  return page.evaluate(() => ({
-    ...window.__speculaPage.lab,
-    verdict: document.getElementById("lab-verdict").textContent,
-    bars: document.querySelectorAll("#lab-chart rect.bar").length,
-    stats: document.querySelectorAll("#lab-stats dd").length,
-    // The chart's legend: each series' name and its swatch's colour.
-    legend: [...document.querySelectorAll("#lab-chart .chart-legend li")].map((li) => ({ name: li.textContent.trim(), colour: getComputedStyle(li.querySelector(".swatch")).backgroundColor })),
-  }));
-}
+import { labRunMany } from "./page-helpers.mjs";
 
 export function addLabVerdictTests(tests, { browser, open, loaded, check, setControl }) {
   tests.labVerdicts = async () => {
@@ -35,7 +19,7 @@ export function addLabVerdictTests(tests, { browser, open, loaded, check, setCon
         `lab: the runs field is labelled and bounded by the engine's limit (${field.label}, max ${field.max}, default ${field.value})`, JSON.stringify({ field, max: LIMITS.maxLabRuns }));
 
       // Typical acceptance: its own closed form, never a bug's.
-      const typical = await runMany(page, 300);
+      const typical = await labRunMany(page, 300);
       const typicalNames = typical.legend.map((l) => l.name).join(" | ");
       check(typical.result?.kind === "typical" && /typical acceptance's closed form/.test(typicalNames) && !/bug/i.test(typicalNames + typical.verdict) && /typical acceptance/.test(typical.verdict),
         `lab: typical acceptance's law is named as its own, not a bug's ("${typicalNames}"; "${typical.verdict}")`);
@@ -44,26 +28,26 @@ export function addLabVerdictTests(tests, { browser, open, loaded, check, setCon
       const targetColour = typical.legend.find((l) => l.name === "the target")?.colour;
       const lawColour = typical.legend.find((l) => /^exact:/.test(l.name))?.colour;
       await setControl(page, "method", "speculative");
-      const fair = await runMany(page, 300);
+      const fair = await labRunMany(page, 300);
       const exactTarget = fair.legend.find((l) => l.name === "exact: the target")?.colour;
       check(targetColour && exactTarget === targetColour && lawColour !== targetColour,
         `lab: the target is drawn in one colour (${exactTarget} as the exact law, ${targetColour} beside typical's ${lawColour})`, JSON.stringify({ typical: typical.legend, fair: fair.legend }));
 
       // A bug the settings make harmless: its law equals the target, and the verdict says so.
       await setControl(page, "bug", "filtered-draft");
-      const harmless = await runMany(page, 300);
+      const harmless = await labRunMany(page, 300);
       check(harmless.result?.kind === "filtered-draft" && harmless.result.tvFromTarget < 1e-9 && /harmless/.test(harmless.verdict) && !/more runs:/.test(harmless.verdict),
         `lab: filtered-draft without top-k or top-p equals the target (TV ${harmless.result?.tvFromTarget}) and the verdict says the bug is harmless here: "${harmless.verdict}"`);
 
       // An error clears the chart and the verdict of the press before it.
       await setControl(page, "bug", "shared-uniform");
-      const refused = await runMany(page, 300, 2);
-      check(refused.state === "error" && refused.bars === 0 && refused.stats === 0 && refused.verdict === "" && refused.result === null,
+      const refused = await labRunMany(page, 300, 2);
+      check(refused.state === "error" && refused.bars === 0 && refused.statCount === 0 && refused.verdict === "" && refused.result === null,
         `lab: an error (shared-uniform at the second character) leaves no chart or verdict of the runs before it (${refused.bars} bars, "${refused.verdict}")`, refused.message);
 
       // More runs than the engine allows: refused on the field, nothing drawn.
       await page.selectOption("#lab-position", "1");
-      const over = await runMany(page, LIMITS.maxLabRuns + 1);
+      const over = await labRunMany(page, LIMITS.maxLabRuns + 1);
       const invalid = await page.$eval("#lab-runs", (el) => el.getAttribute("aria-invalid"));
       check(over.state === "error" && invalid === "true" && over.bars === 0, `lab: ${LIMITS.maxLabRuns + 1} runs are refused on the runs field (${over.message})`);
 
@@ -71,13 +55,13 @@ export function addLabVerdictTests(tests, { browser, open, loaded, check, setCon
       await setControl(page, "bug", "");
       await setControl(page, "method", "mentored");
       await setControl(page, "kl", 0);
-      const zero = await runMany(page, 300);
+      const zero = await labRunMany(page, 300);
       check(zero.result?.kind === "mentored" && zero.result.tvFromTarget < 1e-9 && /mentored decoding loses nothing in this setting/.test(zero.verdict) && !/more runs:/.test(zero.verdict),
         `lab: mentored at D = 0 equals the target (TV ${zero.result?.tvFromTarget}) and the verdict says it loses nothing, not "more runs": "${zero.verdict}"`);
 
       // One run: no test, and the verdict says how many runs a test needs (the likeliest
       // character expecting 5 counts).
-      const one = await runMany(page, 1);
+      const one = await labRunMany(page, 1);
       const needed = one.result ? Math.ceil(5 / Math.max(...one.result.expected)) : null;
       check(needed > 1 && /^No verdict: 1 run is too few/.test(one.verdict) && one.verdict.includes(`at least ${needed} runs`),
         `lab: one run gives no verdict and says at least ${needed} runs are needed: "${one.verdict}"`);

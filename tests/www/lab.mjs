@@ -8,6 +8,7 @@
 // crates/specula-cli/tests/sample_compare.rs (this pair and prompt, 3,000 runs) and
 // crates/specula-engine/tests/lab.rs (the lab's closed forms, 20,000 runs).
 import { join } from "node:path";
+import { labRunMany } from "./page-helpers.mjs";
 
 // A correct decoder fails the chi-square test at this level about once in 10,000 runs of
 // the test. Shared-uniform, the bug told from the target below, is TV 0.11 from it on this
@@ -16,15 +17,6 @@ import { join } from "node:path";
 const EXACT_P = 1e-4;
 const BUG_P = 1e-3;
 
-/** Sets the runs and position, presses Run many and waits until the runs end. */
-async function runMany(page, runs, position = 1) {
-  await page.fill("#lab-runs", String(runs));
-  await page.selectOption("#lab-position", String(position));
-  const before = await page.evaluate(() => window.__speculaPage.lab.finished);
-  await page.click("#lab-run");
-  await page.waitForFunction((before) => window.__speculaPage.lab.finished > before, before, { timeout: 300_000, polling: 200 });
-  return page.evaluate(() => ({ ...window.__speculaPage.lab, stats: Object.fromEntries([...document.querySelectorAll("#lab-stats dd")].map((d) => [d.dataset.stat, d.textContent])), bars: document.querySelectorAll("#lab-chart rect.bar").length, verdict: document.getElementById("lab-verdict").textContent }));
-}
 
 async function setSelect(page, id, value) {
   await page.selectOption(`#${id}`, value);
@@ -71,14 +63,14 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
     try {
       const page = await open(b.context, "backend=cpu&autoplay=0&method=speculative&gamma=3&temperature=1&seed=1&prompt=ROMEO%3A%0AI");
       await loaded(page);
-      const fair = await runMany(page, 400);
+      const fair = await labRunMany(page, 400);
       const r = fair.result;
       check(fair.state === "done" && r?.done === 400 && r.counts.reduce((a, c) => a + c, 0) === 400, `lab: 400 speculative runs counted (${fair.state}, ${r?.done})`, fair.message);
       check(r?.kind === "target" && r.pValue > EXACT_P && r.pValue <= 1, `lab: speculative's runs are tested against the target, no gross misfit (a wiring check; p ${r?.pValue})`);
       check(fair.reports >= 1 && fair.bars > 0 && fair.stats["runs"] === "400 of 400" && /Consistent with the target/.test(fair.verdict), `lab: live histogram, stats and verdict drawn (${fair.reports} reports, ${fair.bars} bars)`, JSON.stringify(fair.stats));
 
       // One run cannot be tested: no p-value, and no verdict of fit.
-      const one = await runMany(page, 1);
+      const one = await labRunMany(page, 1);
       check(
         one.result?.pValue === null && /^No verdict: 1 run is too few/.test(one.verdict) && !/Consistent/.test(one.verdict),
         `lab: one run gives no verdict (${one.verdict})`,
@@ -88,7 +80,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       const bugs = await page.$$eval("#bug option", (os) => os.map((o) => o.value).filter(Boolean));
       check(bugs.includes("shared-uniform") && bugs.includes("cache-reset") && bugs.length === 6, `lab: the bug switches are the engine's (${bugs.join(", ")})`);
       await setSelect(page, "bug", "shared-uniform");
-      const bug = await runMany(page, 1500);
+      const bug = await labRunMany(page, 1500);
       const br = bug.result;
       check(br?.kind === "shared-uniform" && br.tvFromTarget > 0.05, `lab: shared-uniform's exact distribution is TV ${br?.tvFromTarget?.toFixed(3)} from the target`);
       check(br?.pValue > EXACT_P && br?.targetPValue < BUG_P, `lab: shared-uniform's runs are told from the target (p ${br?.targetPValue}), no gross misfit to the bug's closed form (p ${br?.pValue})`);
@@ -98,7 +90,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
 
       // cache-reset acts from the second character on.
       await setSelect(page, "bug", "cache-reset");
-      const reset = await runMany(page, 600, 2);
+      const reset = await labRunMany(page, 600, 2);
       // (A wiring check: at 600 runs cache-reset's TV 0.033 from the target is λ ≈ 11; its
       // power is in sample_compare.rs at 3,000 runs.)
       check(reset.result?.kind === "cache-reset" && reset.result.position === 2 && reset.result.pValue > EXACT_P, `lab: cache-reset's second character is tested against its closed form, no gross misfit (p ${reset.result?.pValue}, TV from the target ${reset.result?.tvFromTarget?.toFixed(3)})`, `${reset.state} ${reset.message} ${reset.result?.kind} ${reset.result?.position}`);
@@ -116,10 +108,10 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       // No bug for a lossy method: the switch is disabled and nothing is sent.
       await setSelect(page, "method", "mentored");
       check(await page.$eval("#bug", (el) => el.disabled), "lab: the bug switch is disabled for mentored decoding");
-      const mentored = await runMany(page, 300);
+      const mentored = await labRunMany(page, 300);
       check(mentored.result?.kind === "mentored" && mentored.result.pValue > EXACT_P, `lab: mentored's runs are tested against its closed form, no gross misfit (a wiring check; p ${mentored.result?.pValue}, TV from the target ${mentored.result?.tvFromTarget?.toFixed(3)})`);
       // A refused setting names its control.
-      const refused = await runMany(page, 300, 2);
+      const refused = await labRunMany(page, 300, 2);
       check(refused.state === "error" && (await page.$eval("#lab-position", (el) => el.getAttribute("aria-invalid"))) === "true", `lab: mentored at the second character is refused on its control (${refused.state})`);
       // The animation plays again after the lab.
       await page.fill("#maxtokens", "10");
@@ -214,7 +206,7 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
         jsHeapBytes: await workerHeap(),
       });
       // A first short batch warms every allocation up.
-      await runMany(page, 100);
+      await labRunMany(page, 100);
       const before = await memory();
       const samples = [];
       const started = Date.now();

@@ -145,3 +145,27 @@ export const drawnCurves = (page, selector) =>
       points: [...p.getAttribute("d").matchAll(/[ML](-?[\d.]+),(-?[\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])]),
     })),
   );
+
+/**
+ * Sets the lab's runs and position, presses Run many and waits until the runs end; what
+ * the lab shows: its hook state, the verdict, the stats by name (`stats`) and how many
+ * (`statCount`), the chart's bars and its legend (each series' name and swatch colour).
+ */
+export async function labRunMany(page, runs, position = 1) {
+  await page.fill("#lab-runs", String(runs));
+  await page.selectOption("#lab-position", String(position));
+  const before = await page.evaluate(() => window.__speculaPage.lab.finished);
+  await page.click("#lab-run");
+  await page.waitForFunction((before) => window.__speculaPage.lab.finished > before, before, { timeout: 300_000, polling: 200 });
+  return page.evaluate(() => {
+    const stats = [...document.querySelectorAll("#lab-stats dd")];
+    return {
+      ...window.__speculaPage.lab,
+      verdict: document.getElementById("lab-verdict").textContent,
+      stats: Object.fromEntries(stats.map((d) => [d.dataset.stat, d.textContent])),
+      statCount: stats.length,
+      bars: document.querySelectorAll("#lab-chart rect.bar").length,
+      legend: [...document.querySelectorAll("#lab-chart .chart-legend li")].map((li) => ({ name: li.textContent.trim(), colour: getComputedStyle(li.querySelector(".swatch")).backgroundColor })),
+    };
+  });
+}
