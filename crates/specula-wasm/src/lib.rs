@@ -52,7 +52,7 @@ pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
 pub use lab::LabExact;
-pub use math::TheoryCurves;
+pub use math::{RETARGET_OPTION_NAMES, THEORY_OPTION_NAMES, TheoryCurves};
 pub use models::{Bundles, GgufPair, Models};
 pub use pair::{Advance, Pair};
 pub use remote::{RemotePair, RemoteTarget};

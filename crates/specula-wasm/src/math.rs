@@ -25,12 +25,20 @@ pub struct TheoryCurves {
     pub walltime_factor: Option<Vec<f64>>,
 }
 
+/// The names `theory()` takes (web/src/index.d.ts's `TheoryOptions`, checked against
+/// these by tests/hand_types.rs).
+pub const THEORY_OPTION_NAMES: [&str; 3] = ["alpha", "gammas", "costRatio"];
+
+/// The names `retarget()` takes (web/src/index.d.ts's `RetargetOptions`, checked against
+/// these by tests/hand_types.rs).
+pub const RETARGET_OPTION_NAMES: [&str; 5] = ["probs", "from", "temperature", "topK", "topP"];
+
 /// `theory({ alpha, gammas, costRatio? })`.
 ///
 /// # Errors
 /// An `invalid_option` naming `alpha`, `gammas[i]` or `costRatio`.
 pub(crate) fn theory(options: &JsValue) -> Result<TheoryCurves> {
-    let f = Fields::new(options, "theory options", &["alpha", "gammas", "costRatio"])?;
+    let f = Fields::new(options, "theory options", &THEORY_OPTION_NAMES)?;
     let alpha = f.number("alpha")?.ok_or_else(|| {
         WasmError::option_field("alpha", "alpha is required: the acceptance rate in [0, 1]")
     })?;
@@ -105,11 +113,7 @@ pub(crate) fn theory(options: &JsValue) -> Result<TheoryCurves> {
 /// # Errors
 /// An `invalid_option` naming the bad option.
 pub(crate) fn retarget(options: &JsValue) -> Result<Vec<f64>> {
-    let f = Fields::new(
-        options,
-        "retarget options",
-        &["probs", "from", "temperature", "topK", "topP"],
-    )?;
+    let f = Fields::new(options, "retarget options", &RETARGET_OPTION_NAMES)?;
     let probs = f.numbers("probs")?.ok_or_else(|| {
         WasmError::option_field("probs", "probs is required: the recorded distribution")
     })?;
