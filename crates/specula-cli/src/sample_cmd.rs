@@ -86,11 +86,10 @@ pub struct SampleSettings {
 /// A usage error naming the first bad flag.
 pub fn check(args: &SampleArgs) -> Result<SampleSettings, CliError> {
     let samples = parse::uint("--samples", &args.samples, 1_u64, MAX_SAMPLES)?;
-    let default = DEFAULT_SAMPLE_TOKENS.to_string();
-    let max_tokens = match &args.max_tokens {
-        Some(typed) => typed.clone(),
-        None => crate::number::typed(&default).map_err(CliError::failure)?,
-    };
+    let max_tokens = args.max_tokens.clone().unwrap_or_else(|| Typed {
+        text: DEFAULT_SAMPLE_TOKENS.to_string(),
+        value: DEFAULT_SAMPLE_TOKENS as f64,
+    });
     let settings = args.decode.clone().into_settings(Some(&max_tokens))?;
     let position = match (args.compare, &args.position) {
         (_, None) => 1,
