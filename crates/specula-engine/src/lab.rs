@@ -34,8 +34,8 @@ use specula_core::{
 };
 
 use crate::config::{DecodeConfig, Method};
-use crate::options::limits::{DEFAULT_LAB_RUNS, MAX_LAB_RUNS, MAX_SEED};
-use crate::options::{DecodeOptions, OptionError, Resolved, show_number, whole};
+use crate::options::limits::MAX_SEED;
+use crate::options::{DecodeOptions, OptionError, Resolved};
 
 /// The positions the lab has closed forms for: the first and the second generated token.
 pub const MAX_LAB_POSITION: usize = 2;
@@ -181,25 +181,8 @@ pub fn shared_positions(prompt_len: usize, window: usize) -> usize {
     }
 }
 
-/// Checks `position` (1 or 2).
-///
-/// # Errors
-/// [`OptionError`] for `position`.
-pub fn check_position(position: f64) -> Result<usize, OptionError> {
-    if position == 1.0 || position == 2.0 {
-        Ok(position as usize)
-    } else {
-        Err(position_error(show_number(position)))
-    }
-}
-
-fn position_error(got: String) -> OptionError {
-    refuse(
-        "position",
-        "1 or 2 (the first or second generated token)",
-        got,
-    )
-}
+pub use crate::options::check_position;
+use crate::options::{SampleSettings, position_error};
 
 /// One call of the lab: the decoding options of every run, the position counted and the
 /// number of runs, run `i` with seed `first_seed + i`.
@@ -217,7 +200,8 @@ pub struct LabRequest {
 
 /// Checks the lab's options: the decoding options as for a generation, less `maxTokens`
 /// and `stop` (every run generates [`RUN_TOKENS`] tokens), the position (default 1) and
-/// the runs (default [`DEFAULT_LAB_RUNS`], at most [`MAX_LAB_RUNS`], their seeds within
+/// the runs (default [`DEFAULT_LAB_RUNS`](crate::options::limits::DEFAULT_LAB_RUNS), at
+/// most [`MAX_LAB_RUNS`](crate::options::limits::MAX_LAB_RUNS), their seeds within
 /// [`MAX_SEED`]).
 ///
 /// # Errors
@@ -239,11 +223,13 @@ pub fn lab_request(
             ));
         }
     }
-    let position = check_position(position.unwrap_or(1.0))?;
-    let runs = match runs {
-        Some(r) => whole("runs", r, 1, MAX_LAB_RUNS, "")?,
-        None => DEFAULT_LAB_RUNS,
-    };
+    let checked = SampleSettings {
+        runs,
+        position,
+        ..SampleSettings::default()
+    }
+    .resolve()?;
+    let (position, runs) = (checked.position, checked.runs);
     options.max_tokens = Some(RUN_TOKENS as f64);
     let resolved = options.resolve()?;
     let first_seed = resolved.config.seed;

@@ -24,6 +24,8 @@ mod error;
 #[cfg(feature = "js")]
 mod js;
 pub mod limits;
+mod load;
+mod math;
 mod method_name;
 mod method_options;
 mod number;
@@ -31,12 +33,22 @@ mod plan;
 mod prompt;
 mod raw;
 mod resolve;
+mod sample;
 
 use serde::Serialize;
 
 pub use error::{OptionError, Problem};
 #[cfg(feature = "js")]
 pub use js::raw_from_js;
+pub use load::{
+    BackendChoice, DRAFT_LOAD_OPTION_NAMES, DraftBackend, DraftLoad, DraftLoadOptions, FileOptions,
+    GGUF_SOURCE_NAMES, GgufSource, LOAD_OPTION_NAMES, LoadOptions, MODULE_LOAD_OPTION_NAMES,
+    ModelFiles, ModuleLoad, ModuleLoadOptions, Progress, one_of,
+};
+pub use math::{
+    RETARGET_OPTION_NAMES, RetargetInput, RetargetOptions, THEORY_OPTION_NAMES, TheoryInput,
+    TheoryOptions,
+};
 pub use method_name::MethodName;
 pub use method_options::{METHOD_OPTIONS, MethodOption};
 pub use number::{RealRange, finite, show_number, whole, whole_usize};
@@ -45,6 +57,10 @@ use prompt::Input;
 pub use prompt::{Prompt, Stop};
 pub use raw::{FromRaw, Raw, object_entries, take_list};
 pub use resolve::{Resolved, ResolvedTokens, sampling};
+pub use sample::{
+    CALLER_SIDE_SAMPLE_SETTINGS, SAMPLE_SETTING_NAMES, SampleRun, SampleSettings, check_position,
+    position_error,
+};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
 pub const DECODE_OPTION_NAMES: [&str; 20] = [

@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use burn::tensor::Device;
 use serde::Serialize;
 
-use crate::choice::one_of;
 use crate::error::{Result, WasmError};
 
 /// Set when the browser reports the GPU device lost (or a test simulates it); the next
@@ -32,32 +31,9 @@ pub(crate) fn mark_gpu_lost() {
     GPU_LOST.store(true, Ordering::Relaxed);
 }
 
-/// What the caller asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendChoice {
-    /// WebGPU when available, else CPU.
-    Auto,
-    /// WebGPU or an error.
-    WebGpu,
-    /// The CPU backend inside wasm.
-    Cpu,
-}
-
-impl BackendChoice {
-    /// Parses `"auto" | "webgpu" | "cpu"` (default auto).
-    ///
-    /// # Errors
-    /// [`WasmError::InvalidOption`] for anything else.
-    pub fn parse(name: Option<&str>) -> Result<Self> {
-        let choices = [
-            ("auto", Self::Auto),
-            ("webgpu", Self::WebGpu),
-            ("cpu", Self::Cpu),
-        ];
-        one_of("backend", name, Self::Auto, &choices)
-    }
-}
+/// What the caller asked for, and where the draft runs: defined with the other load
+/// options in the engine, so that the page checks the same names.
+pub use specula_engine::options::{BackendChoice, DraftBackend};
 
 /// Which build of the wasm module answers: the full one (WebGPU and CPU) or the CPU-only
 /// one (built without the `webgpu` feature; a smaller download).
@@ -77,37 +53,6 @@ impl ModuleKind {
     } else {
         Self::Cpu
     };
-}
-
-/// Where the draft model runs, asked for at `load`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DraftBackend {
-    /// Wherever the target runs.
-    #[default]
-    Same,
-    /// On the CPU inside wasm even when the target is on WebGPU: no dispatches at all
-    /// (MODELS.md, "On WebGPU").
-    Cpu,
-    /// Wherever the target runs, but on WebGPU without the fused draft pass (one dispatch
-    /// per block): burn's operations and the few-row kernels, a few dozen dispatches per
-    /// call, as before the fusion. For measuring what the fusion saves.
-    Unfused,
-}
-
-impl DraftBackend {
-    /// Parses `"same" | "cpu" | "unfused"` (default same).
-    ///
-    /// # Errors
-    /// [`WasmError::InvalidOption`] for anything else.
-    pub fn parse(name: Option<&str>) -> Result<Self> {
-        let choices = [
-            ("same", Self::Same),
-            ("cpu", Self::Cpu),
-            ("unfused", Self::Unfused),
-        ];
-        one_of("draftBackend", name, Self::Same, &choices)
-    }
 }
 
 /// Where the models run, as reported to JavaScript.

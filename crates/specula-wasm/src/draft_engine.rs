@@ -12,6 +12,7 @@ use std::rc::Rc;
 use burn::tensor::Device;
 use js_sys::{Float32Array, Function, Promise, Reflect};
 use specula_engine::ForwardRequest;
+use specula_engine::options::{DraftLoadOptions, ModelFiles};
 use specula_host::{DeviceLm, ModelTokenizer};
 use specula_model::{ModelBundle, ModelMeta, ModelRole};
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -20,29 +21,26 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use crate::backend::{BackendChoice, BackendInfo};
 use crate::error::{Result, WasmError};
-use crate::fields::Fields;
 use crate::generation::Generation;
-use crate::js_options::{generate_options, required};
+use crate::js_options::{generate_options, raw_with_bytes};
 use crate::js_value::to_js;
 use crate::models::{GgufPair, check_alphabets, check_role};
 use crate::remote::{RemotePair, RemoteTarget};
 
-/// The bundled architecture's draft from `draftMeta`/`draftWeights`, checked against
-/// the target's description `targetMeta`: the model on this module's CPU, the shared
-/// tokenizer and the context both read.
+/// The bundled architecture's draft from its description and weights, checked against
+/// the target's description: the model on this module's CPU, the shared tokenizer and
+/// the context both read.
 ///
 /// # Errors
-/// `invalid_option` for a missing field, `bad_weights` for files that do not check.
-fn bundled_draft(f: &Fields) -> Result<(DeviceLm, ModelTokenizer, usize)> {
-    let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
-    let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
-    let target_meta = required(
-        "targetMeta",
-        f.string("targetMeta")?.map(String::into_bytes),
-    )?;
-    let draft = ModelBundle::from_parts(&draft_meta, &draft_weights)
+/// `bad_weights` for files that do not check.
+fn bundled_draft(
+    draft_meta: &str,
+    draft_weights: &[u8],
+    target_meta: &str,
+) -> Result<(DeviceLm, ModelTokenizer, usize)> {
+    let draft = ModelBundle::from_parts(draft_meta.as_bytes(), draft_weights)
         .map_err(|e| WasmError::Weights(format!("draft model: {e}")))?;
-    let target = ModelMeta::from_json(&target_meta)
+    let target = ModelMeta::from_json(target_meta.as_bytes())
         .map_err(|e| WasmError::Weights(format!("target model: {e}")))?;
     check_role("draft", &draft.meta, ModelRole::Draft)?;
     check_role("target", &target, ModelRole::Target)?;
@@ -138,18 +136,6 @@ pub struct DraftEngine {
     abort: Rc<Cell<bool>>,
 }
 
-/// The option names `load` accepts.
-const LOAD_KEYS: [&str; 8] = [
-    "draftMeta",
-    "draftWeights",
-    "targetMeta",
-    "draftGguf",
-    "targetGguf",
-    "target",
-    "pause",
-    "targetBackend",
-];
-
 #[wasm_bindgen]
 impl DraftEngine {
     /// An engine with no model; call `load` next.
@@ -173,7 +159,10 @@ impl DraftEngine {
     /// do not check or the two models' alphabets (tokenizers) differ; `busy` while a
     /// generation runs.
     pub fn load(&self, options: JsValue) -> std::result::Result<(), JsValue> {
-        let f = Fields::new(&options, "draft load options", &LOAD_KEYS)?;
+        let load = DraftLoadOptions::from_raw(raw_with_bytes(&options))
+            .and_then(DraftLoadOptions::resolve)
+            .map_err(WasmError::from)?;
+        // Checked to be functions just now.
         let function = |name: &str| {
             Reflect::get(&options, &name.into())
                 .ok()
@@ -181,17 +170,21 @@ impl DraftEngine {
                 .ok_or_else(|| WasmError::option_field(name, format!("{name} must be a function")))
         };
         let (call, pause) = (function("target")?, function("pause")?);
-        let on_gpu = f.string("targetBackend")?.as_deref() == Some("webgpu");
-        let (model, tokenizer, context) = match f.bytes("draftGguf")? {
-            Some(draft) => {
+        let on_gpu = load.target_on_gpu;
+        let (model, tokenizer, context) = match load.files {
+            ModelFiles::Gguf { draft, target } => {
                 // The target's file is read for its tokenizer and context only.
-                let target = required("targetGguf", f.bytes("targetGguf")?)?;
                 let pair = GgufPair::from_files(draft, target)?;
                 let model = pair.build(specula_engine::Role::Draft, &Device::flex())?;
                 let context = model.max_seq().min(pair.target_context());
                 (model, pair.tokenizer().clone(), context)
             }
-            None => bundled_draft(&f)?,
+            ModelFiles::Bundled {
+                draft_meta,
+                draft_weights,
+                target_meta,
+                ..
+            } => bundled_draft(&draft_meta, &draft_weights, &target_meta)?,
         };
         let status = Rc::new(RefCell::new(TargetStatus {
             on_gpu,

@@ -170,14 +170,15 @@ impl Engine {
         })
     }
 
-    /// The lab: the exact distribution of generated position `position` (1 or 2, default
-    /// 1) under `options` (as for `start`, less `maxTokens` and `stop`), worked out from
-    /// both models at the prompt, with the checked `runs` (default 1000) and their seeds.
+    /// The lab: the exact distribution of generated position `settings.position` (1 or 2,
+    /// default 1) under `options` (as for `start`, less `maxTokens` and `stop`), worked
+    /// out from both models at the prompt, with the checked `settings.runs` (default 1000)
+    /// and their seeds; `settings` are the engine's `SampleSettings` (`{ runs, position }`).
     /// Resolves to `{ position, kind, expected, target, tvFromTarget, runs, firstSeed,
     /// runTokens }`; the runs are then ordinary generations with `maxTokens: runTokens`
     /// and seeds `firstSeed + i`, counted by the caller and tested with `fit`.
-    pub fn exact(&self, options: JsValue, position: Option<f64>, runs: Option<f64>) -> Promise {
-        let parsed = crate::lab::request(&options, position, runs);
+    pub fn exact(&self, options: JsValue, settings: JsValue) -> Promise {
+        let parsed = crate::lab::request(&options, &settings);
         let state = Rc::clone(&self.state);
         future_to_promise(async move {
             let request = parsed?;

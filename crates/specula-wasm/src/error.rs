@@ -82,14 +82,6 @@ impl WasmError {
         }
     }
 
-    /// An [`WasmError::InvalidOption`] about the options as a whole.
-    pub(crate) fn option(message: impl Into<String>) -> Self {
-        Self::InvalidOption {
-            field: None,
-            message: message.into(),
-        }
-    }
-
     /// An [`WasmError::InvalidOption`] about the option `field`.
     pub(crate) fn option_field(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::InvalidOption {

@@ -8,7 +8,6 @@ use specula_engine::{ForwardRequest, Query, Role};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::error::{Result, WasmError};
-use crate::fields::describe;
 
 /// `"draft"` or `"target"`.
 pub(crate) fn role(name: &str) -> Result<Role> {
@@ -147,4 +146,9 @@ pub(crate) fn to_js(request: &ForwardRequest) -> JsValue {
         .collect();
     set("queries", &queries);
     object.into()
+}
+
+/// How a message quotes `value`, as the engine's option reader does.
+fn describe(value: &JsValue) -> String {
+    specula_engine::options::raw_from_js(value).describe()
 }

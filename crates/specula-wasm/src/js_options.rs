@@ -1,65 +1,66 @@
-//! Filling the option structs from JavaScript objects.
+//! Options objects from JavaScript, read by the engine's one options definition
+//! (`specula_engine::options`); the only thing added here is the bytes of a file, which
+//! the engine's reader takes as [`Raw::Bytes`] and JavaScript holds as a `Uint8Array` or
+//! an `ArrayBuffer`.
 
-use wasm_bindgen::JsValue;
+use js_sys::{Array, Object};
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::{BackendChoice, DraftBackend};
-use crate::error::{Result, WasmError};
-use crate::fields::Fields;
+use crate::error::Result;
 use crate::models::{Bundles, GgufPair, Sources};
-use specula_engine::options::DecodeOptions;
-use specula_engine::options::raw_from_js;
+use specula_engine::options::{DecodeOptions, ModelFiles, ModuleLoadOptions, Raw, raw_from_js};
 
 /// `generate`/`start` options, read and type-checked by the engine's one options parser.
 pub(crate) fn generate_options(value: &JsValue) -> Result<DecodeOptions> {
     Ok(DecodeOptions::from_raw(raw_from_js(value))?)
 }
 
-/// The option names `load` accepts.
-const LOAD_KEYS: [&str; 8] = [
-    "backend",
-    "draftBackend",
-    "draftMeta",
-    "draftWeights",
-    "targetMeta",
-    "targetWeights",
-    "draftGguf",
-    "targetGguf",
-];
-
-/// A load option that must be given: its bytes, or the error naming it.
-pub(crate) fn required(name: &str, value: Option<Vec<u8>>) -> Result<Vec<u8>> {
-    value.ok_or_else(|| WasmError::option(format!("{name} is required in load options")))
+/// A load options object as [`Raw`]: each entry as [`raw_from_js`] reads it, except that
+/// a `Uint8Array` or an `ArrayBuffer` is [`Raw::Bytes`] (not an array of numbers, which
+/// a weight file would make gigabytes of).
+pub(crate) fn raw_with_bytes(value: &JsValue) -> Raw {
+    if !value.is_object() || Array::is_array(value) || value.is_function() {
+        return raw_from_js(value);
+    }
+    let entries = Object::entries(value.unchecked_ref::<Object>());
+    Raw::Object(
+        entries
+            .iter()
+            .filter_map(|entry| {
+                let pair: Array = entry.unchecked_into();
+                let item = pair.get(1);
+                let raw = if let Some(array) = item.dyn_ref::<js_sys::Uint8Array>() {
+                    Raw::Bytes(array.to_vec())
+                } else if item.is_instance_of::<js_sys::ArrayBuffer>() {
+                    Raw::Bytes(js_sys::Uint8Array::new(&item).to_vec())
+                } else {
+                    raw_from_js(&item)
+                };
+                Some((pair.get(0).as_string()?, raw))
+            })
+            .collect(),
+    )
 }
 
-/// `load` options: the backend and either both models' description (JSON text) and
-/// weights, or both models' GGUF files (`draftGguf`, `targetGguf`).
+/// `load` options (`ModuleLoadOptions`): the backend and either both models' description
+/// (JSON text) and weights, or both models' GGUF files (`draftGguf`, `targetGguf`).
 pub(crate) fn load_options(value: &JsValue) -> Result<(BackendChoice, DraftBackend, Sources)> {
-    let f = Fields::new(value, "load options", &LOAD_KEYS)?;
-    let backend = BackendChoice::parse(f.string("backend")?.as_deref())?;
-    let draft_backend = DraftBackend::parse(f.string("draftBackend")?.as_deref())?;
-    let (draft_gguf, target_gguf) = (f.bytes("draftGguf")?, f.bytes("targetGguf")?);
-    if draft_gguf.is_some() || target_gguf.is_some() {
-        if let Some(name) = ["draftMeta", "draftWeights", "targetMeta", "targetWeights"]
-            .into_iter()
-            .find(|k| f.is_set(k))
-        {
-            return Err(WasmError::option(format!(
-                "{name} cannot be given with GGUF files (draftGguf, targetGguf)"
-            )));
-        }
-        let pair = GgufPair::from_files(
-            required("draftGguf", draft_gguf)?,
-            required("targetGguf", target_gguf)?,
-        )?;
-        return Ok((backend, draft_backend, pair.into()));
-    }
-    let draft_meta = required("draftMeta", f.string("draftMeta")?.map(String::into_bytes))?;
-    let target_meta = required(
-        "targetMeta",
-        f.string("targetMeta")?.map(String::into_bytes),
-    )?;
-    let draft_weights = required("draftWeights", f.bytes("draftWeights")?)?;
-    let target_weights = required("targetWeights", f.bytes("targetWeights")?)?;
-    let bundles = Bundles::from_parts(&draft_meta, &draft_weights, &target_meta, &target_weights)?;
-    Ok((backend, draft_backend, bundles.into()))
+    let load = ModuleLoadOptions::from_raw(raw_with_bytes(value))?.resolve()?;
+    let sources = match load.files {
+        ModelFiles::Gguf { draft, target } => GgufPair::from_files(draft, target)?.into(),
+        ModelFiles::Bundled {
+            draft_meta,
+            draft_weights,
+            target_meta,
+            target_weights,
+        } => Bundles::from_parts(
+            draft_meta.as_bytes(),
+            &draft_weights,
+            target_meta.as_bytes(),
+            &target_weights,
+        )?
+        .into(),
+    };
+    Ok((load.backend, load.draft_backend, sources))
 }

@@ -1,12 +1,13 @@
-//! The lab's calls on the loaded pair (bundled or GGUF): `Engine.exact(options, position, runs)` works out
+//! The lab's calls on the loaded pair (bundled or GGUF): `Engine.exact(options, settings)` works out
 //! the exact distribution of a generated position from both models at the prompt
 //! (`specula_engine::lab`), and `fit(counts, expected, target)` tests many runs' counts
 //! against it. The runs themselves are ordinary generations (`start` / `nextRound`, with
 //! the request's seeds), so what is counted is the real sampling path.
 
 use serde::Serialize;
+use specula_engine::lab::Fit;
 use specula_engine::lab::{self, Exact, LabLogits, LabRequest, RUN_TOKENS};
-use specula_engine::options::{DecodeOptions, raw_from_js};
+use specula_engine::options::{DecodeOptions, SampleSettings, raw_from_js};
 use specula_engine::{ForwardRequest, Role};
 use wasm_bindgen::JsValue;
 
@@ -29,17 +30,35 @@ pub struct LabExact {
     pub run_tokens: usize,
 }
 
-/// Reads the lab's options: `options` as for `generate()` less `maxTokens` and `stop`.
+/// What the package's `sample()` resolves to (and hands `onProgress`), put together by
+/// its worker: [`LabExact`] and the [`Fit`] of the counts so far, with the counts.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SampleResult {
+    /// The exact distribution and the runs.
+    #[serde(flatten)]
+    pub exact: LabExact,
+    /// The counts' test.
+    #[serde(flatten)]
+    pub fit: Fit,
+    /// How often each token (by id: `tokenTexts`) came at `position`.
+    pub counts: Vec<u64>,
+    /// The runs made so far.
+    pub done: u64,
+    /// Runs that ended at the model's end token before `position` (a GGUF model's end of
+    /// turn): not in `counts`; the exact distribution is conditioned on the same.
+    pub unreached: u64,
+}
+
+/// Reads the lab's options: `options` as for `generate()` less `maxTokens` and `stop`,
+/// and `settings` (`{ runs, position }`) by the engine's [`SampleSettings`].
 ///
 /// # Errors
 /// `invalid_option` naming the option at fault.
-pub(crate) fn request(
-    options: &JsValue,
-    position: Option<f64>,
-    runs: Option<f64>,
-) -> Result<LabRequest> {
+pub(crate) fn request(options: &JsValue, settings: &JsValue) -> Result<LabRequest> {
     let options = DecodeOptions::from_raw(raw_from_js(options))?;
-    Ok(lab::lab_request(options, position, runs)?)
+    let settings = SampleSettings::from_raw(raw_from_js(settings))?;
+    Ok(lab::lab_request(options, settings.position, settings.runs)?)
 }
 
 fn rows(logits: Vec<f32>, vocab: usize) -> Vec<Vec<f64>> {

@@ -22,13 +22,11 @@
 #![deny(missing_docs)]
 
 mod backend;
-mod choice;
 #[cfg(target_arch = "wasm32")]
 mod clock;
 mod draft_engine;
 mod engine;
 mod error;
-mod fields;
 mod forward;
 mod generation;
 #[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
@@ -52,7 +50,8 @@ pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
 pub use lab::LabExact;
-pub use math::{RETARGET_OPTION_NAMES, THEORY_OPTION_NAMES, TheoryCurves};
+pub use lab::SampleResult;
+pub use math::TheoryCurves;
 pub use models::{Bundles, GgufPair, Models};
 pub use pair::{Advance, Pair};
 pub use remote::{RemotePair, RemoteTarget};
@@ -178,6 +177,25 @@ pub fn limits() -> std::result::Result<JsValue, JsValue> {
     Ok(js_value::to_js(&specula_engine::options::limits::LIMITS)?)
 }
 
+/// `untrainedBundles`'s `{ seed, size }`, read by the engine's option reader.
+fn untrained_options(
+    options: &JsValue,
+) -> std::result::Result<(Option<f64>, Option<String>), specula_engine::options::OptionError> {
+    use specula_engine::options::{FromRaw, OptionError, object_entries, raw_from_js};
+    let (mut seed, mut size) = (None, None);
+    for (key, value) in object_entries(raw_from_js(options), "an object such as { seed, size }")? {
+        match key.as_str() {
+            "seed" => seed = f64::take(&key, value)?,
+            "size" => size = String::take(&key, value)?,
+            _ => return Err(OptionError::unknown(key, &UNTRAINED_OPTION_NAMES)),
+        }
+    }
+    Ok((seed, size))
+}
+
+/// The names `untrainedBundles` takes.
+const UNTRAINED_OPTION_NAMES: [&str; 2] = ["seed", "size"];
+
 /// Seeded untrained model files `{ draftMeta, draftWeights, targetMeta, targetWeights }`
 /// for `load`: `untrainedBundles({ seed = 0, size = "test" | "full" })`. For tests and
 /// demos before trained weights are at hand.
@@ -189,13 +207,13 @@ pub fn untrained_bundles(options: JsValue) -> std::result::Result<JsValue, JsVal
     let (seed, size) = if options.is_undefined() || options.is_null() {
         (0, untrained::Size::Test)
     } else {
-        let f = fields::Fields::new(&options, "untrainedBundles options", &["seed", "size"])?;
-        let seed = match f.number("seed")? {
+        let (seed, size) = untrained_options(&options).map_err(WasmError::from)?;
+        let seed = match seed {
             Some(s) => specula_engine::options::whole("seed", s, 0, u64::from(u32::MAX), "")
                 .map_err(WasmError::from)?,
             None => 0,
         };
-        (seed, untrained::Size::parse(f.string("size")?.as_deref())?)
+        (seed, untrained::Size::parse(size.as_deref())?)
     };
     run_constructors();
     let bundles = untrained::untrained_bundles(seed, size)?;

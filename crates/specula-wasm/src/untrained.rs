@@ -26,12 +26,11 @@ impl Size {
     /// # Errors
     /// [`WasmError::InvalidOption`] for anything else.
     pub fn parse(name: Option<&str>) -> Result<Self> {
-        crate::choice::one_of(
+        Ok(specula_engine::options::one_of(
             "size",
             name,
-            Self::Test,
             &[("test", Self::Test), ("full", Self::Full)],
-        )
+        )?)
     }
 
     fn config(self, role: ModelRole, vocab: usize) -> ModelConfig {

@@ -69,6 +69,16 @@ pub const MAX_STOP_STRINGS: usize = 64;
 /// The longest stop string, in characters.
 pub const MAX_STOP_CHARS: usize = 1024;
 
+/// The largest vocabulary `decode()` takes (a model's `vocabSize`): token ids cross to
+/// and from the engine as `Int32Array`s, so every id must fit one.
+pub const MAX_VOCAB: usize = 1 << 31;
+/// The most draft lengths one call of `theory()` evaluates (`gammas`): every γ from 1
+/// to [`MAX_GAMMA`] many times over.
+pub const MAX_THEORY_GAMMAS: usize = 1024;
+/// The most entries of the distribution `retarget()` takes (`probs`): as many tokens as
+/// top-k may keep, more than any model's vocabulary here.
+pub const MAX_RETARGET_PROBS: usize = MAX_TOP_K;
+
 /// Temperature's range: 0 (greedy) to [`MAX_TEMPERATURE`].
 pub const TEMPERATURE_RANGE: RealRange = RealRange::closed(0.0, MAX_TEMPERATURE);
 /// Top-p's range: above 0, at most 1.
@@ -81,6 +91,13 @@ pub const PLAN_KL_RANGE: RealRange = RealRange::closed(0.0, f64::INFINITY);
 pub const TYPICAL_EPSILON_RANGE: RealRange = RealRange::closed(0.0, 1.0);
 /// Typical acceptance's scale δ: 0 to [`MAX_TYPICAL_DELTA`].
 pub const TYPICAL_DELTA_RANGE: RealRange = RealRange::closed(0.0, MAX_TYPICAL_DELTA);
+
+/// `theory()`'s acceptance rate α: a probability.
+pub const ALPHA_RANGE: RealRange = RealRange::closed(0.0, 1.0);
+/// `theory()`'s cost ratio c of a draft call to a target call: any finite number from 0.
+pub const COST_RATIO_RANGE: RealRange = RealRange::closed(0.0, f64::INFINITY);
+/// `retarget()`'s recording temperature `from`: any finite number above 0.
+pub const RECORDED_TEMPERATURE_RANGE: RealRange = RealRange::above(0.0, f64::INFINITY);
 
 /// Every default and limit above in one value, as the bindings hand it to JavaScript
 /// (`limits()`), so that the page's controls and the package read the same numbers.
@@ -136,6 +153,12 @@ pub struct Limits {
     pub max_stop_strings: usize,
     /// [`MAX_STOP_CHARS`].
     pub max_stop_chars: usize,
+    /// [`MAX_VOCAB`].
+    pub max_vocab: usize,
+    /// [`MAX_THEORY_GAMMAS`].
+    pub max_theory_gammas: usize,
+    /// [`MAX_RETARGET_PROBS`].
+    pub max_retarget_probs: usize,
 }
 
 /// The limits, as one value.
@@ -164,4 +187,7 @@ pub const LIMITS: Limits = Limits {
     default_seed: DEFAULT_SEED,
     max_stop_strings: MAX_STOP_STRINGS,
     max_stop_chars: MAX_STOP_CHARS,
+    max_vocab: MAX_VOCAB,
+    max_theory_gammas: MAX_THEORY_GAMMAS,
+    max_retarget_probs: MAX_RETARGET_PROBS,
 };

@@ -29,6 +29,9 @@ pub enum Raw {
     /// A BigInt, by its decimal digits (a message quotes it as given: `9007199254740993n`,
     /// which no number holds).
     BigInt(String),
+    /// Bytes: a `Uint8Array` or an `ArrayBuffer` where an option takes a file (the
+    /// bindings' load options build it; no JSON document gives one).
+    Bytes(Vec<u8>),
     /// A value with no JSON counterpart, described for messages ("a function").
     Other(&'static str),
 }
@@ -56,6 +59,7 @@ impl Raw {
                 };
                 format!("the BigInt {shown}{cut}n")
             }
+            Self::Bytes(bytes) => format!("{} bytes", bytes.len()),
             Self::Other(what) => (*what).into(),
         }
     }
@@ -122,6 +126,16 @@ impl FromRaw for String {
     fn from_raw(raw: Raw) -> Option<Self> {
         match raw {
             Raw::String(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl FromRaw for Vec<u8> {
+    const EXPECTED: &'static str = "a Uint8Array or an ArrayBuffer";
+    fn from_raw(raw: Raw) -> Option<Self> {
+        match raw {
+            Raw::Bytes(bytes) => Some(bytes),
             _ => None,
         }
     }
