@@ -10,21 +10,26 @@ import type {
   BackendChoice,
   BackendInfo,
   Bug,
+  CheckedOptions,
   DecodeConfig,
   DecodeOptions as EngineDecodeOptions,
+  DraftBackend,
   ErrorCode,
-  Fit,
-  LabExact,
   Limits,
+  LoadOptions,
   MethodName,
   MethodOption,
   PlanMethod,
   PlanOptions as EnginePlanOptions,
   PlanReport,
+  RetargetOptions,
   RoundReport,
+  SampleResult,
+  SampleSettings,
   Selection,
   Summary,
   TheoryCurves,
+  TheoryOptions,
 } from "./types.js";
 
 export type {
@@ -34,9 +39,11 @@ export type {
   BonusStep,
   BugReport,
   Bug,
+  CheckedOptions,
   DecodeConfig,
   DecodeOptions as EngineDecodeOptions,
   DepthStep,
+  DraftBackend,
   DraftNode,
   DraftShape,
   DraftTest,
@@ -45,9 +52,11 @@ export type {
   FinishReason,
   Fit,
   GammaPolicy,
+  GgufSource,
   KSeqPlan,
   LabExact,
   Limits,
+  LoadOptions,
   MentoredPlan,
   MethodName,
   MethodOption,
@@ -60,16 +69,21 @@ export type {
   PlanNoteKind,
   PlanReport,
   Problem,
+  Progress,
   RacePlan,
   Residual,
   ResidualDraw,
+  RetargetOptions,
   RoundReport,
   RoundTrace,
+  SampleResult,
+  SampleSettings,
   SamplingConfig,
   Selection,
   StepPlan,
   Summary,
   TheoryCurves,
+  TheoryOptions,
   Timing,
   TokenCounts,
   TokenOutcome,
@@ -88,12 +102,6 @@ export type MethodConfig = DecodeConfig["method"];
 
 /** Where the models run. */
 export type Backend = BackendChoice;
-/**
- * Where the draft model runs: "same" as the target, "cpu" (inside wasm) beside a WebGPU
- * target, or "unfused": as "same" but on WebGPU without the fused draft pass (to measure it).
- */
-export type DraftBackend = "same" | "cpu" | "unfused";
-
 /**
  * A decoding method (the options' `method`). `spectr` drafts `drafts` i.i.d. sequences of
  * length `gamma` (or the prefix tree `tree`) and selects among them at every depth by its
@@ -118,63 +126,6 @@ export class SpeculaError extends Error {
   readonly summary?: Summary | DecodeSummary;
   /** With code "model_failed" from decode(): what the model's call threw or rejected with. */
   readonly cause?: unknown;
-}
-
-/** Download progress of one file (the wasm module, then the four weight files). */
-export interface Progress {
-  file: string;
-  loaded: number;
-  /** Bytes expected, when known. */
-  total: number | null;
-}
-
-/** One GGUF file of {@link LoadOptions}: `target` or `draft`. */
-export interface GgufSource {
-  /**
-   * Where the file is served, resolved against the page's location like `weightsUrl`; a
-   * `blob:` or `data:` URL works too. At most 2 GiB (larger files are refused with code
-   * "bad_weights" before they are read whole); a failed download is "download_failed".
-   */
-  url: string | URL;
-}
-
-export interface LoadOptions {
-  /** Default "auto": WebGPU when the browser gives an adapter, otherwise the CPU inside wasm. */
-  backend?: Backend;
-  /**
-   * Default "same" (on WebGPU a draft call of one or two positions is then one fused dispatch
-   * per block). "cpu" keeps the small draft model on the CPU inside wasm while the target runs
-   * on WebGPU, still the faster on Chromium's software adapter (speculative decoding 1.81x over
-   * autoregressive against 1.62x fused and 1.51x unfused, in one run). "unfused" is "same"
-   * without the fusion, to measure it. No effect when the target runs on the CPU.
-   */
-  draftBackend?: DraftBackend;
-  onProgress?: (progress: Progress) => void;
-  /** Where draft.json, draft.bpk, target.json, target.bpk and manifest.json live (default: bundled with the package). */
-  weightsUrl?: string | URL;
-  /**
-   * A Llama-family GGUF file as the target model (docs/real-models.md), instead of the
-   * bundled pair: give `draft` with it, and not `weightsUrl`. Both files are downloaded
-   * beside the wasm module, progress reports naming each by its URL's last path segment
-   * (or "target.gguf" and "draft.gguf"). They must share a tokenizer (else code
-   * "bad_weights"). With GGUF models {@link Specula.alphabet} is "", generation stops at
-   * the file's end token, and `sample()` and `parallelDraft` are refused ("invalid_option").
-   */
-  target?: GgufSource;
-  /** The draft model's GGUF file; required with `target`. */
-  draft?: GgufSource;
-  /**
-   * Where the full module's specula_wasm_bg.wasm (WebGPU and CPU) lives (default: bundled
-   * with the package, dist/wasm/). Given without `wasmCpuUrl`, this module serves every
-   * backend and the math calls.
-   */
-  wasmUrl?: string | URL;
-  /**
-   * Where the CPU-only module's specula_wasm_bg.wasm lives (default: bundled with the
-   * package, dist/wasm-cpu/): loaded for backend "cpu", for "auto" when the browser gives no
-   * WebGPU adapter, and for plan(), theory(), retarget() and checkOptions().
-   */
-  wasmCpuUrl?: string | URL;
 }
 
 /**
@@ -250,15 +201,6 @@ export type GenerateOptions = Omit<EngineDecodeOptions, "prompt" | "stop" | "met
   /** Aborting it has the effect of `abort()`. */
   signal?: AbortSignal;
 };
-
-/**
- * What {@link checkOptions} resolves to: the prompt and the engine's configuration with
- * every default filled in.
- */
-export interface CheckedOptions {
-  prompt: string;
-  config: DecodeConfig;
-}
 
 /** One round of {@link Specula.generate}: the text it emitted and how (the same as {@link RoundReport}). */
 export type Round = RoundReport;
@@ -342,32 +284,6 @@ export class Specula {
   terminate(): void;
 }
 
-/** The settings of {@link Specula.sample} beside the decoding options. */
-export interface SampleSettings {
-  /** How many runs (default {@link LIMITS}.defaultLabRuns, at most maxLabRuns). */
-  runs?: number;
-  /** The generated character counted: 1 (default) or 2. */
-  position?: number;
-  /** Stops the runs, like `abort()`. */
-  signal?: AbortSignal;
-  /** Called with the running result as the counts grow (about ten times a second). */
-  onProgress?: (result: SampleResult) => void;
-}
-
-/** {@link Specula.sample}'s result: the exact distribution, the counts and their test. */
-export type SampleResult = LabExact &
-  Fit & {
-    /** How often each token (by id: {@link Specula.tokenTexts}) came at `position`. */
-    counts: number[];
-    /** The runs made so far. */
-    done: number;
-    /**
-     * Runs that ended at the model's end token before `position` (a GGUF model's end of
-     * turn): not in `counts`; the exact distribution is conditioned on the same.
-     */
-    unreached: number;
-  };
-
 /**
  * Options of {@link plan}: the engine's plan options with `method`, `target` and `draft`
  * required and typed arrays accepted. An option the method does not use is refused
@@ -407,15 +323,6 @@ export function plan(options: PlanOptions): Promise<PlanReport>;
  */
 export function checkOptions(options: GenerateOptions): Promise<CheckedOptions>;
 
-export interface TheoryOptions {
-  /** The acceptance rate α of one drafted token, in [0, 1]. */
-  alpha: number;
-  /** The draft lengths γ to evaluate, each 1–64 ({@link LIMITS}.maxGamma). */
-  gammas: number[];
-  /** c, the cost of one draft call over one target call (≥ 0); without it no walltime factor. */
-  costRatio?: number;
-}
-
 /**
  * Speculative decoding's closed forms at each γ, computed by the engine's core (no models
  * needed): the expected tokens per round `(1 − α^{γ+1})/(1 − α)` and, with `costRatio`,
@@ -423,19 +330,6 @@ export interface TheoryOptions {
  * naming `alpha`, `gammas[i]` or `costRatio`.
  */
 export function theory(options: TheoryOptions): Promise<TheoryCurves>;
-
-export interface RetargetOptions {
-  /** A distribution as recorded (e.g. a step's `targetProbs`), with no top-k or top-p applied. */
-  probs: number[] | Float64Array;
-  /** The temperature it was recorded at (> 0). */
-  from: number;
-  /** The new temperature (default 1; 0 is greedy: one-hot on the argmax). */
-  temperature?: number;
-  /** Keep the k most likely tokens. */
-  topK?: number;
-  /** Keep the smallest set of tokens with this much probability. */
-  topP?: number;
-}
 
 /**
  * The distribution `probs`, recorded at temperature `from`, as the engine would process it

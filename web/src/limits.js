@@ -1,5 +1,6 @@
-// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs)
-// and METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs)
+// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs),
+// METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs) and the names of
+// the options of load() and sample() (crates/specula-engine/src/options/load.rs, sample.rs)
 // by `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated`: do not edit.
 
 /** Every default and limit of the generate() options, as the engine checks them. */
@@ -27,7 +28,10 @@ export const LIMITS = Object.freeze({
   "maxSeed": 9007199254740991,
   "defaultSeed": 0,
   "maxStopStrings": 64,
-  "maxStopChars": 1024
+  "maxStopChars": 1024,
+  "maxVocab": 2147483648,
+  "maxTheoryGammas": 1024,
+  "maxRetargetProbs": 1048576
 });
 
 /** The deliberate bugs `bug` plants, with what each gets wrong (specula_core::Bug). */
@@ -68,3 +72,13 @@ export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({
   "typical": ["gamma","dynamicGamma","epsilon","delta"],
   "lookup": ["gamma","ngram"]
 }).map(([method, options]) => [method, Object.freeze(options)])));
+
+/** The names of load()'s options and of a GGUF file's, and the choices of backend and draftBackend (specula_engine::options::LoadOptions). */
+export const LOAD_OPTION_NAMES = Object.freeze(["backend","draftBackend","onProgress","weightsUrl","target","draft","wasmUrl","wasmCpuUrl"]);
+export const GGUF_SOURCE_NAMES = Object.freeze(["url"]);
+export const BACKENDS = Object.freeze(["auto","webgpu","cpu"]);
+export const DRAFT_BACKENDS = Object.freeze(["same","cpu","unfused"]);
+
+/** The names of sample()'s settings (specula_engine::options::SampleSettings), and those the package keeps on the calling side. */
+export const SAMPLE_SETTING_NAMES = Object.freeze(["runs","position","signal","onProgress"]);
+export const CALLER_SIDE_SAMPLE_SETTINGS = Object.freeze(["signal","onProgress"]);

@@ -122,8 +122,22 @@ pub fn validate_generate_options(options: JsValue) -> std::result::Result<JsValu
     let checked = js_options::generate_options(&options)?
         .resolve()
         .map_err(WasmError::from)?;
-    let json = serde_json::json!({ "prompt": checked.prompt, "config": checked.config });
-    Ok(js_value::to_js(&json)?)
+    let checked = CheckedOptions {
+        prompt: checked.prompt,
+        config: checked.config,
+    };
+    Ok(js_value::to_js(&checked)?)
+}
+
+/// What `validateGenerateOptions` (npm `checkOptions()`) returns: the prompt and the
+/// engine's configuration with every default filled in.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckedOptions {
+    /// The prompt text.
+    pub prompt: String,
+    /// The engine configuration.
+    pub config: specula_engine::DecodeConfig,
 }
 
 /// Speculative decoding's theory curves over γ, computed by the core:

@@ -13,8 +13,12 @@
 
 use std::path::PathBuf;
 
-use specula_engine::options::METHOD_OPTIONS;
 use specula_engine::options::limits::LIMITS;
+use specula_engine::options::{
+    BackendChoice, CALLER_SIDE_SAMPLE_SETTINGS, DECODE_OPTION_NAMES, DraftBackend,
+    GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES, METHOD_OPTIONS, PLAN_OPTION_NAMES, RETARGET_OPTION_NAMES,
+    SAMPLE_SETTING_NAMES, THEORY_OPTION_NAMES,
+};
 use ts_rs::{Config, TS};
 
 /// A type's name and declaration.
@@ -36,6 +40,7 @@ fn groups() -> Vec<Group> {
             "The options of generate(), their limits, the configuration they resolve to, and the one error shape.",
             vec![
                 decl::<specula_engine::options::DecodeOptions>(cfg),
+                decl::<specula_wasm::CheckedOptions>(cfg),
                 decl::<specula_engine::options::MethodName>(cfg),
                 decl::<specula_engine::options::MethodOption>(cfg),
                 decl::<specula_engine::options::OptionError>(cfg),
@@ -79,7 +84,7 @@ fn groups() -> Vec<Group> {
         ),
         (
             "summary",
-            "A whole generation's summary and metrics, where the models run, and the theory curves.",
+            "A whole generation's summary and metrics, load()'s options and where the models run, and the options and curves of theory() and retarget().",
             vec![
                 decl::<specula_wasm::Summary>(cfg),
                 decl::<specula_engine::Metrics>(cfg),
@@ -87,13 +92,21 @@ fn groups() -> Vec<Group> {
                 decl::<specula_wasm::BackendInfo>(cfg),
                 decl::<specula_wasm::BackendChoice>(cfg),
                 decl::<specula_wasm::ModuleKind>(cfg),
+                decl::<specula_engine::options::LoadOptions>(cfg),
+                decl::<specula_engine::options::GgufSource>(cfg),
+                decl::<specula_engine::options::Progress>(cfg),
+                decl::<specula_wasm::DraftBackend>(cfg),
+                decl::<specula_engine::options::TheoryOptions>(cfg),
                 decl::<specula_wasm::TheoryCurves>(cfg),
+                decl::<specula_engine::options::RetargetOptions>(cfg),
             ],
         ),
         (
             "lab",
             "The lab: many runs' first or second character against its exact distribution (Engine.exact, fit, Specula.sample).",
             vec![
+                decl::<specula_engine::options::SampleSettings>(cfg),
+                decl::<specula_wasm::SampleResult>(cfg),
                 decl::<specula_wasm::LabExact>(cfg),
                 decl::<specula_engine::lab::Exact>(cfg),
                 decl::<specula_engine::lab::Fit>(cfg),
@@ -174,9 +187,30 @@ fn limits_js() -> String {
         })
         .collect();
     let methods = format!("{{\n{}\n}}", methods.join(",\n"));
+    let list = |names: &[&str]| serde_json::to_string(names).expect("names serialise");
+    let backends: Vec<&str> = BackendChoice::ALL.iter().map(|c| c.name()).collect();
+    let draft_backends: Vec<&str> = DraftBackend::ALL.iter().map(|c| c.name()).collect();
+    let names = format!(
+        "/** The names of load()'s options and of a GGUF file's, and the choices of backend and draftBackend (specula_engine::options::LoadOptions). */\n\
+         export const LOAD_OPTION_NAMES = Object.freeze({});\n\
+         export const GGUF_SOURCE_NAMES = Object.freeze({});\n\
+         export const BACKENDS = Object.freeze({});\n\
+         export const DRAFT_BACKENDS = Object.freeze({});\n\
+         \n\
+         /** The names of sample()'s settings (specula_engine::options::SampleSettings), and those the package keeps on the calling side. */\n\
+         export const SAMPLE_SETTING_NAMES = Object.freeze({});\n\
+         export const CALLER_SIDE_SAMPLE_SETTINGS = Object.freeze({});\n",
+        list(&LOAD_OPTION_NAMES),
+        list(&GGUF_SOURCE_NAMES),
+        list(&backends),
+        list(&draft_backends),
+        list(&SAMPLE_SETTING_NAMES),
+        list(&CALLER_SIDE_SAMPLE_SETTINGS),
+    );
     format!(
-        "// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs)\n\
-         // and METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs)\n\
+        "// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs),\n\
+         // METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs) and the names of\n\
+         // the options of load() and sample() (crates/specula-engine/src/options/load.rs, sample.rs)\n\
          // by `SPECULA_BLESS=1 cargo test -p specula-wasm --test generated`: do not edit.\n\
          \n\
          /** Every default and limit of the generate() options, as the engine checks them. */\n\
@@ -186,7 +220,9 @@ fn limits_js() -> String {
          export const BUGS = Object.freeze({bugs});\n\
          \n\
          /** The options each method takes besides the common ones; the others are refused. */\n\
-         export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({methods}).map(([method, options]) => [method, Object.freeze(options)])));\n"
+         export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({methods}).map(([method, options]) => [method, Object.freeze(options)])));\n\
+         \n\
+         {names}"
     )
 }
 
@@ -249,4 +285,52 @@ fn types_d_ts_is_generated_from_the_rust_types() {
             "{name} is over 600 lines: split its group"
         );
     }
+}
+
+/// The field names of a generated declaration (`name:` or `name?:` at the start of a
+/// line that is not a comment).
+fn declared_fields(decl: &str) -> std::collections::BTreeSet<String> {
+    decl.lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('*') && !l.starts_with('/'))
+        .filter_map(|l| {
+            let name: String = l
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let rest = &l[name.len()..];
+            (!name.is_empty() && (rest.starts_with(':') || rest.starts_with("?:"))).then_some(name)
+        })
+        .collect()
+}
+
+/// Every options type's declaration has exactly the names its reader takes (and the
+/// page checks by): a field added to the struct or a name to the list only fails here.
+#[test]
+fn each_options_declaration_has_the_names_its_reader_takes() {
+    use specula_engine::options as o;
+    let cfg = &Config::new().with_large_int("number");
+    let cases: [(String, &[&str]); 7] = [
+        (o::DecodeOptions::decl(cfg), &DECODE_OPTION_NAMES),
+        (o::PlanOptions::decl(cfg), &PLAN_OPTION_NAMES),
+        (o::TheoryOptions::decl(cfg), &THEORY_OPTION_NAMES),
+        (o::RetargetOptions::decl(cfg), &RETARGET_OPTION_NAMES),
+        (o::SampleSettings::decl(cfg), &SAMPLE_SETTING_NAMES),
+        (o::LoadOptions::decl(cfg), &LOAD_OPTION_NAMES),
+        (o::GgufSource::decl(cfg), &GGUF_SOURCE_NAMES),
+    ];
+    for (decl, names) in cases {
+        let names: std::collections::BTreeSet<String> =
+            names.iter().map(|n| (*n).to_owned()).collect();
+        assert_eq!(declared_fields(&decl), names, "{decl}");
+    }
+    // The reader sees a field added on one side.
+    let extra = o::TheoryOptions::decl(cfg).replacen('{', "{\nextra?: number,", 1);
+    assert_ne!(
+        declared_fields(&extra),
+        THEORY_OPTION_NAMES
+            .iter()
+            .map(|n| (*n).to_owned())
+            .collect()
+    );
 }

@@ -1,15 +1,17 @@
-//! The declarations web/src/index.d.ts writes by hand for what Rust reads field by field
-//! stay equal to Rust: `TheoryOptions` and `RetargetOptions` have exactly the names
-//! `theory()` and `retarget()` accept, and `DecodeRequest` (what `decode()` hands a
-//! model's `forward`) has exactly the fields of the engine's `ForwardRequest` and its
-//! queries, in camelCase. A field added or renamed on one side only fails here.
+//! What web/src/index.d.ts writes by hand stays equal to Rust: the narrowings of the
+//! generated options types (`GenerateOptions`, `PlanOptions`, decode()'s `DecodeOptions`)
+//! re-declare only names the engine's options have, and `DecodeRequest` (what `decode()`
+//! hands a model's `forward`) has exactly the fields of the engine's `ForwardRequest` and
+//! its queries, in camelCase. Every other type the file declares by hand is listed here
+//! as the package's own (JavaScript objects no Rust type describes), so a new one fails
+//! until it is generated or checked. A field added or renamed on one side only fails.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde_json::Value;
+use specula_engine::options::{DECODE_OPTION_NAMES, PLAN_OPTION_NAMES};
 use specula_engine::{ForwardRequest, Role};
-use specula_wasm::{RETARGET_OPTION_NAMES, THEORY_OPTION_NAMES};
 
 fn index_d_ts() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../web/src/index.d.ts");
@@ -71,17 +73,88 @@ fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|n| (*n).to_owned()).collect()
 }
 
+/// `export type NAME = Omit<BASE, "a" | "b"> & { … };`: the names omitted and the
+/// fields declared in the braces.
+fn narrowing(text: &str, name: &str, base: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let head = format!("export type {name} = Omit<{base}, ");
+    let start = text
+        .find(&head)
+        .unwrap_or_else(|| panic!("index.d.ts declares no {head}…"));
+    let rest = &text[start + head.len()..];
+    let close = rest.find('>').expect("Omit closes");
+    let omitted = rest[..close]
+        .split('|')
+        .map(|n| n.trim().trim_matches('"').to_owned())
+        .collect();
+    let body = &rest[close..];
+    let end = body.find("\n};").expect("the type closes");
+    let lines: Vec<String> = body[..end].lines().skip(1).map(str::to_owned).collect();
+    (omitted, fields(&lines))
+}
+
 #[test]
-fn theory_and_retarget_options_are_the_names_rust_accepts() {
+fn the_narrowings_redeclare_only_the_engines_names() {
     let text = index_d_ts();
-    assert_eq!(
-        fields(&interface(&text, "TheoryOptions")),
-        set(&THEORY_OPTION_NAMES)
-    );
-    assert_eq!(
-        fields(&interface(&text, "RetargetOptions")),
-        set(&RETARGET_OPTION_NAMES)
-    );
+    // generate(): the engine's options, with `signal` (kept on the calling side).
+    let (omitted, declared) = narrowing(&text, "GenerateOptions", "EngineDecodeOptions");
+    assert!(omitted.is_subset(&set(&DECODE_OPTION_NAMES)), "{omitted:?}");
+    let mut want = omitted.clone();
+    want.insert("signal".into());
+    assert_eq!(declared, want);
+    // plan(): the engine's plan options.
+    let (omitted, declared) = narrowing(&text, "PlanOptions", "EnginePlanOptions");
+    assert!(omitted.is_subset(&set(&PLAN_OPTION_NAMES)), "{omitted:?}");
+    assert_eq!(declared, omitted);
+    // decode(): generate()'s, with the two models (web/src/decode.js takes them out).
+    let (omitted, declared) = narrowing(&text, "DecodeOptions", "GenerateOptions");
+    assert!(omitted.is_subset(&set(&DECODE_OPTION_NAMES)), "{omitted:?}");
+    let mut want = omitted.clone();
+    want.extend(["target".to_owned(), "draft".to_owned()]);
+    assert_eq!(declared, want);
+}
+
+/// Every type index.d.ts declares by hand: checked above, or the package's own.
+#[test]
+fn every_hand_written_type_is_checked_or_the_packages_own() {
+    let checked = [
+        "GenerateOptions",
+        "PlanOptions",
+        "DecodeOptions",
+        "DecodeRequest",
+    ];
+    // Aliases of generated types, and JavaScript the package defines: the error class,
+    // decode()'s model interfaces and cachedModel()'s runtime.
+    let own = [
+        "MethodConfig",
+        "Backend",
+        "Method",
+        "BugName",
+        "PlanBugName",
+        "Round",
+        "Logits",
+        "DecodeModel",
+        "CachedRuntime",
+    ];
+    let text = index_d_ts();
+    for line in text.lines() {
+        let Some(rest) = line
+            .strip_prefix("export interface ")
+            .or_else(|| line.strip_prefix("export type "))
+        else {
+            continue;
+        };
+        if rest.starts_with('{') {
+            continue; // a re-export
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        assert!(
+            checked.contains(&name.as_str()) || own.contains(&name.as_str()),
+            "index.d.ts declares {name} by hand: generate it from Rust (tests/generated.rs) or check it here"
+        );
+    }
 }
 
 #[test]
@@ -107,11 +180,16 @@ fn decode_request_is_the_engines_forward_request() {
 #[test]
 fn the_reader_sees_a_field_added_on_one_side() {
     let text = index_d_ts().replace(
-        "export interface TheoryOptions {",
-        "export interface TheoryOptions {\n  extra?: number;",
+        "export type PlanOptions = Omit<EnginePlanOptions, ",
+        "export type PlanOptions = Omit<EnginePlanOptions, \"extra\" | ",
     );
-    assert_ne!(
-        fields(&interface(&text, "TheoryOptions")),
-        set(&THEORY_OPTION_NAMES)
+    let (omitted, _) = narrowing(&text, "PlanOptions", "EnginePlanOptions");
+    assert!(!omitted.is_subset(&set(&PLAN_OPTION_NAMES)));
+    let text = index_d_ts().replace(
+        "export interface DecodeRequest {",
+        "export interface DecodeRequest {\n  extra?: number;",
     );
+    let request = ForwardRequest::last_positions(Role::Target, 1, vec![vec![1]]);
+    let json = serde_json::to_value(&request).expect("a request serialises");
+    assert_ne!(fields(&interface(&text, "DecodeRequest")), keys(&json));
 }

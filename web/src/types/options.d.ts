@@ -100,6 +100,16 @@ recordDistributions?: boolean,
  */
 bug?: string, };
 
+export type CheckedOptions = { 
+/**
+ * The prompt text.
+ */
+prompt: string, 
+/**
+ * The engine configuration.
+ */
+config: DecodeConfig, };
+
 export type MethodName = "autoregressive" | "speculative" | "spectr" | "multiround" | "mentored" | "typical" | "lookup";
 
 export type MethodOption = "gamma" | "selection" | "drafts" | "tree" | "dynamicGamma" | "parallelDraft" | "kl" | "epsilon" | "delta" | "ngram" | "bug";
@@ -238,7 +248,19 @@ maxStopStrings: number,
 /**
  * [`MAX_STOP_CHARS`].
  */
-maxStopChars: number, };
+maxStopChars: number, 
+/**
+ * [`MAX_VOCAB`].
+ */
+maxVocab: number, 
+/**
+ * [`MAX_THEORY_GAMMAS`].
+ */
+maxTheoryGammas: number, 
+/**
+ * [`MAX_RETARGET_PROBS`].
+ */
+maxRetargetProbs: number, };
 
 export type DecodeConfig = { 
 /**

@@ -1,6 +1,6 @@
 // Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test
 // generated` (ts-rs): do not edit. What each field means is documented on the Rust type.
-// A whole generation's summary and metrics, where the models run, and the theory curves.
+// A whole generation's summary and metrics, load()'s options and where the models run, and the options and curves of theory() and retarget().
 import type { FinishReason, Timing } from "./rounds";
 
 export type Summary = { 
@@ -165,6 +165,94 @@ export type BackendChoice = "auto" | "webgpu" | "cpu";
 
 export type ModuleKind = "full" | "cpu";
 
+export type LoadOptions = { 
+/**
+ * Default "auto": WebGPU when the browser gives an adapter, otherwise the CPU inside
+ * wasm.
+ */
+backend?: BackendChoice, 
+/**
+ * Default "same" (on WebGPU a draft call of one or two positions is then one fused
+ * dispatch per block). "cpu" keeps the small draft model on the CPU inside wasm while
+ * the target runs on WebGPU. "unfused" is "same" without the fusion, to measure it.
+ * No effect when the target runs on the CPU.
+ */
+draftBackend?: DraftBackend, 
+/**
+ * Called with each file's download progress.
+ */
+onProgress?: (progress: Progress) => void, 
+/**
+ * Where draft.json, draft.bpk, target.json, target.bpk and manifest.json live
+ * (default: bundled with the package).
+ */
+weightsUrl?: string | URL, 
+/**
+ * A Llama-family GGUF file as the target model (docs/real-models.md), instead of
+ * the bundled pair: give `draft` with it, and not `weightsUrl`. The two must share a
+ * tokenizer (else code "bad_weights"). With GGUF models `alphabet` is "",
+ * generation stops at the file's end token, and `sample()` and `parallelDraft` are
+ * refused ("invalid_option").
+ */
+target?: GgufSource, 
+/**
+ * The draft model's GGUF file; required with `target`.
+ */
+draft?: GgufSource, 
+/**
+ * Where the full module's specula_wasm_bg.wasm (WebGPU and CPU) lives (default:
+ * bundled with the package, dist/wasm/). Given without `wasmCpuUrl`, this module
+ * serves every backend and the math calls.
+ */
+wasmUrl?: string | URL, 
+/**
+ * Where the CPU-only module's specula_wasm_bg.wasm lives (default: bundled with the
+ * package, dist/wasm-cpu/): loaded for backend "cpu", for "auto" when the browser
+ * gives no WebGPU adapter, and for plan(), theory(), retarget() and checkOptions().
+ */
+wasmCpuUrl?: string | URL, };
+
+export type GgufSource = { 
+/**
+ * Where the file is served, resolved against the page's location like
+ * `weightsUrl`; a `blob:` or `data:` URL works too. At most 2 GiB (larger files are
+ * refused with code "bad_weights" before they are read whole); a failed download is
+ * "download_failed".
+ */
+url: string | URL, };
+
+export type Progress = { 
+/**
+ * The file's name.
+ */
+file: string, 
+/**
+ * Bytes so far.
+ */
+loaded: number, 
+/**
+ * Bytes expected, when known.
+ */
+total: number | null, };
+
+export type DraftBackend = "same" | "cpu" | "unfused";
+
+export type TheoryOptions = { 
+/**
+ * The acceptance rate α of one drafted token, in [0, 1] (required).
+ */
+alpha: number, 
+/**
+ * The draft lengths γ to evaluate, each 1 to [`MAX_GAMMA`], at most
+ * [`MAX_THEORY_GAMMAS`] of them (required).
+ */
+gammas: Array<number>, 
+/**
+ * c, the cost of one draft call over one target call (a finite number ≥ 0); without
+ * it no walltime factor.
+ */
+costRatio?: number, };
+
 export type TheoryCurves = { 
 /**
  * γ, as asked.
@@ -179,3 +267,26 @@ expectedTokens: Array<number>,
  * given.
  */
 walltimeFactor: Array<number> | null, };
+
+export type RetargetOptions = { 
+/**
+ * A distribution as recorded (e.g. a step's `targetProbs`), with no top-k or top-p
+ * applied: at most [`MAX_RETARGET_PROBS`] entries (required).
+ */
+probs: Array<number> | Float64Array | Float32Array, 
+/**
+ * The temperature it was recorded at, a finite number > 0 (required).
+ */
+from: number, 
+/**
+ * The new temperature (default 1; 0 is greedy: one-hot on the argmax).
+ */
+temperature?: number, 
+/**
+ * Keep the k most likely tokens.
+ */
+topK?: number, 
+/**
+ * Keep the smallest set of tokens with this much probability.
+ */
+topP?: number, };
