@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the browser side, with its own set-up; exits non-zero on the first failure.
 #   1. set-up: wasm32 target, wasm-bindgen-cli pinned to Cargo.lock, Chromium + chromedriver
-#   2. wasm-bindgen tests in Node: plan(), option validation, the CPU model in wasm, in the
+#   2. wasm-bindgen tests in Node: plan(), option validation, the CPU model in wasm, every
+#      key of every object the module returns camelCase (tests/casing.rs), in the
 #      full module and in the CPU-only one (--no-default-features: no WebGPU stack, backend
 #      "webgpu" refused with backend_unavailable, "auto" on the CPU)
 #   3. wasm-bindgen tests in headless Chromium with WebGPU: WebGPU greedy == native greedy
@@ -58,7 +59,7 @@ wasm_test() {
 
 # The Node tests again on the CPU-only module (the package's dist/wasm-cpu/).
 wasm_test_cpu_only() {
-  wasm_test node --no-default-features
+  wasm_test node casing --no-default-features
 }
 
 browser_test() {
@@ -151,7 +152,7 @@ step "set-up (installs)" setup
 if [ "${SPECULA_WEB_CLIPPY:-1}" != 0 ]; then
   step "clippy for wasm32" wasm_clippy
 fi
-step "wasm-bindgen tests in Node" wasm_test node
+step "wasm-bindgen tests in Node" wasm_test node casing
 step "wasm-bindgen tests in Node, CPU-only module (--no-default-features)" wasm_test_cpu_only
 step "wasm-bindgen tests in Chromium + WebGPU" browser_test
 step "package build (wasm, bindings, wasm-opt, npm pack)" package

@@ -8,9 +8,10 @@
 // as it arrives (docs/parallel-draft.md: the tokens do not depend on the order).
 
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
+import { LIMITS } from "./limits.js";
 
-// Token ids cross as Int32Array, so a vocabulary must fit it.
-const MAX_VOCAB = 2 ** 31;
+// Token ids cross as Int32Array, so a vocabulary must fit it (the engine's MAX_VOCAB).
+const MAX_VOCAB = LIMITS.maxVocab;
 
 let loading = null;
 
@@ -53,7 +54,7 @@ function checkModel(model, name) {
   const vocab = model.vocabSize;
   if (typeof vocab !== "number" || !Number.isInteger(vocab) || vocab < 1 || vocab > MAX_VOCAB) {
     const shown = typeof vocab === "number" ? String(vocab) : describe(vocab);
-    throw modelError(name, `has vocabSize ${shown}; it must be a whole number from 1 to 2^31`);
+    throw modelError(name, `has vocabSize ${shown}; it must be a whole number from 1 to 2^${Math.log2(MAX_VOCAB)}`);
   }
   if (typeof model.logits !== "function" && typeof model.forward !== "function") {
     throw modelError(name, "has no logits(tokens, count) function (nor forward(request))");

@@ -4,6 +4,7 @@
 
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
 import { checkLoadOptions, urlsFor } from "./load-options.js";
+import { SAMPLE_SETTING_NAMES } from "./limits.js";
 
 export { BUGS, LIMITS, METHOD_OPTIONS } from "./limits.js";
 export { SpeculaError } from "./errors.js";
@@ -383,25 +384,19 @@ export class Specula {
   async sample(options, lab = {}) {
     checkIdle(this);
     if (lab === null || typeof lab !== "object" || Array.isArray(lab)) {
-      throw optionError("lab", `sample()'s second argument must be an object { runs, position, signal, onProgress }, got ${describe(lab)}`);
+      throw optionError("lab", `sample()'s second argument must be an object { ${SAMPLE_SETTING_NAMES.join(", ")} }, got ${describe(lab)}`);
     }
-    const { runs, position, signal, onProgress, ...unknown } = lab;
-    const extra = Object.keys(unknown)[0];
-    if (extra !== undefined) {
-      throw optionError(extra, `unknown sample() setting ${JSON.stringify(extra)}; the settings are: runs, position, signal, onProgress`);
-    }
-    for (const [name, value] of [["runs", runs], ["position", position]]) {
-      if (value !== undefined && typeof value !== "number") {
-        throw optionError(name, `${name} must be a number, got ${describe(value)}`);
-      }
-    }
+    // signal and onProgress stay here; the engine reads the rest (SampleSettings: the
+    // names, the types and the ranges of runs and position).
+    const { signal, onProgress, ...settings } = lab;
     if (onProgress !== undefined && typeof onProgress !== "function") {
       throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);
     }
+    if (unclonable(settings)) throw notPlainData(settings);
     const { signal: checked } = splitSignal({ signal });
     const generation = { id: 0, aborted: false, channel: this.channel };
     const done = new Promise((resolve, reject) => {
-      generation.id = this.channel.send({ type: "sample", options, runs, position }, (reply) => {
+      generation.id = this.channel.send({ type: "sample", options, settings }, (reply) => {
         if (reply.type === "runs") {
           onProgress?.(reply.value);
           return false;

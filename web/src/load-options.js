@@ -1,11 +1,21 @@
-// load()'s options, checked on the page (so a mistake throws where it was made) and turned
-// into the URLs the worker downloads.
+// load()'s options, checked on the page (so a mistake throws where it was made, before any
+// module is downloaded: wasmUrl says where the module is) and turned into the URLs the
+// worker downloads. Their names and the backends' are the engine's
+// (specula_engine::options::LoadOptions), generated into limits.js.
 
 import { describe, optionError } from "./errors.js";
+import { BACKENDS, DRAFT_BACKENDS, GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES } from "./limits.js";
 
-const BACKENDS = ["auto", "webgpu", "cpu"];
-const DRAFT_BACKENDS = ["same", "cpu", "unfused"];
-const LOAD_KEYS = "backend, draftBackend, onProgress, weightsUrl, target, draft, wasmUrl, wasmCpuUrl";
+/** `"a", "b" or "c"`. */
+function choices(names) {
+  const quoted = names.map((name) => JSON.stringify(name));
+  return `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1)}`;
+}
+
+/** The first key of `object` that is not in `names`, or undefined. */
+function unknownKey(object, names) {
+  return Object.keys(object).find((key) => !names.includes(key));
+}
 
 /** `target` or `draft` of load options: undefined, or `{ url }` with a string or URL. */
 function checkModelFile(name, value) {
@@ -13,11 +23,11 @@ function checkModelFile(name, value) {
   if (value === null || typeof value !== "object" || Array.isArray(value) || value instanceof URL) {
     throw optionError(name, `${name} must be an object { url } naming a GGUF file, got ${describe(value)}`);
   }
-  const { url, ...unknown } = value;
-  const extra = Object.keys(unknown)[0];
+  const extra = unknownKey(value, GGUF_SOURCE_NAMES);
   if (extra !== undefined) {
-    throw optionError(`${name}.${extra}`, `unknown option ${JSON.stringify(extra)} in ${name}; the only one is url`);
+    throw optionError(`${name}.${extra}`, `unknown option ${JSON.stringify(extra)} in ${name}; the options are: ${GGUF_SOURCE_NAMES.join(", ")}`);
   }
+  const { url } = value;
   if (url === undefined) throw optionError(`${name}.url`, `${name}.url is required: where the GGUF file is served`);
   if (typeof url !== "string" && !(url instanceof URL)) {
     throw optionError(`${name}.url`, `${name}.url must be a string or URL, got ${describe(url)}`);
@@ -29,22 +39,20 @@ export function checkLoadOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw optionError("options", `load options must be an object, got ${describe(options)}`);
   }
-  const { backend = "auto", draftBackend = "same", onProgress, weightsUrl, target, draft, wasmUrl, wasmCpuUrl, ...unknown } = options;
-  const extra = Object.keys(unknown);
-  if (extra.length > 0) {
-    throw optionError(extra[0], `unknown option ${JSON.stringify(extra[0])} in load options; the options are: ${LOAD_KEYS}`);
+  const extra = unknownKey(options, LOAD_OPTION_NAMES);
+  if (extra !== undefined) {
+    throw optionError(extra, `unknown option ${JSON.stringify(extra)} in load options; the options are: ${LOAD_OPTION_NAMES.join(", ")}`);
   }
-  if (!BACKENDS.includes(backend)) {
-    throw optionError(
-      "backend",
-      `unknown backend ${typeof backend === "string" ? JSON.stringify(backend) : describe(backend)}; use "auto", "webgpu" or "cpu"`,
-    );
-  }
-  if (!DRAFT_BACKENDS.includes(draftBackend)) {
-    throw optionError(
-      "draftBackend",
-      `unknown draftBackend ${typeof draftBackend === "string" ? JSON.stringify(draftBackend) : describe(draftBackend)}; use "same" (where the target runs), "cpu" or "unfused"`,
-    );
+  // The defaults are the first choices, as in the engine.
+  const { backend = BACKENDS[0], draftBackend = DRAFT_BACKENDS[0], onProgress, weightsUrl, target, draft, wasmUrl, wasmCpuUrl } = options;
+  for (const [name, value, names] of [
+    ["backend", backend, BACKENDS],
+    ["draftBackend", draftBackend, DRAFT_BACKENDS],
+  ]) {
+    if (!names.includes(value)) {
+      const shown = typeof value === "string" ? JSON.stringify(value) : describe(value);
+      throw optionError(name, `unknown ${name} ${shown}; use ${choices(names)}`);
+    }
   }
   if (onProgress !== undefined && typeof onProgress !== "function") {
     throw optionError("onProgress", `onProgress must be a function, got ${describe(onProgress)}`);

@@ -6,7 +6,7 @@
 //                   | serve {port} (answer the target's requests arriving on `port`)
 //                   | loadDraft {urls, port, targetInfo} (be a draft worker: the draft
 //                     model and the decoder here, the target behind `port`)
-//                   | sample {options, position, runs} | memory
+//                   | sample {options, settings: {runs, position}} | memory
 //                   | plan {options} | check {options} | theory {options} | retarget {options}
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet, vocabSize, tokenTexts}
 //                   round {round} | done {summary | value} | abort {summary | value}
@@ -308,12 +308,12 @@ const SAMPLE_REPORT_MS = 100;
  * characters through the real decoder, counting character `position`; the exact
  * distribution comes from Engine.exact (docs/lab.md).
  */
-async function sample(id, { options, position, runs }) {
+async function sample(id, { options, settings }) {
   if (idle() !== engine) throw Object.assign(new Error("a draft worker runs no lab"), { code: "internal" });
   running = id;
   sampleAborted = false;
   try {
-    const exact = await engine.exact(options, position, runs);
+    const exact = await engine.exact(options, settings ?? {});
     const counts = new Array(exact.expected.length).fill(0);
     let done = 0;
     // Runs that ended at the model's end token before the position (not counted; the

@@ -259,7 +259,10 @@ async fn bad_calls_throw_and_leave_the_engine_usable() {
 async fn the_draft_backend_option_is_checked_and_reported() {
     let engine = Engine::new();
     for (options, needle) in [
-        (r#"{"draftBackend":"gpu"}"#, "unknown draftBackend \"gpu\""),
+        (
+            r#"{"draftBackend":"gpu"}"#,
+            r#"draftBackend must be "same", "cpu" or "unfused", got "gpu""#,
+        ),
         (r#"{"draftBackend":3}"#, "draftBackend"),
     ] {
         let err = JsFuture::from(engine.load(js(options)))
@@ -510,7 +513,8 @@ async fn the_lab_works_over_a_gguf_vocabulary() {
         (2.0, r#"{"prompt":"the cat","topK":4}"#, 4),
     ];
     for (position, options, at_least) in cases {
-        let exact = JsFuture::from(engine.exact(js(options), Some(position), Some(10.0)))
+        let settings = js(&format!(r#"{{"position":{position},"runs":10}}"#));
+        let exact = JsFuture::from(engine.exact(js(options), settings))
             .await
             .expect("the lab's exact distribution");
         let exact = wasm_support::stringify(&exact);
