@@ -67,7 +67,7 @@ fn the_math_calls_return_camel_case() {
         format!(r#"{{"method":"mentored",{probs},"kl":0.1}}"#),
         format!(r#"{{"method":"typical",{probs}}}"#),
         format!(r#"{{"method":"speculative",{probs},"bug":"argmax-draft"}}"#),
-        format!(r#"{{"method":"speculative","target":[1,1],"draft":[1,1],"normalize":true}}"#),
+        r#"{"method":"speculative","target":[1,1],"draft":[1,1],"normalize":true}"#.to_owned(),
     ] {
         check("plan()", &plan(js(&options)).expect("plan"));
     }
