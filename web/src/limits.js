@@ -82,3 +82,6 @@ export const DRAFT_BACKENDS = Object.freeze(["same","cpu","unfused"]);
 /** The names of sample()'s settings (specula_engine::options::SampleSettings), and those the package keeps on the calling side. */
 export const SAMPLE_SETTING_NAMES = Object.freeze(["runs","position","signal","onProgress"]);
 export const CALLER_SIDE_SAMPLE_SETTINGS = Object.freeze(["signal","onProgress"]);
+
+/** The most bytes of a model description, of a weight file (two bytes a parameter of the largest model plus slack) and of a GGUF file: the worker refuses a larger one before downloading it (specula_model::MAX_META_BYTES, MAX_PARAMS, WEIGHTS_SLACK_BYTES; specula_wasm::MAX_GGUF_FILE_BYTES). */
+export const FILE_LIMITS = Object.freeze({ descriptionBytes: 1048576, weightsBytes: 129048576, ggufBytes: 2147483648 });

@@ -15,6 +15,7 @@
 import * as fullGlue from "./wasm/specula_wasm.js";
 import * as cpuGlue from "./wasm-cpu/specula_wasm.js";
 import { fetchWithProgress, streamWithProgress } from "./weights.js";
+import { FILE_LIMITS } from "./limits.js";
 
 // Resolved by the bundler (Vite, webpack 5, esbuild with loaders) as assets of this package.
 const DEFAULT_URLS = {
@@ -146,19 +147,10 @@ function yieldToEventLoop() {
   });
 }
 
-/**
- * The most bytes a description or a weight file may have: specula-model's MAX_META_BYTES,
- * and two bytes per parameter of its MAX_PARAMS plus WEIGHTS_SLACK_BYTES (docs/limits.md);
- * the wasm module checks the exact sizes.
- */
+/** The most bytes a description or a weight file may have; the wasm module checks the exact sizes. */
 function byteLimit(name) {
-  return name.endsWith(".json") ? 1 << 20 : 2 * 64_000_000 + (1 << 20);
+  return name.endsWith(".json") ? FILE_LIMITS.descriptionBytes : FILE_LIMITS.weightsBytes;
 }
-
-// The most bytes of one GGUF file: the wasm module's 4 GiB holds a copy of the file and the
-// weights dequantized from it, so a larger file could not load; refusing it early spares
-// the download.
-const GGUF_LIMIT = 2 ** 31;
 
 /**
  * The names progress reports give the GGUF files: each URL's last path segment, or
@@ -184,8 +176,8 @@ function ggufNames(urls) {
 async function ggufFiles(urls, report) {
   const names = ggufNames(urls);
   const [draftGguf, targetGguf] = await Promise.all([
-    fetchWithProgress(urls.draftGguf, names.draft, undefined, report, GGUF_LIMIT),
-    fetchWithProgress(urls.targetGguf, names.target, undefined, report, GGUF_LIMIT),
+    fetchWithProgress(urls.draftGguf, names.draft, undefined, report, FILE_LIMITS.ggufBytes),
+    fetchWithProgress(urls.targetGguf, names.target, undefined, report, FILE_LIMITS.ggufBytes),
   ]);
   return { draftGguf, targetGguf };
 }

@@ -52,7 +52,7 @@ pub use generation::{Generation, RoundReport, Summary};
 pub use lab::LabExact;
 pub use lab::SampleResult;
 pub use math::TheoryCurves;
-pub use models::{Bundles, GgufPair, Models};
+pub use models::{Bundles, GgufPair, MAX_GGUF_FILE_BYTES, Models};
 pub use pair::{Advance, Pair};
 pub use remote::{RemotePair, RemoteTarget};
 

@@ -67,6 +67,11 @@ pub struct GgufPair {
     shapes: [LlamaConfig; 2],
 }
 
+/// The most bytes of one GGUF file: a wasm module's 4 GiB of memory holds a copy of the
+/// file and the weights dequantized from it, so a larger file cannot load. The package's
+/// worker refuses such a file before downloading it (generated into `web/src/limits.js`).
+pub const MAX_GGUF_FILE_BYTES: u64 = 1 << 31;
+
 impl GgufPair {
     /// Reads both files' shape and tokenizer, refusing a pair whose tokenizers differ or
     /// a model whose loading would not fit the memory left.
@@ -74,6 +79,15 @@ impl GgufPair {
     /// # Errors
     /// [`WasmError::Weights`] naming the model and what is wrong with its file.
     pub fn from_files(draft: Vec<u8>, target: Vec<u8>) -> Result<Self> {
+        for (name, bytes) in [("draft", &draft), ("target", &target)] {
+            if bytes.len() as u64 > MAX_GGUF_FILE_BYTES {
+                return Err(WasmError::Weights(format!(
+                    "{name} model: the GGUF file has {} bytes, more than the {MAX_GGUF_FILE_BYTES} \
+                     a wasm module can hold beside the weights dequantized from it",
+                    bytes.len()
+                )));
+            }
+        }
         let (draft, target): (Rc<[u8]>, Rc<[u8]>) = (draft.into(), target.into());
         let shape = |name: &str, bytes: &[u8]| {
             specula_gguf::model::shape_of(bytes, available_memory())

@@ -207,6 +207,13 @@ fn limits_js() -> String {
         list(&SAMPLE_SETTING_NAMES),
         list(&CALLER_SIDE_SAMPLE_SETTINGS),
     );
+    let files = format!(
+        "/** The most bytes of a model description, of a weight file (two bytes a parameter of the largest model plus slack) and of a GGUF file: the worker refuses a larger one before downloading it (specula_model::MAX_META_BYTES, MAX_PARAMS, WEIGHTS_SLACK_BYTES; specula_wasm::MAX_GGUF_FILE_BYTES). */\n\
+         export const FILE_LIMITS = Object.freeze({{ descriptionBytes: {}, weightsBytes: {}, ggufBytes: {} }});\n",
+        specula_model::MAX_META_BYTES,
+        2 * specula_model::MAX_PARAMS as u64 + specula_model::WEIGHTS_SLACK_BYTES,
+        specula_wasm::MAX_GGUF_FILE_BYTES,
+    );
     format!(
         "// Generated from specula_engine::options::limits (crates/specula-engine/src/options/limits.rs),\n\
          // METHOD_OPTIONS (crates/specula-engine/src/options/method_options.rs) and the names of\n\
@@ -222,7 +229,8 @@ fn limits_js() -> String {
          /** The options each method takes besides the common ones; the others are refused. */\n\
          export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({methods}).map(([method, options]) => [method, Object.freeze(options)])));\n\
          \n\
-         {names}"
+         {names}\n\
+         {files}"
     )
 }
 
