@@ -27,12 +27,13 @@ const target = [0.1, 0.2, 0.3, 0.4];
 const draft = [0.5, 0.3, 0.15, 0.05];
 const cases = [
   [{ method: "speculative" }, []],
-  [{ method: "greedy" }, []],
-  [{ method: "kseq", drafts: 3 }, ["--drafts", "3"]],
-  [{ method: "kseq", drafts: 2, rho: 2 }, ["--drafts", "2", "--rho", "2"]],
+  [{ method: "speculative", temperature: 0 }, ["--temperature", "0"]],
+  [{ method: "spectr", drafts: 3 }, ["--drafts", "3"]],
+  [{ method: "spectr", selection: "kseq", drafts: 2, rho: 2 }, ["--selection", "kseq", "--drafts", "2", "--rho", "2"]],
   [{ method: "multiround", drafts: 4 }, ["--drafts", "4"]],
-  [{ method: "otm", drafts: 2 }, ["--drafts", "2"]],
-  [{ method: "race", drafts: 3 }, ["--drafts", "3"]],
+  [{ method: "multiround", drafts: 2, temperature: 0.5, topK: 3 }, ["--drafts", "2", "--temperature", "0.5", "--top-k", "3"]],
+  [{ method: "spectr", selection: "otm", drafts: 2 }, ["--selection", "otm", "--drafts", "2"]],
+  [{ method: "spectr", selection: "race", drafts: 3 }, ["--selection", "race", "--drafts", "3"]],
   [{ method: "mentored", kl: 0.05 }, ["--kl", "0.05"]],
   [{ method: "typical" }, []],
   [{ method: "typical", epsilon: 0.2, delta: 0.5 }, ["--epsilon", "0.2", "--delta", "0.5"]],

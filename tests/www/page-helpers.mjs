@@ -118,23 +118,26 @@ export const emittedOf = (rounds) =>
 export const cachedPairsOf = (traces) =>
   traces.flatMap((t) => t.steps.filter((s) => s.targetProbs && s.draftProbs).map((s) => ({ target: s.targetProbs, draft: s.draftProbs }))).slice(-24);
 
-/** plan() of the package (a fresh import in the page), averaged over `pairs` for each k. */
-export const planMeans = (page, pairs, methods, ks) =>
+/**
+ * plan() of the package (a fresh import in the page), averaged over `pairs` for each k:
+ * `schemes` maps a name to its plan options ({ method: "spectr", selection: "race" }).
+ */
+export const planMeans = (page, pairs, schemes, ks) =>
   page.evaluate(
-    async ({ pairs, methods, ks }) => {
+    async ({ pairs, schemes, ks }) => {
       const { plan } = await import("./specula/index.js");
       const out = {};
-      for (const method of methods) {
-        out[method] = [];
+      for (const [name, scheme] of Object.entries(schemes)) {
+        out[name] = [];
         for (const k of ks) {
           let total = 0;
-          for (const { target, draft } of pairs) total += (await plan({ method, drafts: k, target, draft, normalize: true })).acceptance ?? 0;
-          out[method].push(total / pairs.length);
+          for (const { target, draft } of pairs) total += (await plan({ ...scheme, drafts: k, target, draft, normalize: true })).acceptance ?? 0;
+          out[name].push(total / pairs.length);
         }
       }
       return out;
     },
-    { pairs, methods, ks },
+    { pairs, schemes, ks },
   );
 
 /** A line chart's curves as drawn: title → [[x px, y px]] (www/js/charts.js `lines`). */

@@ -260,7 +260,11 @@ tests.sliders = async () => {
     const curves = await drawnCurves(page, "#chart-k");
     const ks = [1, 2, 3, 4, 5, 6, 7, 8];
     const pairs = cachedPairsOf(h.shownRounds);
-    const means = await planMeans(page, pairs, ["kseq", "multiround", "race"], ks);
+    const means = await planMeans(page, pairs, {
+      kseq: { method: "spectr", selection: "kseq" },
+      multiround: { method: "multiround" },
+      race: { method: "spectr", selection: "race" },
+    }, ks);
     const overlap1 = pairs.reduce((a, { target, draft }) => a + target.reduce((x, t, i) => x + Math.min(t, draft[i]), 0), 0) / pairs.length;
     const drawnValues = (c) => c.points.map(([, y]) => (148 - y) / 130);
     const names = ["k-Seq (SpecTr)", "multi-round", "ratio race (optimal selection)"];

@@ -22,6 +22,7 @@ import type {
   PlanMethod,
   PlanOptions as EnginePlanOptions,
   PlanReport,
+  PlanSelection,
   RetargetOptions,
   RoundReport,
   SampleResult,
@@ -68,6 +69,7 @@ export type {
   PlanNote,
   PlanNoteKind,
   PlanReport,
+  PlanSelection,
   Problem,
   Progress,
   RacePlan,
@@ -190,7 +192,8 @@ export type GenerateOptions = Omit<EngineDecodeOptions, "prompt" | "stop" | "met
   /**
    * SpecTr's rule at each depth (method "spectr" only): "kseq" (k-Seq, the default) or
    * "race" (the ratio race, which reaches the optimal selection's acceptance; what earlier
-   * versions called method "otm").
+   * versions called method "otm"). "otm", the exact linear program, is {@link plan}'s
+   * only, and refused here.
    */
   selection?: Selection;
   /**
@@ -286,21 +289,29 @@ export class Specula {
 
 /**
  * Options of {@link plan}: the engine's plan options with `method`, `target` and `draft`
- * required and typed arrays accepted. An option the method does not use is refused
- * (code "invalid_option", `field` naming it), as for generate(); so is whatever the math
+ * required and typed arrays accepted. The names are generate()'s: `method` is one of its
+ * methods with a token-level scheme, SpecTr's rule is `selection` ("kseq", the default,
+ * "race", or "otm", the exact linear program, which only plan() solves), and greedy
+ * verification is method "speculative" with `temperature: 0`. `temperature`, `topK` and
+ * `topP` process both distributions as generate() processes the models' logits, for every
+ * method. An option the scheme does not use is refused (code "invalid_option", `field`
+ * naming it), as for generate(), and so are the former names ("kseq", "race", "otm",
+ * "greedy" as a method), with the new spelling in the message; so is whatever the math
  * refuses (a sum that is not 1 without `normalize`, ρ below ρ*, an LP too large), naming
  * the option at fault. `drafts` defaults to {@link LIMITS}.defaultDrafts, as in generate().
  */
-export type PlanOptions = Omit<EnginePlanOptions, "method" | "target" | "draft" | "bug"> & {
+export type PlanOptions = Omit<EnginePlanOptions, "method" | "selection" | "target" | "draft" | "bug"> & {
   method: PlanMethod;
+  /** SpecTr's selection rule (method "spectr" only; default "kseq"). */
+  selection?: PlanSelection;
   /** Target probabilities (sum to 1 unless `normalize`). */
   target: number[] | Float64Array | Float32Array;
   /** Draft probabilities, as many as the target's. */
   draft: number[] | Float64Array | Float32Array;
   /**
-   * Plant a deliberate mistake (method "speculative" only): the report's `output` is the
-   * buggy sampler's exact output distribution and `tv` its total variation from the target.
-   * target and draft are then the models' raw softmax, processed by temperature/topK/topP.
+   * Plant a deliberate mistake (method "speculative" only, not at temperature 0): the
+   * report's `output` is the buggy sampler's exact output distribution and `tv` its total
+   * variation from the processed target.
    */
   bug?: PlanBugName;
 };

@@ -480,7 +480,8 @@ async function mathRequest(type, options) {
 
 /**
  * The closed-form analysis of one token-level scheme, no models needed:
- * `await plan({ method, target, draft, drafts, kl, rho, normalize })`. Resolves to the
+ * `await plan({ method, selection, target, draft, drafts, kl, rho, temperature, normalize })`,
+ * by generate()'s names (greedy is method "speculative" at temperature 0). Resolves to the
  * report of `specula plan --json`.
  */
 export function plan(options) {

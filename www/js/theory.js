@@ -250,9 +250,9 @@ async function renderTheory() {
       const multiRound = [];
       const race = [];
       for (const k of ks) {
-        kseq.push([k, await mean(pairs, { method: "kseq", drafts: k })]);
+        kseq.push([k, await mean(pairs, { method: "spectr", selection: "kseq", drafts: k })]);
         multiRound.push([k, await mean(pairs, { method: "multiround", drafts: k })]);
-        race.push([k, await mean(pairs, { method: "race", drafts: k })]);
+        race.push([k, await mean(pairs, { method: "spectr", selection: "race", drafts: k })]);
       }
       // The settings' own rule marked at their k (the curves are for i.i.d. drafts).
       const own = s.method === "multiround" ? multiRound : s.selection === "race" ? race : kseq;

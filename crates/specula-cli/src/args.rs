@@ -4,7 +4,7 @@
 //! value gets one `error: …` line that names the flag.
 
 use clap::{Args, Parser, Subcommand};
-use specula_core::{PlanInput, PlanMethod};
+use specula_core::PlanInput;
 use specula_engine::options::limits::{
     PLAN_KL_RANGE, TEMPERATURE_RANGE, TOP_P_RANGE, TYPICAL_DELTA_RANGE, TYPICAL_EPSILON_RANGE,
 };
@@ -47,26 +47,30 @@ drafted token, residual distribution), then a summary: acceptance probability,
 KL(target || output), TV(target, output) and the scheme's parameters (rho, alpha, beta, ...).";
 
 const PLAN_AFTER_HELP: &str = "\
-Methods and the flags they take:
+Methods (decoding's names, as in generate) and the flags they take:
   speculative   standard speculative sampling (k = 1)       no extra flags
-  greedy        greedy verification (temperature 0)          no extra flags
-  kseq          SpecTr k-Seq                                 [--drafts K] [--rho R]
+  spectr        SpecTr: one of k i.i.d. drafts selected by   [--selection RULE] [--drafts K]
+                  kseq     k-Seq (the default)               [--rho R]
+                  race     ratio race, OTM's optimum at any V
+                  otm      optimal transport, exact LP (tiny V and k; plans only)
   multiround    multi-round rejection (SpecInfer style)      [--drafts K]
-  otm           optimal transport, exact LP (tiny V and k)   [--drafts K]
-  race          ratio race, OTM's optimum at any V           [--drafts K]
   mentored      mentored decoding, lossy with KL <= D        --kl D (required)
   typical       typical acceptance (Medusa), lossy           [--epsilon E] [--delta D]
-kseq, otm and race are SpecTr's selection rules at one position (in generate, SpecTr
-is --method spectr with --selection kseq or race). A flag given to a method that does
-not take it is an error. --drafts defaults to 4.
+Every method takes [--temperature T] [--top-k N] [--top-p P], which process both lists as
+decoding processes the models' logits (--target and --draft are then the models' raw
+softmax; the report's target and draft are the processed ones). --temperature 0 is greedy
+verification, as in generate: it is planned as --method speculative (at temperature 0
+every method verifies greedily), without --bug, --top-k or --top-p. A flag given to a
+method that does not take it is an error. --drafts defaults to 4. The former names are
+refused, naming the new spelling: kseq, race and otm are --method spectr --selection
+kseq, race or otm; greedy is --method speculative --temperature 0.
 
 The bug lab (speculative only):
   --bug NAME plants a deliberate mistake and reports the buggy sampler's exact output
   distribution (output) and its total variation from the target (tv): resample-from-target,
   argmax-draft, shared-uniform, unprocessed-target or filtered-draft (cache-reset acts only
-  over a sequence: see `specula sample --bug`). With --bug, --target and --draft are the
-  models' raw softmax and [--temperature T] [--top-k N] [--top-p P] process both as decoding
-  does; the report's target and draft are the processed ones.
+  over a sequence: see `specula sample --bug`). The bug decides which processed or raw
+  form of the two lists each part of the sampler uses.
 
 Input rules:
   --target and --draft are lists of the same length, every entry a finite number >= 0, at
@@ -84,30 +88,36 @@ Input rules:
   Negative numbers may be written as `--kl -1` or `--kl=-1` (both are refused).
 
 Output:
-  --json prints one JSON object: method, target, draft, vocab, normalized, notes (what the
-  tolerances changed: kind rescaled or rhoRaised, field, given, used, message), acceptance,
-  output, klTargetOutput, tvTargetOutput, klTargetDraft, tvTargetDraft, and per
-  method: drafts (kseq, multiround, otm, race); rho, rhoStar, overlap (kseq); acceptProbs
-  (speculative, greedy, kseq, race, mentored, typical); residual (all but otm); klBudget, alpha, beta,
-  zeroTargetAccept, acceptsAll (mentored); threshold, entropy (typical); upperBound (otm, race); bug (name,
-  description, temperature, topK, topP) and tv (with --bug). Probabilities are token-indexed arrays.
-  Non-finite numbers (e.g. KL(target || output) = inf for greedy) are written as null.
-  greedy assumes the drafted token is the draft's argmax.
+  --json prints one JSON object: method, selection (spectr), temperature, topK and topP (when
+  given), target, draft, vocab, normalized, notes (what the tolerances changed: kind rescaled
+  or rhoRaised, field, given, used, message), acceptance, output, klTargetOutput,
+  tvTargetOutput, klTargetDraft, tvTargetDraft, and per scheme: drafts (spectr, multiround);
+  rho, rhoStar, overlap (spectr kseq); acceptProbs (all but spectr otm and multiround);
+  residual (all but spectr otm); klBudget, alpha, beta, zeroTargetAccept, acceptsAll
+  (mentored); threshold, entropy (typical); upperBound (spectr race and otm); bug (name,
+  description) and tv (with --bug). Probabilities are token-indexed arrays. Non-finite
+  numbers (e.g. KL(target || draft) = inf at temperature 0 when the two argmaxes differ)
+  are written as null. At temperature 0 the draft proposes its argmax.
 
 Exit status: 0 on success, 2 for invalid input or usage (one `error: ...` line on stderr),
 1 when the analysis itself fails or the output cannot be written.
 
 Example:
-  specula plan --method kseq --drafts 3 --target 0.1,0.2,0.3,0.4 --draft 0.5,0.3,0.15,0.05";
+  specula plan --method spectr --drafts 3 --target 0.1,0.2,0.3,0.4 --draft 0.5,0.3,0.15,0.05";
 
 /// Flags of `specula plan`, as typed by the user. Clap reads each value's type; the
 /// ranges, defaults and the fit of each flag with the method are the engine's one
 /// [`PlanOptions`] (as for npm's `plan()`).
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
-    /// The token-level scheme to analyse.
-    #[arg(long, value_name = "METHOD", value_parser = plan_method)]
-    pub method: PlanMethod,
+    /// The token-level scheme to analyse, by decoding's name: speculative, spectr,
+    /// multiround, mentored or typical.
+    #[arg(long, value_name = "METHOD", allow_hyphen_values = true)]
+    pub method: String,
+
+    /// SpecTr's selection rule: kseq (the default), race or otm (spectr only).
+    #[arg(long, value_name = "RULE", allow_hyphen_values = true)]
+    pub selection: Option<String>,
 
     /// Target probabilities separated by commas, spaces or newlines (e.g.
     /// 0.1,0.2,0.3,0.4), or @FILE, or - for standard input (split the same way).
@@ -118,7 +128,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub draft: String,
 
-    /// Number of i.i.d. drafts k (kseq, multiround, otm, race only; default 4).
+    /// Number of i.i.d. drafts k (spectr and multiround only; default 4).
     #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = number::typed)]
     pub drafts: Option<Typed>,
 
@@ -126,7 +136,8 @@ pub struct PlanArgs {
     #[arg(long, value_name = "D", allow_hyphen_values = true, value_parser = number::typed)]
     pub kl: Option<Typed>,
 
-    /// Override k-Seq's rho; must be >= rho* (kseq only; default rho*).
+    /// Override k-Seq's rho; must be >= rho* (spectr with selection kseq only; default
+    /// rho*).
     #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = number::typed)]
     pub rho: Option<Typed>,
 
@@ -148,29 +159,22 @@ pub struct PlanArgs {
     #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub bug: Option<String>,
 
-    /// With --bug: the sampling temperature applied to both distributions (default 1).
+    /// The sampling temperature applied to both distributions (default 1); 0 is greedy
+    /// verification (speculative only).
     #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = number::typed)]
     pub temperature: Option<Typed>,
 
-    /// With --bug: keep the N most likely tokens of both distributions.
+    /// Keep the N most likely tokens of both distributions.
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = number::typed)]
     pub top_k: Option<Typed>,
 
-    /// With --bug: keep the smallest set of tokens with mass >= P in both distributions.
+    /// Keep the smallest set of tokens with mass >= P in both distributions.
     #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = number::typed)]
     pub top_p: Option<Typed>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// `--method` of `plan`: one of the core's scheme names.
-fn plan_method(raw: &str) -> Result<PlanMethod, String> {
-    PlanMethod::from_name(raw.trim()).ok_or_else(|| {
-        let names: Vec<&str> = PlanMethod::ALL.iter().map(|m| m.name()).collect();
-        format!("must be one of {}", names.join(", "))
-    })
 }
 
 /// A `plan` request, every option checked.
@@ -212,7 +216,8 @@ impl PlanArgs {
         let rho = self.rho.as_ref().map(|t| t.value);
         typed.add("rho", self.rho.as_ref(), rho.unwrap_or(f64::NAN));
         let options = PlanOptions {
-            method: Some(self.method.name().to_owned()),
+            method: Some(self.method.trim().to_owned()),
+            selection: self.selection.map(|s| s.trim().to_owned()),
             target: Some(target),
             draft: Some(draft),
             drafts: typed.whole("drafts", self.drafts.as_ref()),

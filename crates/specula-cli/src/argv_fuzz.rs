@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use clap::CommandFactory;
 use clap::error::ErrorKind;
 use proptest::prelude::*;
-use specula_core::{PlanMethod, PlanParams};
+use specula_core::PlanParams;
 use specula_engine::ErrorCode;
 
 use crate::args::{Cli, Command};
@@ -193,10 +193,7 @@ fn check(command: Command) -> Result<(), CliError> {
     match command {
         Command::Plan(args) => {
             let request = args.into_request()?;
-            let params = request.input.params;
-            if request.input.method == PlanMethod::Otm
-                && matches!(params, PlanParams::Drafts(k) if k > 3)
-            {
+            if matches!(request.input.params, PlanParams::Otm(k) if k > 3) {
                 return Ok(());
             }
             let report = crate::plan::run(&request)?;

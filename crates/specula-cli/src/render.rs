@@ -22,11 +22,15 @@ pub fn table(report: &PlanReport) -> String {
         ""
     };
     // Writing into a String cannot fail; the results are ignored deliberately.
+    let selection = report
+        .selection
+        .map(|s| format!(", selection {}", s.name()))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "method: {} ({}{drafts}){normalized}",
+        "method: {}{selection} ({}{drafts}){normalized}",
         method.name(),
-        method.title()
+        report.title()
     );
     for note in &report.notes {
         let _ = writeln!(out, "note: {}", note.message);
@@ -66,11 +70,16 @@ pub fn table(report: &PlanReport) -> String {
     let mut lines: Vec<(&str, String)> = Vec::new();
     if let Some(bug) = &report.bug {
         lines.push(("bug", format!("{} ({})", bug.name, bug.description)));
-        let mut settings = format!("temperature {}", number(bug.temperature));
-        if let Some(k) = bug.top_k {
+    }
+    let default = specula_core::SamplingConfig::default();
+    if (report.temperature, report.top_k, report.top_p)
+        != (default.temperature, default.top_k, default.top_p)
+    {
+        let mut settings = format!("temperature {}", number(report.temperature));
+        if let Some(k) = report.top_k {
             settings.push_str(&format!(", top-k {k}"));
         }
-        if let Some(p) = bug.top_p {
+        if let Some(p) = report.top_p {
             settings.push_str(&format!(", top-p {}", number(p)));
         }
         lines.push(("applied to both", settings));

@@ -138,7 +138,7 @@ fn a_subcommand_flag_or_value_that_does_not_exist_fails() {
                 specula no-such-command --json\nspecula generate --method no-such-method\n\
                 specula plan --method kseq --target 0.5,0.5 --draft 0.5,0.5 --gamma 4\n\
                 specula sample --prompt x --method speculative --samples 2 --compare --stop a\n\
-                specula plan --method kseq --drafts 2 --target 0.5,0.5 --draft 0.5,0.5\n```\n";
+                specula plan --method spectr --drafts 2 --target 0.5,0.5 --draft 0.5,0.5\n```\n";
     let commands = extract(Path::new("x.md"), text);
     assert_eq!(commands.len(), 6);
     let (problems, ran) = problems(&commands);

@@ -161,14 +161,20 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             fragment: "--target must be at most 1048576 entries, got 1048577 entries".into(),
         },
         Row {
-            args: plan("kseq", &["--target", "-", "--draft", &big, "--normalize"]),
+            args: plan("spectr", &["--target", "-", "--draft", &big, "--normalize"]),
             stdin: Some(vec!["3"; 65_000].join("\n")),
             code: 0,
             fragment: "SpecTr k-Seq".into(),
         },
         row(
             &[
-                "plan", "--method", "greedy", "--target", "-", "--draft", "-",
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                "-",
+                "--draft",
+                "-",
             ],
             2,
             "cannot both be read from standard input",
@@ -177,7 +183,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
             &[
                 "plan",
                 "--method",
-                "greedy",
+                "speculative",
                 "--target",
                 "@/nonexistent/list",
                 "--draft",
@@ -313,7 +319,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         generate(
             &["--method", "spectr", "--selection", "otm"],
             2,
-            "--selection must be \"kseq\"",
+            "\"otm\", the exact linear program, is for plans only, and the race reaches its acceptance",
         ),
         generate(
             &["--method", "multiround", "--selection", "race"],
@@ -405,7 +411,7 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         ),
         row(
             &[
-                "plan", "--method", "kseq", "--drafts", "2.5", "--target", "0.5,0.5", "--draft",
+                "plan", "--method", "spectr", "--drafts", "2.5", "--target", "0.5,0.5", "--draft",
                 "0.5,0.5",
             ],
             2,
@@ -421,7 +427,16 @@ fn hostile_inputs_fail_cleanly_or_succeed_exactly() {
         ),
         row(
             &[
-                "plan", "--method", "otm", "--drafts", "40", "--target", "0.5,0.5", "--draft",
+                "plan",
+                "--method",
+                "spectr",
+                "--selection",
+                "otm",
+                "--drafts",
+                "40",
+                "--target",
+                "0.5,0.5",
+                "--draft",
                 "0.5,0.5",
             ],
             2,

@@ -43,7 +43,14 @@ fn arguments_that_are_not_utf8_are_usage_errors_naming_them() {
             "argument 3 (\"ROMEO\u{fffd}\", after --prompt) is not UTF-8 text",
         ),
         (
-            &["plan", "--method", "greedy", "--draft", "1", "--target"],
+            &[
+                "plan",
+                "--method",
+                "speculative",
+                "--draft",
+                "1",
+                "--target",
+            ],
             &[],
             "is not UTF-8 text",
         ),
@@ -113,7 +120,14 @@ fn a_value_flag_given_another_flag_is_refused() {
         ),
         row(
             &[
-                "plan", "--method", "greedy", "--target", "--draft", "1", "--draft", "1",
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                "--draft",
+                "1",
+                "--draft",
+                "1",
             ],
             2,
             "--target needs a value; got the flag --draft",
@@ -167,7 +181,13 @@ fn files_that_are_not_regular_files_are_refused_unread() {
     let plan = |list: &str, fragment: &str| {
         row(
             &[
-                "plan", "--method", "greedy", "--target", list, "--draft", "1",
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                list,
+                "--draft",
+                "1",
             ],
             2,
             fragment,
@@ -269,7 +289,7 @@ fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
     };
     let plan = |extra: &[&str], fragment: &str| {
         let mut args = vec![
-            "plan", "--method", "kseq", "--target", "0.5,0.5", "--draft", "0.5,0.5",
+            "plan", "--method", "spectr", "--target", "0.5,0.5", "--draft", "0.5,0.5",
         ];
         args.extend_from_slice(extra);
         row(&args, 2, fragment)
@@ -356,7 +376,7 @@ fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
             &[
                 "plan",
                 "--method",
-                "greedy",
+                "speculative",
                 "--target",
                 "0.5,1e309",
                 "--draft",
@@ -367,7 +387,16 @@ fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
         ),
         row(
             &[
-                "plan", "--method", "otm", "--target", "0.5,0.5", "--draft", "0.5,0.5", "--drafts",
+                "plan",
+                "--method",
+                "spectr",
+                "--selection",
+                "otm",
+                "--target",
+                "0.5,0.5",
+                "--draft",
+                "0.5,0.5",
+                "--drafts",
                 "4e1",
             ],
             2,
@@ -383,7 +412,7 @@ fn numbers_are_quoted_as_typed_and_whole_ones_read_exactly() {
     // Whole numbers written otherwise are still whole numbers.
     check_rows(&[row(
         &[
-            "plan", "--method", "kseq", "--target", "0.5,0.5", "--draft", "0.5,0.5", "--drafts",
+            "plan", "--method", "spectr", "--target", "0.5,0.5", "--draft", "0.5,0.5", "--drafts",
             "2.0",
         ],
         0,

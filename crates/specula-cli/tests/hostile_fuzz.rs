@@ -133,7 +133,7 @@ fn lines_that_run_end_cleanly_into_a_closed_pipe() {
         &[
             "plan",
             "--method",
-            "kseq",
+            "spectr",
             "--target",
             "0.5,0.3,0.2",
             "--draft",

@@ -116,7 +116,7 @@ fn decimals_past_a_limit_are_refused_as_typed() {
             &[
                 "plan",
                 "--method",
-                "kseq",
+                "spectr",
                 "--target",
                 "-1e-400,0.5,0.5",
                 "--draft",
@@ -158,7 +158,7 @@ fn decimals_past_a_limit_are_refused_as_typed() {
                 &[
                     "plan",
                     "--method",
-                    "kseq",
+                    "spectr",
                     "--target",
                     "0.3,0.3,0.4",
                     "--draft",
@@ -220,7 +220,7 @@ fn decimals_past_a_limit_are_refused_as_typed() {
             &[
                 "plan",
                 "--method",
-                "kseq",
+                "spectr",
                 "--target",
                 "-0,-0.0e-400,1",
                 "--draft",
@@ -230,7 +230,7 @@ fn decimals_past_a_limit_are_refused_as_typed() {
             "kseq",
         ),
         // A rho just above rho* = 1 may read as 1: in range either way.
-        plan("kseq", &["--rho", "1.00000000000000001"], 0, "rho"),
+        plan("spectr", &["--rho", "1.00000000000000001"], 0, "rho"),
     ]);
 }
 
@@ -285,8 +285,8 @@ fn whole_number_flags_read_integers_as_integers() {
         ),
         row(&["bench", "--tokens", "4.0000000000000001"], 2, "--tokens"),
         plan(
-            "otm",
-            &["--drafts", "2.0000000000000001"],
+            "spectr",
+            &["--selection", "otm", "--drafts", "2.0000000000000001"],
             2,
             "got 2.0000000000000001",
         ),

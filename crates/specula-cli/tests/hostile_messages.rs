@@ -25,7 +25,13 @@ fn list_files_split_as_the_command_line_and_name_their_own_flag() {
     let plan = |target: &str, draft: &str, code: i32, fragment: &str| {
         row(
             &[
-                "plan", "--method", "greedy", "--target", target, "--draft", draft,
+                "plan",
+                "--method",
+                "speculative",
+                "--target",
+                target,
+                "--draft",
+                draft,
             ],
             code,
             fragment,
@@ -78,7 +84,7 @@ fn list_files_split_as_the_command_line_and_name_their_own_flag() {
             "--target entry 2 must be a number, got an empty entry",
         ),
         // Spaces and newlines separate entries on the command line as in a file.
-        plan(&spaced, "0.5 0.25 0.25", 0, "greedy"),
+        plan(&spaced, "0.5 0.25 0.25", 0, "standard speculative sampling"),
         plan(
             &blank,
             "0.5",
@@ -101,7 +107,12 @@ fn list_files_split_as_the_command_line_and_name_their_own_flag() {
             2,
             "--target @ needs the file's name after the @",
         ),
-        plan(&format!(" {spaced}"), "0.5,0.25,0.25", 0, "greedy"),
+        plan(
+            &format!(" {spaced}"),
+            "0.5,0.25,0.25",
+            0,
+            "standard speculative sampling",
+        ),
     ]);
 }
 

@@ -142,7 +142,14 @@ fn a_sum_the_tolerance_rescales_is_reported_not_silent() {
     assert_eq!(asked["notes"], serde_json::json!([]));
     assert!(
         !plan_text(&[
-            "--method", "greedy", "--target", "0.1,0.9", "--draft", "0.5,0.5"
+            "--method",
+            "speculative",
+            "--temperature",
+            "0",
+            "--target",
+            "0.1,0.9",
+            "--draft",
+            "0.5,0.5"
         ])
         .contains("note:")
     );
@@ -152,7 +159,7 @@ fn a_sum_the_tolerance_rescales_is_reported_not_silent() {
 fn a_rho_raised_to_rho_star_is_reported_not_silent() {
     let pair = [
         "--method",
-        "kseq",
+        "spectr",
         "--drafts",
         "3",
         "--target",

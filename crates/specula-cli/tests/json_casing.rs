@@ -82,7 +82,13 @@ fn every_json_output_is_camel_case() {
             vec![
                 "plan",
                 "--method",
-                "kseq",
+                "spectr",
+                "--selection",
+                "race",
+                "--temperature",
+                "0.5",
+                "--top-k",
+                "3",
                 "--target",
                 "0.1,0.2,0.3,0.4",
                 "--draft",
@@ -154,7 +160,9 @@ fn refusals_with_json_are_camel_case_objects() {
     for args in [
         vec!["generate", "--prompt", "ROMEO:", "--gamma", "0", "--json"],
         vec!["generate", "--prompt", "ROMEO:", "--gama", "2", "--json"],
-        vec!["plan", "--method", "kseq", "--target", "0.5,0.5", "--json"],
+        vec![
+            "plan", "--method", "spectr", "--target", "0.5,0.5", "--json",
+        ],
     ] {
         let (_, stderr, ok) = specula(&args);
         assert!(!ok, "{args:?} ran");

@@ -137,35 +137,59 @@ fn speculative_json_is_exact() {
     );
     assert!(json.get("drafts").is_none());
     assert!(json.get("rho").is_none());
+    assert!(json.get("selection").is_none());
+    assert_eq!(json["temperature"], 1.0);
 }
 
 #[test]
-fn greedy_json_is_one_hot_and_reports_infinite_kl_as_null() {
-    let json = plan_json("greedy", &[]);
-    assert_eq!(json["method"], "greedy");
-    // argmax draft = 0 ≠ argmax target = 3
+fn greedy_is_speculative_at_temperature_zero_and_reports_infinite_kl_as_null() {
+    let json = plan_json("speculative", &["--temperature", "0"]);
+    assert_eq!(json["method"], "speculative");
+    assert_eq!(json["temperature"], 0.0);
+    // Both one-hot on their argmax: draft 0 ≠ target 3, so the draft is rejected.
     assert_eq!(num(&json, "acceptance"), 0.0);
-    assert_close(
-        &vector(&json, "output"),
-        &[0.0, 0.0, 0.0, 1.0],
-        0.0,
-        "output",
-    );
-    assert!(json["klTargetOutput"].is_null(), "KL is +inf → null");
-    assert!((num(&json, "tvTargetOutput") - 0.6).abs() < 1e-12);
+    let target_argmax = [0.0, 0.0, 0.0, 1.0];
+    assert_close(&vector(&json, "target"), &target_argmax, 0.0, "target");
+    assert_close(&vector(&json, "draft"), &[1.0, 0.0, 0.0, 0.0], 0.0, "draft");
+    assert_close(&vector(&json, "output"), &target_argmax, 0.0, "output");
+    // Exact with respect to the temperature-0 target; the two argmaxes share nothing.
+    assert_eq!(num(&json, "tvTargetOutput"), 0.0);
+    assert!(json["klTargetDraft"].is_null(), "KL is +inf → null");
+    assert_eq!(num(&json, "tvTargetDraft"), 1.0);
     assert_close(
         &vector(&json, "acceptProbs"),
-        &[0.0, 0.0, 0.0, 1.0],
+        &target_argmax,
         0.0,
         "acceptProbs",
+    );
+    assert_close(&vector(&json, "residual"), &target_argmax, 0.0, "residual");
+}
+
+#[test]
+fn every_method_plans_the_processed_pair() {
+    let json = plan_json("multiround", &["--temperature", "0.5", "--top-k", "3"]);
+    assert_eq!(
+        (json["temperature"].as_f64(), json["topK"].as_u64()),
+        (Some(0.5), Some(3))
+    );
+    // Top-k drops token 0 of the target and token 3 of the draft; squared and rescaled.
+    let target = vector(&json, "target");
+    assert_eq!(target[0], 0.0);
+    assert!((target[3] - 16.0 / 29.0).abs() < 1e-12, "{target:?}");
+    assert_close(
+        &vector(&json, "output"),
+        &target,
+        1e-9,
+        "lossless on the processed pair",
     );
 }
 
 #[test]
 fn kseq_json_is_lossless_with_rho_at_least_one() {
     let speculative = num(&plan_json("speculative", &[]), "acceptance");
-    let json = plan_json("kseq", &[]);
-    assert_eq!(json["method"], "kseq");
+    let json = plan_json("spectr", &[]);
+    assert_eq!(json["method"], "spectr");
+    assert_eq!(json["selection"], "kseq", "the default selection");
     assert_eq!(json["drafts"], 4, "default --drafts");
     assert_lossless(&json);
     let (rho, rho_star) = (num(&json, "rho"), num(&json, "rhoStar"));
@@ -182,12 +206,15 @@ fn kseq_json_is_lossless_with_rho_at_least_one() {
 
 #[test]
 fn kseq_honours_drafts_and_a_valid_rho_override() {
-    let json = plan_json("kseq", &["--drafts", "3", "--rho", "2.5"]);
+    let json = plan_json(
+        "spectr",
+        &["--selection", "kseq", "--drafts", "3", "--rho", "2.5"],
+    );
     assert_eq!(json["drafts"], 3);
     assert_eq!(num(&json, "rho"), 2.5);
     assert!(num(&json, "rhoStar") <= 2.5);
     assert_lossless(&json);
-    let k1 = plan_json("kseq", &["--drafts", "1"]);
+    let k1 = plan_json("spectr", &["--drafts", "1"]);
     assert!(
         (num(&k1, "acceptance") - overlap()).abs() < 1e-12,
         "k = 1 is standard SD"
@@ -210,9 +237,12 @@ fn multiround_json_is_lossless() {
 #[test]
 fn otm_beats_kseq_and_stays_under_its_bound() {
     for k in ["1", "2", "3"] {
-        let otm = plan_json("otm", &["--drafts", k]);
-        let kseq = plan_json("kseq", &["--drafts", k]);
-        assert_eq!(otm["method"], "otm");
+        let otm = plan_json("spectr", &["--selection", "otm", "--drafts", k]);
+        let kseq = plan_json("spectr", &["--drafts", k]);
+        assert_eq!(
+            (&otm["method"], &otm["selection"]),
+            (&"spectr".into(), &"otm".into())
+        );
         assert_eq!(otm["drafts"].to_string(), k);
         assert_close(&vector(&otm, "output"), &TARGET_PROBS, 1e-9, "otm output");
         let (acceptance, bound) = (num(&otm, "acceptance"), num(&otm, "upperBound"));
@@ -227,12 +257,16 @@ fn otm_beats_kseq_and_stays_under_its_bound() {
         );
         assert!(bound <= 1.0 + 1e-12);
     }
-    let k1 = plan_json("otm", &["--drafts", "1"]);
+    let k1 = plan_json("spectr", &["--selection", "otm", "--drafts", "1"]);
     assert!(
         (num(&k1, "acceptance") - overlap()).abs() < 1e-9,
         "α₁ = 1 − TV"
     );
-    assert_eq!(plan_json("otm", &[])["drafts"], 4, "default --drafts");
+    assert_eq!(
+        plan_json("spectr", &["--selection", "otm"])["drafts"],
+        4,
+        "default --drafts"
+    );
 }
 
 #[test]
@@ -322,13 +356,25 @@ fn normalize_rescales_weights() {
 fn table_mode_is_readable_for_every_method() {
     for (method, extra, needles) in [
         ("speculative", &[][..], &["accept", "residual"][..]),
-        ("greedy", &[], &["accept", "inf"]),
-        ("kseq", &["--drafts", "3"], &["rho*", "k = 3 drafts"]),
-        ("multiround", &[], &["k = 4 drafts", "residual"]),
-        ("otm", &[], &["upper bound"]),
         (
-            "race",
+            "speculative",
+            &["--temperature", "0"],
+            &["greedy verification", "applied to both", "inf"],
+        ),
+        (
+            "spectr",
             &["--drafts", "3"],
+            &["selection kseq", "rho*", "k = 3 drafts"],
+        ),
+        ("multiround", &[], &["k = 4 drafts", "residual"]),
+        (
+            "spectr",
+            &["--selection", "otm"],
+            &["selection otm", "upper bound"],
+        ),
+        (
+            "spectr",
+            &["--selection", "race", "--drafts", "3"],
             &["upper bound", "k = 3 drafts", "residual"],
         ),
         (
@@ -368,8 +414,15 @@ fn table_mode_is_readable_for_every_method() {
                 "{method}: no {needle:?} in\n{stdout}"
             );
         }
-        // One row per token, with the target probability printed.
-        for (x, t) in TARGET_PROBS.iter().enumerate() {
+        // One row per token, with the target probability printed (one-hot at
+        // temperature 0).
+        let greedy = [0.0, 0.0, 0.0, 1.0];
+        let shown = if extra.contains(&"--temperature") {
+            &greedy
+        } else {
+            &TARGET_PROBS
+        };
+        for (x, t) in shown.iter().enumerate() {
             let row = format!("{x:>5}  {t:>10.6}");
             assert!(
                 stdout.contains(&row),
@@ -380,7 +433,7 @@ fn table_mode_is_readable_for_every_method() {
             serde_json::from_str::<Value>(&stdout).is_err(),
             "table, not JSON"
         );
-        if method == "speculative" {
+        if method == "speculative" && extra.is_empty() {
             let line = stdout.lines().find(|l| l.starts_with("acceptance"));
             assert!(
                 line.is_some_and(|l| l.trim_end().ends_with("0.500000")),

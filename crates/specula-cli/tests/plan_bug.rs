@@ -91,7 +91,7 @@ fn processing_bugs_act_only_when_there_is_processing() {
     }
     let json = bug_json("unprocessed-target", &["--temperature", "0.5"]);
     assert!(json["tv"].as_f64().unwrap() > 0.01, "{json}");
-    assert_eq!(json["bug"]["temperature"], 0.5);
+    assert_eq!(json["temperature"], 0.5);
     // The report's target is the processed one: sharper than the raw target.
     let target = floats(&json["target"]);
     assert!(
@@ -100,7 +100,7 @@ fn processing_bugs_act_only_when_there_is_processing() {
     );
     let json = bug_json("filtered-draft", &["--top-k", "2"]);
     assert!(json["tv"].as_f64().unwrap() > 0.01, "{json}");
-    assert_eq!(json["bug"]["topK"], 2);
+    assert_eq!(json["topK"], 2);
 }
 
 #[test]
@@ -133,8 +133,8 @@ fn the_table_names_the_bug_and_its_settings() {
 fn bugs_outside_the_token_level_plan_are_refused() {
     let rows: [(&[&str], &str); 6] = [
         (
-            &["--method", "kseq", "--bug", "argmax-draft"],
-            "--bug does not apply to method \"kseq\"",
+            &["--method", "spectr", "--bug", "argmax-draft"],
+            "--bug does not apply to method \"spectr\"",
         ),
         (
             &["--method", "speculative", "--bug", "cache-reset"],
@@ -145,8 +145,15 @@ fn bugs_outside_the_token_level_plan_are_refused() {
             "--bug must be one of",
         ),
         (
-            &["--method", "speculative", "--temperature", "0.5"],
-            "--temperature does not apply to method \"speculative\" and is refused rather than ignored; it is for plans with a bug",
+            &[
+                "--method",
+                "speculative",
+                "--bug",
+                "argmax-draft",
+                "--temperature",
+                "0",
+            ],
+            "--bug must be left out at temperature 0 (greedy verification is unaffected by the bugs",
         ),
         (
             &[

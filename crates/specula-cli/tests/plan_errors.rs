@@ -74,7 +74,7 @@ fn not_normalized_message_names_the_flag_and_the_fix() {
         &[
             "plan",
             "--method",
-            "kseq",
+            "spectr",
             "--target",
             "0.2,0.2,0.3,0.4",
             "--draft",
@@ -103,13 +103,16 @@ fn length_mismatch_is_refused() {
 #[test]
 fn bad_method_parameters_are_refused() {
     assert_error(
-        &example("kseq", &["--drafts", "0"]),
+        &example("spectr", &["--drafts", "0"]),
         "--drafts must be a whole number from 1 to 1000000, got 0",
     );
-    assert_error(&example("otm", &["--drafts", "-2"]), "--drafts");
+    assert_error(
+        &example("spectr", &["--selection", "otm", "--drafts", "-2"]),
+        "--drafts",
+    );
     assert_error(&example("multiround", &["--drafts", "two"]), "--drafts");
     assert_error(
-        &example("kseq", &["--drafts", "99999999"]),
+        &example("spectr", &["--drafts", "99999999"]),
         "from 1 to 1000000",
     );
     assert_error(
@@ -124,23 +127,42 @@ fn bad_method_parameters_are_refused() {
         "invalid value 'lots' for '--kl <D>'",
     );
     assert_error(&example("mentored", &[]), "--kl");
-    assert_error(&example("kseq", &["--rho", "1"]), "rho*");
-    assert_error(&example("kseq", &["--drafts", "3", "--rho", "0.5"]), "rho*");
-    assert_error(&example("kseq", &["--rho", "nan"]), "--rho");
-    assert_error(&example("kseq", &["--rho", "x"]), "--rho");
+    assert_error(&example("spectr", &["--rho", "1"]), "rho*");
+    assert_error(
+        &example(
+            "spectr",
+            &["--selection", "kseq", "--drafts", "3", "--rho", "0.5"],
+        ),
+        "rho*",
+    );
+    assert_error(&example("spectr", &["--rho", "nan"]), "--rho");
+    assert_error(&example("spectr", &["--rho", "x"]), "--rho");
 }
 
 #[test]
 fn otm_too_large_is_refused() {
     assert_error(
-        &example("otm", &["--drafts", "60"]),
+        &example("spectr", &["--selection", "otm", "--drafts", "60"]),
         "--drafts must be small enough for the OTM linear program",
     );
-    assert_error(&example("otm", &["--drafts", "1000"]), "more than 2^128");
+    assert_error(
+        &example("spectr", &["--selection", "otm", "--drafts", "1000"]),
+        "more than 2^128",
+    );
     let wide = vec!["0.001"; 1000].join(",");
     assert_error(
         &[
-            "plan", "--method", "otm", "--target", &wide, "--draft", &wide, "--drafts", "5",
+            "plan",
+            "--method",
+            "spectr",
+            "--selection",
+            "otm",
+            "--target",
+            &wide,
+            "--draft",
+            &wide,
+            "--drafts",
+            "5",
         ],
         "got 5, which over 1000 tokens needs 1000000000000000000",
     );
@@ -148,23 +170,75 @@ fn otm_too_large_is_refused() {
 
 #[test]
 fn flags_that_do_not_apply_are_refused() {
-    for (method, flag, value) in [
-        ("speculative", "--rho", "2"),
-        ("speculative", "--drafts", "2"),
-        ("speculative", "--kl", "0.1"),
-        ("greedy", "--drafts", "2"),
-        ("multiround", "--rho", "2"),
-        ("otm", "--rho", "2"),
-        ("otm", "--kl", "0.1"),
-        ("kseq", "--kl", "0.1"),
-        ("mentored", "--drafts", "2"),
-        ("mentored", "--rho", "2"),
+    for (method, flags) in [
+        ("speculative", &["--rho", "2"][..]),
+        ("speculative", &["--drafts", "2"]),
+        ("speculative", &["--kl", "0.1"]),
+        ("speculative", &["--selection", "race"]),
+        ("multiround", &["--rho", "2"]),
+        ("multiround", &["--selection", "kseq"]),
+        ("spectr", &["--kl", "0.1"]),
+        ("spectr", &["--epsilon", "0.1"]),
+        ("mentored", &["--drafts", "2"]),
+        ("mentored", &["--rho", "2"]),
+        ("typical", &["--bug", "argmax-draft"]),
     ] {
-        let mut args = example(method, &[flag, value]);
+        let mut args = example(method, flags);
         if method == "mentored" {
             args.extend_from_slice(&["--kl", "0.1"]);
         }
         assert_error(&args, "does not apply");
+    }
+    // rho is k-Seq's: SpecTr's other rules refuse it by name.
+    for rule in ["race", "otm"] {
+        assert_error(
+            &example("spectr", &["--selection", rule, "--rho", "2"]),
+            &format!("--rho must be left out with selection \"{rule}\""),
+        );
+    }
+}
+
+#[test]
+fn former_names_are_refused_with_the_new_spelling() {
+    for (method, hint) in [
+        (
+            "kseq",
+            "method \"spectr\", whose default selection is \"kseq\"",
+        ),
+        ("race", "method \"spectr\" with selection \"race\""),
+        ("otm", "method \"spectr\" with selection \"otm\""),
+        ("greedy", "method \"speculative\" with temperature 0"),
+        ("lookup", "standard speculative sampling"),
+        ("autoregressive", "drafts nothing"),
+    ] {
+        assert_error(
+            &example(method, &[]),
+            "--method must be one of speculative, spectr, multiround, mentored, typical (",
+        );
+        assert_error(&example(method, &[]), hint);
+    }
+    assert_error(
+        &example("spectr", &["--selection", "best"]),
+        "--selection must be \"kseq\" (k-Seq, the default), \"race\"",
+    );
+}
+
+#[test]
+fn temperature_zero_is_greedy_verification_of_method_speculative() {
+    for method in ["spectr", "multiround", "typical"] {
+        assert_error(
+            &example(method, &["--temperature", "0"]),
+            "--temperature must be above 0 for method",
+        );
+    }
+    for (flags, flag) in [
+        (&["--bug", "argmax-draft"][..], "--bug"),
+        (&["--top-k", "2"], "--top-k"),
+        (&["--top-p", "0.5"], "--top-p"),
+    ] {
+        let mut args = example("speculative", &["--temperature", "0"]);
+        args.extend_from_slice(flags);
+        assert_error(&args, &format!("{flag} must be left out at temperature 0"));
     }
 }
 
@@ -199,7 +273,9 @@ fn help_documents_the_rules() {
         "--kl",
         "--rho",
         "mentored",
+        "--selection",
         "otm",
+        "--temperature 0 is greedy",
         "null",
         "rho*",
     ] {

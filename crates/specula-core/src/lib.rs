@@ -92,8 +92,8 @@ pub use otm::{OTM_EXACT_BOUND_VOCAB, OTM_MAX_VARIABLES, OtmPlan, otm_upper_bound
 pub use outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
 pub use race::{RACE_MAX_STEPS, RACE_TOLERANCE, Race, RacePlan};
 pub use report::{
-    BugReport, PlanBug, PlanError, PlanInput, PlanMethod, PlanNote, PlanNoteKind, PlanParams,
-    PlanReport, PlanSide, plan_report,
+    BugReport, PlanError, PlanInput, PlanMethod, PlanNote, PlanNoteKind, PlanParams, PlanReport,
+    PlanSelection, PlanSide, plan_report,
 };
 pub use residual::{RESIDUAL_EPSILON, Residual, ResidualDraw, ResidualParts};
 pub use sampling::SamplingConfig;

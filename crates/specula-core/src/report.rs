@@ -7,120 +7,18 @@ use serde::Serialize;
 use thiserror::Error;
 
 mod bug_plan;
+mod method;
 mod notes;
 
-pub use bug_plan::{BugReport, PlanBug};
+pub use bug_plan::BugReport;
+pub use method::{PlanMethod, PlanParams, PlanSelection};
 pub use notes::{PlanNote, PlanNoteKind};
 
 use crate::residual::check_same_len;
 use crate::{
     Bug, Distribution, Greedy, KSeq, Mentored, MultiRound, OTM_MAX_VARIABLES, OtmPlan, Race,
-    Speculative, Typical, kl_divergence, total_variation,
+    SamplingConfig, Speculative, Typical, kl_divergence, total_variation,
 };
-
-/// A token-level scheme that [`plan_report`] analyses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "lowercase")]
-pub enum PlanMethod {
-    /// Standard speculative sampling.
-    Speculative,
-    /// Greedy verification.
-    Greedy,
-    /// SpecTr k-Seq.
-    Kseq,
-    /// Multi-round rejection sampling.
-    Multiround,
-    /// Optimal transport with membership cost (exact LP).
-    Otm,
-    /// The ratio race: OTM's optimal acceptance for i.i.d. drafts at any vocabulary size.
-    Race,
-    /// Mentored decoding (lossy, bounded KL).
-    Mentored,
-    /// Typical acceptance (Medusa; lossy, no bound).
-    Typical,
-}
-
-impl PlanMethod {
-    /// Every method, in documentation order.
-    pub const ALL: [Self; 8] = [
-        Self::Speculative,
-        Self::Greedy,
-        Self::Kseq,
-        Self::Multiround,
-        Self::Otm,
-        Self::Race,
-        Self::Mentored,
-        Self::Typical,
-    ];
-
-    /// The name used on the command line and in JSON.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Speculative => "speculative",
-            Self::Greedy => "greedy",
-            Self::Kseq => "kseq",
-            Self::Multiround => "multiround",
-            Self::Otm => "otm",
-            Self::Race => "race",
-            Self::Mentored => "mentored",
-            Self::Typical => "typical",
-        }
-    }
-
-    /// The method called `name`, if any.
-    #[must_use]
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// A longer human-readable title.
-    #[must_use]
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::Speculative => "standard speculative sampling",
-            Self::Greedy => "greedy verification",
-            Self::Kseq => "SpecTr k-Seq",
-            Self::Multiround => "multi-round rejection sampling",
-            Self::Otm => "optimal transport with membership cost, exact LP",
-            Self::Race => "ratio race, OTM's optimum for i.i.d. drafts at any vocabulary",
-            Self::Mentored => "mentored decoding, lossy with KL <= D",
-            Self::Typical => "typical acceptance (Medusa), lossy",
-        }
-    }
-
-    /// Whether the method uses several drafts.
-    #[must_use]
-    pub fn takes_drafts(self) -> bool {
-        matches!(self, Self::Kseq | Self::Multiround | Self::Otm | Self::Race)
-    }
-}
-
-/// Method-specific parameters, already checked by the front end.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PlanParams {
-    /// No extra parameters.
-    None,
-    /// k-Seq: drafts and an optional ρ override (checked against ρ* here).
-    KSeq {
-        /// Number of drafts.
-        k: usize,
-        /// ρ override.
-        rho: Option<f64>,
-    },
-    /// Multi-round, OTM or the race: number of drafts.
-    Drafts(usize),
-    /// Mentored: KL budget.
-    Kl(f64),
-    /// Typical acceptance: the threshold's ceiling ε and scale δ.
-    Typical {
-        /// ε, a probability.
-        epsilon: f64,
-        /// δ ≥ 0.
-        delta: f64,
-    },
-}
 
 /// What to analyse.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,11 +31,17 @@ pub struct PlanInput {
     pub draft: Vec<f64>,
     /// Rescale the entries to sum to 1 instead of refusing them.
     pub normalize: bool,
-    /// Method parameters.
+    /// Method parameters (SpecTr's selection rule among them).
     pub params: PlanParams,
-    /// A deliberate bug to plant (standard speculative sampling only), with the sampling
-    /// settings that process both distributions; `None` for the correct scheme.
-    pub bug: Option<PlanBug>,
+    /// Temperature, top-k and top-p, applied to both distributions as decoding applies
+    /// them to the models' logits (`ln p`); [`SamplingConfig::default`] uses them as
+    /// given. Temperature 0 is greedy verification, planned for standard speculative
+    /// sampling without a bug only ([`PlanError::Greedy`]).
+    pub sampling: SamplingConfig,
+    /// A deliberate bug to plant (standard speculative sampling only); `None` for the
+    /// correct scheme. `target` and `draft` are then the models' raw softmax, which the
+    /// bug uses processed or not part by part.
+    pub bug: Option<Bug>,
 }
 
 /// Which input distribution an error is about.
@@ -195,6 +99,21 @@ pub enum PlanError {
         /// The method.
         method: PlanMethod,
     },
+    /// Temperature 0 (greedy verification, which decoding uses for every method there)
+    /// with a method other than standard speculative sampling, or with a bug, which
+    /// greedy verification does not use.
+    #[error(
+        "temperature 0 is greedy verification, planned as method speculative without a bug \
+         (got method {}, bug {:?})",
+        .method.name(),
+        .bug.map(Bug::name)
+    )]
+    Greedy {
+        /// The method.
+        method: PlanMethod,
+        /// The bug, if any.
+        bug: Option<Bug>,
+    },
     /// Parameters that do not belong to the method (a front-end bug).
     #[error("parameters {params:?} do not match method {}", .method.name())]
     ParamsMismatch {
@@ -223,11 +142,25 @@ pub const MAX_PLAN_VOCAB: usize = 1 << 20;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanReport {
-    /// The scheme.
+    /// The method, by decoding's name.
     pub method: PlanMethod,
-    /// Target probabilities used (after normalising, if asked).
+    /// SpecTr's selection rule (method `spectr` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<PlanSelection>,
+    /// The temperature applied to both distributions (1: as given; 0: greedy
+    /// verification).
+    pub temperature: f64,
+    /// Top-k applied to both distributions, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<usize>,
+    /// Top-p applied to both distributions, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Target probabilities used (after normalising, if asked, and processed by the
+    /// sampling settings).
     pub target: Vec<f64>,
-    /// Draft probabilities used (after normalising, if asked).
+    /// Draft probabilities used (after normalising, if asked, and processed by the
+    /// sampling settings).
     pub draft: Vec<f64>,
     /// Vocabulary size.
     pub vocab: usize,
@@ -300,14 +233,27 @@ pub struct PlanReport {
     /// The distribution sampled when every draft is rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub residual: Option<Vec<f64>>,
-    /// The deliberate bug planted, with the sampling settings; `target` and `draft` are
-    /// then the processed distributions and `output` the buggy sampler's exact output.
+    /// The deliberate bug planted; `output` is then the buggy sampler's exact output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bug: Option<BugReport>,
     /// With a bug: `TV(target, output)`, how far the mistake moves the output (the same
     /// value as `tvTargetOutput`, under the name the bug lab uses).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tv: Option<f64>,
+}
+
+impl PlanReport {
+    /// The scheme's human-readable title: the method, SpecTr's selection rule, and
+    /// greedy verification at temperature 0.
+    #[must_use]
+    pub fn title(&self) -> &'static str {
+        let greedy = SamplingConfig {
+            temperature: self.temperature,
+            ..SamplingConfig::default()
+        }
+        .is_greedy();
+        method::title(self.method, self.selection, greedy)
+    }
 }
 
 /// Builds the two distributions and runs the method's closed-form analysis.
@@ -320,8 +266,21 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
     let mut notes = Vec::new();
     let target = build(PlanSide::Target, &input.target, input.normalize, &mut notes)?;
     let draft = build(PlanSide::Draft, &input.draft, input.normalize, &mut notes)?;
+    let sampling = input.sampling;
+    sampling.validate().map_err(PlanError::Analysis)?;
+    let greedy = sampling.is_greedy();
+    if greedy && (input.method != PlanMethod::Speculative || input.bug.is_some()) {
+        return Err(PlanError::Greedy {
+            method: input.method,
+            bug: input.bug,
+        });
+    }
     let mut report = PlanReport {
         method: input.method,
+        selection: input.params.selection(),
+        temperature: sampling.temperature,
+        top_k: sampling.top_k,
+        top_p: sampling.top_p,
         target: target.probs().to_vec(),
         draft: draft.probs().to_vec(),
         vocab: target.len(),
@@ -332,8 +291,8 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         output: Vec::new(),
         kl_target_output: f64::NAN,
         tv_target_output: f64::NAN,
-        kl_target_draft: kl_divergence(target.probs(), draft.probs()),
-        tv_target_draft: total_variation(target.probs(), draft.probs()),
+        kl_target_draft: f64::NAN,
+        tv_target_draft: f64::NAN,
         rho: None,
         rho_star: None,
         overlap: None,
@@ -350,24 +309,22 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         bug: None,
         tv: None,
     };
-    if let Some(planted) = input.bug {
+    if let Some(bug) = input.bug {
         let (analysis, target) =
-            bug_plan::plan_with_bug(input.method, planted, &target, &draft, &mut report)?;
-        report.kl_target_draft = kl_divergence(&report.target, &report.draft);
-        report.tv_target_draft = total_variation(&report.target, &report.draft);
+            bug_plan::plan_with_bug(input.method, bug, sampling, &target, &draft, &mut report)?;
         finish(&mut report, target.probs(), analysis);
         report.tv = Some(report.tv_target_output);
         return Ok(report);
     }
+    // The pair the scheme sees: as given under the default settings, bit for bit.
+    let target = processed(&target, &sampling)?;
+    let draft = processed(&draft, &sampling)?;
+    report.target = target.probs().to_vec();
+    report.draft = draft.probs().to_vec();
     let analysis = match (input.method, input.params) {
-        (PlanMethod::Speculative, _) => {
-            let scheme = Speculative::new(&target, &draft).map_err(PlanError::Analysis)?;
-            report.accept_probs = Some(scaled_accept_probs(&target, &draft, 1.0));
-            report.residual = Some(scheme.residual_distribution().into_probs());
-            scheme.analysis()
-        }
-        (PlanMethod::Greedy, _) => {
-            // Greedy needs only the draft's argmax, but the pair must still match.
+        (PlanMethod::Speculative, PlanParams::None) if greedy => {
+            // Both distributions are one-hot on their argmax: the draft proposes its
+            // argmax, accepted when it is the target's.
             check_same_len(&target, &draft).map_err(PlanError::Analysis)?;
             let greedy = Greedy::new(&target);
             let best = target.argmax();
@@ -376,7 +333,13 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
             report.residual = Some(greedy.residual_distribution().into_probs());
             greedy.analysis(draft.argmax())
         }
-        (PlanMethod::Kseq, PlanParams::KSeq { k, rho }) => {
+        (PlanMethod::Speculative, PlanParams::None) => {
+            let scheme = Speculative::new(&target, &draft).map_err(PlanError::Analysis)?;
+            report.accept_probs = Some(scaled_accept_probs(&target, &draft, 1.0));
+            report.residual = Some(scheme.residual_distribution().into_probs());
+            scheme.analysis()
+        }
+        (PlanMethod::Spectr, PlanParams::KSeq { k, rho }) => {
             let kseq = KSeq::new(&target, &draft, k, rho).map_err(PlanError::Analysis)?;
             let plan = kseq.plan();
             if let Some(note) = rho.and_then(|r| PlanNote::rho_raised(r, plan.rho_star)) {
@@ -402,14 +365,14 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
             report.residual = Some(multiround.residual_distribution().into_probs());
             multiround.analysis()
         }
-        (PlanMethod::Otm, PlanParams::Drafts(k)) => {
+        (PlanMethod::Spectr, PlanParams::Otm(k)) => {
             check_otm_size(target.len(), k)?;
             let plan = OtmPlan::new(&target, &draft, k).map_err(PlanError::Analysis)?;
             report.drafts = Some(k);
             report.upper_bound = Some(plan.upper_bound());
             plan.analysis()
         }
-        (PlanMethod::Race, PlanParams::Drafts(k)) => {
+        (PlanMethod::Spectr, PlanParams::Race(k)) => {
             let race = Race::new(&target, &draft, k).map_err(PlanError::Analysis)?;
             let plan = race.plan();
             report.drafts = Some(k);
@@ -453,13 +416,26 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
     Ok(report)
 }
 
-/// The figures every report derives from the analysis against `target`.
+/// The figures every report derives from the analysis against `target` and from the
+/// report's pair.
 fn finish(report: &mut PlanReport, target: &[f64], analysis: crate::TokenAnalysis) {
+    report.kl_target_draft = kl_divergence(&report.target, &report.draft);
+    report.tv_target_draft = total_variation(&report.target, &report.draft);
     report.kl_target_output = kl_divergence(target, &analysis.output);
     report.tv_target_output = total_variation(target, &analysis.output);
     // Summed rounding can leave the acceptance a few ulps above 1.
     report.acceptance = analysis.acceptance.min(1.0);
     report.output = analysis.output;
+}
+
+/// `raw` processed by `sampling` as decoding processes the models' logits (`ln p`);
+/// unchanged, bit for bit, under the default settings.
+fn processed(raw: &Distribution, sampling: &SamplingConfig) -> Result<Distribution, PlanError> {
+    if *sampling == SamplingConfig::default() {
+        return Ok(raw.clone());
+    }
+    let logits: Vec<f64> = raw.probs().iter().map(|p| p.ln()).collect();
+    Distribution::from_logits(&logits, sampling).map_err(PlanError::Analysis)
 }
 
 /// A distribution from raw entries, strict or rescaled; a strict one whose sum the

@@ -29,8 +29,8 @@
 
 use serde::Serialize;
 use specula_core::{
-    Bug, Distribution, Mentored, PlanBug, PlanInput, PlanMethod, PlanParams, SamplingConfig,
-    Typical, plan_report, total_variation,
+    Bug, Distribution, Mentored, PlanInput, PlanMethod, PlanParams, SamplingConfig, Typical,
+    plan_report, total_variation,
 };
 
 use crate::config::{DecodeConfig, Method};
@@ -346,10 +346,8 @@ fn exact_first(
                 draft: dist(&logits.draft, &raw, "the draft's logits")?.into_probs(),
                 normalize: true,
                 params: PlanParams::None,
-                bug: Some(PlanBug {
-                    bug,
-                    sampling: *sampling,
-                }),
+                sampling: *sampling,
+                bug: Some(bug),
             };
             let report = plan_report(&input)
                 .map_err(|e| refuse("bug", "a bug with a closed form", e.to_string()))?;

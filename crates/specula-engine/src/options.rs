@@ -211,6 +211,8 @@ impl DecodeOptions {
 }
 
 #[cfg(test)]
+mod plan_names_tests;
+#[cfg(test)]
 mod plan_tests;
 #[cfg(test)]
 mod tests;

@@ -63,7 +63,9 @@ fn the_walk_finds_a_planted_snake_case_key() {
 fn the_math_calls_return_camel_case() {
     let probs = r#""target":[0.1,0.2,0.3,0.4],"draft":[0.5,0.3,0.15,0.05]"#;
     for options in [
-        format!(r#"{{"method":"kseq",{probs},"drafts":3}}"#),
+        format!(r#"{{"method":"spectr","selection":"kseq",{probs},"drafts":3}}"#),
+        format!(r#"{{"method":"spectr","selection":"otm",{probs},"drafts":2}}"#),
+        format!(r#"{{"method":"speculative",{probs},"temperature":0}}"#),
         format!(r#"{{"method":"mentored",{probs},"kl":0.1}}"#),
         format!(r#"{{"method":"typical",{probs}}}"#),
         format!(r#"{{"method":"speculative",{probs},"bug":"argmax-draft"}}"#),
@@ -84,7 +86,7 @@ fn the_math_calls_return_camel_case() {
         &fit(vec![3.0, 1.0], vec![0.7, 0.3], vec![0.7, 0.3]).expect("fit"),
     );
     for error in [
-        plan(js(r#"{"method":"kseq"}"#)).expect_err("no target"),
+        plan(js(r#"{"method":"spectr"}"#)).expect_err("no target"),
         theory(js(r#"{"alpha":2,"gammas":[1]}"#)).expect_err("alpha 2"),
         retarget(js(r#"{"probs":[1]}"#)).expect_err("no from"),
         validate_generate_options(js(r#"{"prompt":"x","topK":0}"#)).expect_err("topK 0"),

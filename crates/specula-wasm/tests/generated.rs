@@ -118,6 +118,7 @@ fn groups() -> Vec<Group> {
             vec![
                 decl::<specula_engine::options::PlanOptions>(cfg),
                 decl::<specula_core::PlanMethod>(cfg),
+                decl::<specula_core::PlanSelection>(cfg),
                 decl::<specula_core::PlanReport>(cfg),
                 decl::<specula_core::BugReport>(cfg),
                 decl::<specula_core::PlanNote>(cfg),

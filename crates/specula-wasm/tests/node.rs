@@ -6,7 +6,7 @@
 mod common;
 mod wasm_support;
 
-use specula_core::{PlanInput, PlanMethod, PlanParams, plan_report};
+use specula_core::{PlanInput, PlanMethod, PlanParams, SamplingConfig, plan_report};
 use specula_engine::ErrorCode;
 use specula_wasm::{
     BackendChoice, DraftBackend, Engine, ModuleKind, plan, retarget, theory,
@@ -24,15 +24,16 @@ use wasm_support::{
 #[wasm_bindgen_test]
 fn plan_returns_the_cli_report() {
     let got = plan(js(
-        r#"{"method":"kseq","target":[0.1,0.2,0.3,0.4],"draft":[0.5,0.3,0.15,0.05],"drafts":3}"#,
+        r#"{"method":"spectr","selection":"kseq","target":[0.1,0.2,0.3,0.4],"draft":[0.5,0.3,0.15,0.05],"drafts":3}"#,
     ))
     .expect("plan runs");
     let input = PlanInput {
-        method: PlanMethod::Kseq,
+        method: PlanMethod::Spectr,
         target: vec![0.1, 0.2, 0.3, 0.4],
         draft: vec![0.5, 0.3, 0.15, 0.05],
         normalize: false,
         params: PlanParams::KSeq { k: 3, rho: None },
+        sampling: SamplingConfig::default(),
         bug: None,
     };
     let expected = serde_json::to_value(plan_report(&input).expect("core plan")).expect("json");

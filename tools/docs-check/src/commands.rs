@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn shell_blocks_with_continuations() {
         let text = "# T\n\n```sh\nbash scripts/demo.sh   # serve\n\
-                    cargo run --release -p specula-cli -- plan --method kseq \\\n    --drafts 4\n\
+                    cargo run --release -p specula-cli -- plan --method spectr \\\n    --drafts 4\n\
                     M=$(bash scripts/fetch.sh | tail -n 1)\n```\n";
         let cli = Kind::Cargo {
             package: "specula-cli".into(),
@@ -310,7 +310,7 @@ mod tests {
             kinds(text),
             [
                 (4, Kind::Script("scripts/demo.sh".into())),
-                (5, specula(&["plan", "--method", "kseq", "--drafts", "4"])),
+                (5, specula(&["plan", "--method", "spectr", "--drafts", "4"])),
                 (5, cli),
                 (7, Kind::Script("scripts/fetch.sh".into())),
             ]

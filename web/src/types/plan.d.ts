@@ -5,11 +5,17 @@ import type { Bug } from "./options";
 
 export type PlanOptions = { 
 /**
- * The scheme, one of the [`PlanMethod`] names (required).
+ * The scheme, by decoding's name: one of the [`PlanMethod`] names (required).
  */
 method?: string, 
 /**
- * The target's probabilities (required).
+ * SpecTr's selection rule (spectr only): `"kseq"` (the default), `"race"` (the
+ * ratio race) or `"otm"` (the exact linear program, which only a plan solves).
+ */
+selection?: string, 
+/**
+ * The target's probabilities (required): the model's raw softmax, which
+ * `temperature`, `topK` and `topP` process.
  */
 target?: Array<number>, 
 /**
@@ -17,8 +23,8 @@ target?: Array<number>,
  */
 draft?: Array<number>, 
 /**
- * k, the i.i.d. drafts of kseq, multiround, otm and race (default
- * [`DEFAULT_DRAFTS`], at most [`MAX_PLAN_DRAFTS`]).
+ * k, the i.i.d. drafts of spectr and multiround (default [`DEFAULT_DRAFTS`], at
+ * most [`MAX_PLAN_DRAFTS`]).
  */
 drafts?: number, 
 /**
@@ -26,7 +32,7 @@ drafts?: number,
  */
 kl?: number, 
 /**
- * k-Seq's ρ, at least ρ* (kseq only; default ρ*).
+ * k-Seq's ρ, at least ρ* (spectr with selection kseq only; default ρ*).
  */
 rho?: number, 
 /**
@@ -48,31 +54,54 @@ normalize?: boolean,
  */
 bug?: string, 
 /**
- * With `bug`: the temperature applied to both distributions (default 1).
+ * The temperature applied to both distributions, as decoding applies it (default 1:
+ * as given); 0 is greedy verification, planned as method speculative.
  */
 temperature?: number, 
 /**
- * With `bug`: keep the k most likely tokens of both distributions.
+ * Keep the k most likely tokens of both distributions (not at temperature 0).
  */
 topK?: number, 
 /**
- * With `bug`: keep the smallest set of tokens with at least this mass.
+ * Keep the smallest set of tokens with at least this mass, in both distributions
+ * (not at temperature 0).
  */
 topP?: number, };
 
-export type PlanMethod = "speculative" | "greedy" | "kseq" | "multiround" | "otm" | "race" | "mentored" | "typical";
+export type PlanMethod = "speculative" | "spectr" | "multiround" | "mentored" | "typical";
+
+export type PlanSelection = "kseq" | "race" | "otm";
 
 export type PlanReport = { 
 /**
- * The scheme.
+ * The method, by decoding's name.
  */
 method: PlanMethod, 
 /**
- * Target probabilities used (after normalising, if asked).
+ * SpecTr's selection rule (method `spectr` only).
+ */
+selection: PlanSelection | null, 
+/**
+ * The temperature applied to both distributions (1: as given; 0: greedy
+ * verification).
+ */
+temperature: number, 
+/**
+ * Top-k applied to both distributions, if any.
+ */
+topK: number | null, 
+/**
+ * Top-p applied to both distributions, if any.
+ */
+topP: number | null, 
+/**
+ * Target probabilities used (after normalising, if asked, and processed by the
+ * sampling settings).
  */
 target: Array<number>, 
 /**
- * Draft probabilities used (after normalising, if asked).
+ * Draft probabilities used (after normalising, if asked, and processed by the
+ * sampling settings).
  */
 draft: Array<number>, 
 /**
@@ -174,8 +203,7 @@ acceptProbs: Array<number> | null,
  */
 residual: Array<number> | null, 
 /**
- * The deliberate bug planted, with the sampling settings; `target` and `draft` are
- * then the processed distributions and `output` the buggy sampler's exact output.
+ * The deliberate bug planted; `output` is then the buggy sampler's exact output.
  */
 bug: BugReport | null, 
 /**
@@ -192,19 +220,7 @@ name: Bug,
 /**
  * What the mistake is, in one line.
  */
-description: string, 
-/**
- * Temperature applied to both distributions.
- */
-temperature: number, 
-/**
- * Top-k applied to both distributions, if any.
- */
-topK: number | null, 
-/**
- * Top-p applied to both distributions, if any.
- */
-topP: number | null, };
+description: string, };
 
 export type PlanNote = { 
 /**

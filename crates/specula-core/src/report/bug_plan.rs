@@ -7,20 +7,10 @@
 
 use serde::Serialize;
 
-use super::{PlanError, PlanMethod, PlanReport};
+use super::{PlanError, PlanMethod, PlanReport, processed};
 use crate::{Bug, BugPair, Distribution, SamplingConfig, Speculative, TokenAnalysis, bug_analysis};
 
-/// A bug to plant in a plan, with the sampling settings that process both distributions.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PlanBug {
-    /// The mistake.
-    pub bug: Bug,
-    /// Temperature, top-k and top-p, applied to both distributions as decoding applies them
-    /// to the models' logits ([`SamplingConfig::default`]: none).
-    pub sampling: SamplingConfig,
-}
-
-/// What a bugged plan adds to the report.
+/// What a bugged plan adds to the report (the sampling settings are the report's own).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
@@ -29,27 +19,10 @@ pub struct BugReport {
     pub name: Bug,
     /// What the mistake is, in one line.
     pub description: &'static str,
-    /// Temperature applied to both distributions.
-    pub temperature: f64,
-    /// Top-k applied to both distributions, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_k: Option<usize>,
-    /// Top-p applied to both distributions, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_p: Option<f64>,
-}
-
-/// `raw` processed by `sampling` (unchanged, bit for bit, under the default settings).
-fn processed(raw: &Distribution, sampling: &SamplingConfig) -> Result<Distribution, PlanError> {
-    if *sampling == SamplingConfig::default() {
-        return Ok(raw.clone());
-    }
-    let logits: Vec<f64> = raw.probs().iter().map(|p| p.ln()).collect();
-    Distribution::from_logits(&logits, sampling).map_err(PlanError::Analysis)
 }
 
 /// Fills `report` (whose `target` and `draft` are the raw inputs) for `method` with
-/// `planted`: the processed target and draft, the bug's residual. Returns the bug's exact
+/// `bug` under `sampling`: the processed target and draft, the bug's residual. Returns the bug's exact
 /// analysis and the processed target, which the output should have followed.
 ///
 /// # Errors
@@ -57,16 +30,15 @@ fn processed(raw: &Distribution, sampling: &SamplingConfig) -> Result<Distributi
 /// or a sequence-level bug, and [`PlanError::Analysis`] for bad sampling settings.
 pub(super) fn plan_with_bug(
     method: PlanMethod,
-    planted: PlanBug,
+    bug: Bug,
+    sampling: SamplingConfig,
     raw_target: &Distribution,
     raw_draft: &Distribution,
     report: &mut PlanReport,
 ) -> Result<(TokenAnalysis, Distribution), PlanError> {
-    let PlanBug { bug, sampling } = planted;
     if method != PlanMethod::Speculative || bug == Bug::CacheReset {
         return Err(PlanError::BugNotPlannable { bug, method });
     }
-    sampling.validate().map_err(PlanError::Analysis)?;
     let target = processed(raw_target, &sampling)?;
     let draft = processed(raw_draft, &sampling)?;
     let tested_target = processed(raw_target, &bug.tested_target_sampling(&sampling))?;
@@ -90,9 +62,6 @@ pub(super) fn plan_with_bug(
     report.bug = Some(BugReport {
         name: bug,
         description: bug.description(),
-        temperature: sampling.temperature,
-        top_k: sampling.top_k,
-        top_p: sampling.top_p,
     });
     Ok((analysis, target))
 }

@@ -6,8 +6,8 @@
 
 use serde::Serialize;
 use specula_core::{
-    Bug, OTM_MAX_VARIABLES, PlanBug, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport,
-    PlanSide,
+    Bug, OTM_MAX_VARIABLES, PlanError, PlanInput, PlanMethod, PlanParams, PlanReport,
+    PlanSelection, PlanSide, SamplingConfig,
 };
 
 use super::limits::{
@@ -15,12 +15,14 @@ use super::limits::{
     MAX_TYPICAL_DELTA, PLAN_KL_RANGE, TYPICAL_DELTA_RANGE, TYPICAL_EPSILON_RANGE,
 };
 use super::{
-    FromRaw, OptionError, Raw, object_entries, sampling, show_number, take_list, whole_usize,
+    FromRaw, MethodName, MethodOption, OptionError, Raw, object_entries, sampling, show_number,
+    take_list, whole_usize,
 };
 
 /// The names of the [`PlanOptions`], as JavaScript spells them, in documentation order.
-pub const PLAN_OPTION_NAMES: [&str; 13] = [
+pub const PLAN_OPTION_NAMES: [&str; 14] = [
     "method",
+    "selection",
     "target",
     "draft",
     "drafts",
@@ -35,26 +37,30 @@ pub const PLAN_OPTION_NAMES: [&str; 13] = [
     "topP",
 ];
 
-/// The methods that take `drafts`, as messages name them.
-const DRAFT_TAKERS: &str = "kseq, multiround, otm and race";
-
-/// Options of one token-level analysis, as given (types checked, ranges not yet).
+/// Options of one token-level analysis, as given (types checked, ranges not yet). The
+/// names are decoding's: `method` is a [`MethodName`] with a token-level scheme
+/// ([`PlanMethod`]), SpecTr's rule is `selection`, and greedy verification is
+/// `temperature: 0`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct PlanOptions {
-    /// The scheme, one of the [`PlanMethod`] names (required).
+    /// The scheme, by decoding's name: one of the [`PlanMethod`] names (required).
     pub method: Option<String>,
-    /// The target's probabilities (required).
+    /// SpecTr's selection rule (spectr only): `"kseq"` (the default), `"race"` (the
+    /// ratio race) or `"otm"` (the exact linear program, which only a plan solves).
+    pub selection: Option<String>,
+    /// The target's probabilities (required): the model's raw softmax, which
+    /// `temperature`, `topK` and `topP` process.
     pub target: Option<Vec<f64>>,
     /// The draft's probabilities, as many as the target's (required).
     pub draft: Option<Vec<f64>>,
-    /// k, the i.i.d. drafts of kseq, multiround, otm and race (default
-    /// [`DEFAULT_DRAFTS`], at most [`MAX_PLAN_DRAFTS`]).
+    /// k, the i.i.d. drafts of spectr and multiround (default [`DEFAULT_DRAFTS`], at
+    /// most [`MAX_PLAN_DRAFTS`]).
     pub drafts: Option<f64>,
     /// The KL budget D of mentored decoding, in nats (required there).
     pub kl: Option<f64>,
-    /// k-Seq's ρ, at least ρ* (kseq only; default ρ*).
+    /// k-Seq's ρ, at least ρ* (spectr with selection kseq only; default ρ*).
     pub rho: Option<f64>,
     /// Typical acceptance's ceiling ε on its threshold, in [0, 1] (typical only; default
     /// [`DEFAULT_TYPICAL_EPSILON`]).
@@ -66,11 +72,13 @@ pub struct PlanOptions {
     pub normalize: Option<bool>,
     /// A deliberate bug to plant (speculative only), by its kebab-case name.
     pub bug: Option<String>,
-    /// With `bug`: the temperature applied to both distributions (default 1).
+    /// The temperature applied to both distributions, as decoding applies it (default 1:
+    /// as given); 0 is greedy verification, planned as method speculative.
     pub temperature: Option<f64>,
-    /// With `bug`: keep the k most likely tokens of both distributions.
+    /// Keep the k most likely tokens of both distributions (not at temperature 0).
     pub top_k: Option<f64>,
-    /// With `bug`: keep the smallest set of tokens with at least this mass.
+    /// Keep the smallest set of tokens with at least this mass, in both distributions
+    /// (not at temperature 0).
     pub top_p: Option<f64>,
 }
 
@@ -87,6 +95,7 @@ impl PlanOptions {
         for (key, value) in object_entries(raw, "an object such as { method, target, draft }")? {
             match key.as_str() {
                 "method" => o.method = String::take(&key, value)?,
+                "selection" => o.selection = String::take(&key, value)?,
                 "target" => o.target = take_list(&key, value, numbers)?,
                 "draft" => o.draft = take_list(&key, value, numbers)?,
                 "drafts" => o.drafts = f64::take(&key, value)?,
@@ -108,16 +117,15 @@ impl PlanOptions {
     /// Checks every option and its fit with the method, giving the core's input.
     ///
     /// # Errors
-    /// [`OptionError`] naming the first option at fault.
+    /// [`OptionError`] naming the first option at fault: a method or selection that is
+    /// not one (a former name refused with its new spelling), an option the scheme does
+    /// not use ([`Self::refuse_unused`]), a value out of range.
     pub fn resolve(&self) -> Result<PlanInput, OptionError> {
-        let names = || {
-            let names: Vec<&str> = PlanMethod::ALL.iter().map(|m| m.name()).collect();
-            format!("one of {}", names.join(", "))
-        };
-        let method = match self.method.as_deref() {
-            Some(name) => PlanMethod::from_name(name)
-                .ok_or_else(|| OptionError::invalid("method", names(), format!("{name:?}")))?,
-            None => return Err(OptionError::missing("method", names())),
+        let method = plan_method(self.method.as_deref())?;
+        let selection = match (method, self.selection.as_deref()) {
+            (PlanMethod::Spectr, Some(name)) => Some(plan_selection(name)?),
+            (PlanMethod::Spectr, None) => Some(PlanSelection::Kseq),
+            _ => None,
         };
         let target = vector("target", self.target.as_ref())?;
         let draft = vector("draft", self.draft.as_ref())?;
@@ -128,32 +136,16 @@ impl PlanOptions {
                 entries(draft.len()),
             ));
         }
-        let name = method.name();
-        refuse_unused(
-            "drafts",
-            self.drafts,
-            method.takes_drafts(),
-            name,
-            DRAFT_TAKERS,
-        )?;
-        refuse_unused("rho", self.rho, method == PlanMethod::Kseq, name, "kseq")?;
-        refuse_unused(
-            "kl",
-            self.kl,
-            method == PlanMethod::Mentored,
-            name,
-            "mentored",
-        )?;
-        let typical = method == PlanMethod::Typical;
-        refuse_unused("epsilon", self.epsilon, typical, name, "typical")?;
-        refuse_unused("delta", self.delta, typical, name, "typical")?;
+        self.refuse_unused(method, selection)?;
         let k = match self.drafts {
             Some(k) => whole_usize("drafts", k, 1, MAX_PLAN_DRAFTS, "")?,
             None => DEFAULT_DRAFTS,
         };
-        let params = match method {
-            PlanMethod::Speculative | PlanMethod::Greedy => PlanParams::None,
-            PlanMethod::Kseq => PlanParams::KSeq {
+        let params = match (method, selection) {
+            (PlanMethod::Speculative, _) => PlanParams::None,
+            (PlanMethod::Spectr, Some(PlanSelection::Race)) => PlanParams::Race(k),
+            (PlanMethod::Spectr, Some(PlanSelection::Otm)) => PlanParams::Otm(k),
+            (PlanMethod::Spectr, _) => PlanParams::KSeq {
                 k,
                 rho: match self.rho {
                     Some(r) if !r.is_finite() => {
@@ -166,8 +158,8 @@ impl PlanOptions {
                     r => r,
                 },
             },
-            PlanMethod::Multiround | PlanMethod::Otm | PlanMethod::Race => PlanParams::Drafts(k),
-            PlanMethod::Typical => PlanParams::Typical {
+            (PlanMethod::Multiround, _) => PlanParams::Drafts(k),
+            (PlanMethod::Typical, _) => PlanParams::Typical {
                 epsilon: match self.epsilon {
                     Some(e) => {
                         TYPICAL_EPSILON_RANGE.check("epsilon", e, "a probability from 0 to 1")?
@@ -183,7 +175,7 @@ impl PlanOptions {
                     None => DEFAULT_TYPICAL_DELTA,
                 },
             },
-            PlanMethod::Mentored => match self.kl {
+            (PlanMethod::Mentored, _) => match self.kl {
                 // `+ 0.0` reads -0 as 0.
                 Some(d) if PLAN_KL_RANGE.contains(d) => PlanParams::Kl(d + 0.0),
                 Some(d) => {
@@ -201,7 +193,8 @@ impl PlanOptions {
                 }
             },
         };
-        let bug = self.bug(method)?;
+        let bug = self.bug()?;
+        let sampling = self.sampling(method)?;
         // `+ 0.0` reads -0 as 0, so no -0 reaches the report.
         let unsigned = |v: &[f64]| v.iter().map(|x| x + 0.0).collect();
         Ok(PlanInput {
@@ -210,27 +203,72 @@ impl PlanOptions {
             draft: unsigned(draft),
             normalize: self.normalize.unwrap_or(false),
             params,
+            sampling,
             bug,
         })
     }
 
-    /// `bug` and the sampling options that come with it.
-    fn bug(&self, method: PlanMethod) -> Result<Option<PlanBug>, OptionError> {
-        let Some(name) = self.bug.as_deref() else {
-            for (field, given) in [
-                ("temperature", self.temperature.is_some()),
-                ("topK", self.top_k.is_some()),
-                ("topP", self.top_p.is_some()),
-            ] {
-                if given {
-                    return Err(OptionError::unused(
-                        field,
-                        method.name(),
-                        "plans with a bug (it processes the distributions the buggy sampler \
-                         uses); without one, give the processed distributions",
-                    ));
-                }
+    /// Refuses every option given that the scheme does not use. The options a plan
+    /// shares with decoding go by decoding's table ([`METHOD_OPTIONS`]): `selection` for
+    /// spectr, `drafts` for spectr and multiround, `kl` for mentored, `epsilon` and
+    /// `delta` for typical. The plan's own: `rho` is k-Seq's (spectr with selection
+    /// kseq), and a bug is planned for speculative only.
+    ///
+    /// [`METHOD_OPTIONS`]: super::METHOD_OPTIONS
+    fn refuse_unused(
+        &self,
+        method: PlanMethod,
+        selection: Option<PlanSelection>,
+    ) -> Result<(), OptionError> {
+        let decoding = decoding_name(method);
+        for (option, given) in [
+            (MethodOption::Selection, self.selection.is_some()),
+            (MethodOption::Drafts, self.drafts.is_some()),
+            (MethodOption::Kl, self.kl.is_some()),
+            (MethodOption::Epsilon, self.epsilon.is_some()),
+            (MethodOption::Delta, self.delta.is_some()),
+        ] {
+            if given && !decoding.takes(option) {
+                return Err(OptionError::unused(
+                    option.name(),
+                    method.name(),
+                    &option.users(),
+                ));
             }
+        }
+        match (self.rho, selection) {
+            (Some(_), Some(PlanSelection::Kseq)) | (None, _) => {}
+            (Some(rho), Some(other)) => {
+                return Err(OptionError::invalid(
+                    "rho",
+                    format!(
+                        "left out with selection {:?} (rho is k-Seq's: selection \"kseq\")",
+                        other.name()
+                    ),
+                    show_number(rho),
+                ));
+            }
+            (Some(_), None) => {
+                return Err(OptionError::unused(
+                    "rho",
+                    method.name(),
+                    "method \"spectr\" with selection \"kseq\" (k-Seq's rho)",
+                ));
+            }
+        }
+        if self.bug.is_some() && method != PlanMethod::Speculative {
+            return Err(OptionError::unused(
+                "bug",
+                method.name(),
+                "speculative in a plan (sample shows bugs with the other methods)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `bug`, checked by name: a token-level bug.
+    fn bug(&self) -> Result<Option<Bug>, OptionError> {
+        let Some(name) = self.bug.as_deref() else {
             return Ok(None);
         };
         let bug = Bug::from_name(name).ok_or_else(|| {
@@ -241,13 +279,6 @@ impl PlanOptions {
                 format!("{name:?}"),
             )
         })?;
-        if method != PlanMethod::Speculative {
-            return Err(OptionError::unused(
-                "bug",
-                method.name(),
-                "speculative in a plan (sample shows bugs with the other methods)",
-            ));
-        }
         if bug == Bug::CacheReset {
             return Err(OptionError::invalid(
                 "bug",
@@ -255,8 +286,122 @@ impl PlanOptions {
                 "\"cache-reset\"",
             ));
         }
+        Ok(Some(bug))
+    }
+
+    /// `temperature`, `topK` and `topP`, checked as decoding checks them; they process
+    /// both distributions for every method. Temperature 0 (or one so small that it is
+    /// greedy) is greedy verification, which decoding uses for every method there: it is
+    /// planned as method speculative, without a bug (greedy verification is unaffected by
+    /// them) and without top-k or top-p (which keep the argmax it already keeps alone).
+    fn sampling(&self, method: PlanMethod) -> Result<SamplingConfig, OptionError> {
         let sampling = sampling(self.temperature, self.top_k, self.top_p)?;
-        Ok(Some(PlanBug { bug, sampling }))
+        if !sampling.is_greedy() {
+            return Ok(sampling);
+        }
+        let t = show_number(sampling.temperature);
+        if method != PlanMethod::Speculative {
+            return Err(OptionError::invalid(
+                "temperature",
+                format!(
+                    "above 0 for method {:?}: at temperature 0 every method is greedy \
+                     verification, planned as method \"speculative\" with temperature 0",
+                    method.name()
+                ),
+                t,
+            ));
+        }
+        let greedy = |field: &str, why: &str, got: String| {
+            Err(OptionError::invalid(
+                field,
+                format!("left out at temperature 0 ({why})"),
+                got,
+            ))
+        };
+        if let Some(name) = &self.bug {
+            return greedy(
+                "bug",
+                "greedy verification is unaffected by the bugs: give a temperature above 0",
+                format!("{name:?}"),
+            );
+        }
+        if let Some(k) = self.top_k {
+            return greedy(
+                "topK",
+                "greedy keeps the argmax alone already",
+                show_number(k),
+            );
+        }
+        if let Some(p) = self.top_p {
+            return greedy(
+                "topP",
+                "greedy keeps the argmax alone already",
+                show_number(p),
+            );
+        }
+        Ok(sampling)
+    }
+}
+
+/// `method`: one of the [`PlanMethod`] names, which are decoding's; a decoding method
+/// without a token-level scheme and the former names of plans are refused with the
+/// spelling to use.
+fn plan_method(name: Option<&str>) -> Result<PlanMethod, OptionError> {
+    let names = || {
+        format!(
+            "one of {}",
+            PlanMethod::ALL.map(PlanMethod::name).join(", ")
+        )
+    };
+    let Some(name) = name else {
+        return Err(OptionError::missing("method", names()));
+    };
+    if let Some(method) = PlanMethod::from_name(name) {
+        return Ok(method);
+    }
+    let hint = match (name.parse::<MethodName>(), name) {
+        (Ok(MethodName::Autoregressive), _) => {
+            " (\"autoregressive\" drafts nothing, so it has no acceptance to plan)"
+        }
+        (Ok(MethodName::Lookup), _) => {
+            " (\"lookup\" verifies its copied drafts by standard speculative sampling: plan \
+             method \"speculative\" with a one-hot draft)"
+        }
+        (_, "kseq") => " (SpecTr k-Seq is method \"spectr\", whose default selection is \"kseq\")",
+        (_, "race") => " (the ratio race is method \"spectr\" with selection \"race\")",
+        (_, "otm") => " (the exact OTM linear program is method \"spectr\" with selection \"otm\")",
+        (_, "greedy") => " (greedy verification is method \"speculative\" with temperature 0)",
+        _ => "",
+    };
+    let shown: String = name.chars().take(40).collect();
+    Err(OptionError::invalid(
+        "method",
+        format!("{}{hint}", names()),
+        format!("{shown:?}"),
+    ))
+}
+
+/// `selection` of spectr: one of the [`PlanSelection`] names.
+fn plan_selection(name: &str) -> Result<PlanSelection, OptionError> {
+    PlanSelection::from_name(name).ok_or_else(|| {
+        let shown: String = name.chars().take(40).collect();
+        OptionError::invalid(
+            "selection",
+            "\"kseq\" (k-Seq, the default), \"race\" (the ratio race) or \"otm\" (the exact \
+             OTM linear program)",
+            format!("{shown:?}"),
+        )
+    })
+}
+
+/// Decoding's name of a plan's method (the same spelling).
+fn decoding_name(method: PlanMethod) -> MethodName {
+    match method {
+        PlanMethod::Speculative => MethodName::Speculative,
+        PlanMethod::Spectr => MethodName::Spectr,
+        PlanMethod::Multiround => MethodName::Multiround,
+        PlanMethod::Mentored => MethodName::Mentored,
+        PlanMethod::Typical => MethodName::Typical,
     }
 }
 
@@ -284,21 +429,6 @@ fn entries(n: usize) -> String {
         "1 entry".into()
     } else {
         format!("{n} entries")
-    }
-}
-
-/// Refuses an option the method does not use.
-fn refuse_unused(
-    field: &str,
-    value: Option<f64>,
-    used: bool,
-    method: &str,
-    users: &str,
-) -> Result<(), OptionError> {
-    if value.is_none() || used {
-        Ok(())
-    } else {
-        Err(OptionError::unused(field, method, users))
     }
 }
 
@@ -382,6 +512,12 @@ fn failure(error: PlanError) -> PlanFailure {
                 k.to_string(),
             ))
         }
+        PlanError::Greedy { method, .. } => input(OptionError::invalid(
+            "temperature",
+            "above 0 for this plan (temperature 0 is greedy verification, planned as method \
+             \"speculative\" without a bug)",
+            format!("0 with method {:?}", method.name()),
+        )),
         PlanError::BugNotPlannable { bug, method } => input(OptionError::invalid(
             "bug",
             format!("a bug with a token-level plan for {}", method.name()),

@@ -11,6 +11,14 @@ fn opts(method: &str) -> PlanOptions {
     }
 }
 
+/// Method spectr with `selection`.
+fn spectr(selection: &str) -> PlanOptions {
+    PlanOptions {
+        selection: Some(selection.into()),
+        ..opts("spectr")
+    }
+}
+
 /// The option error of `options`, from resolving or from the math.
 fn refusal(options: &PlanOptions) -> OptionError {
     match options.resolve().map(|input| run_plan(&input)) {
@@ -32,7 +40,7 @@ fn a_resolved_plan_matches_the_core_report() {
     assert!((report.acceptance - 0.5).abs() < 1e-12);
     let with_k = |k: Option<f64>| PlanOptions {
         drafts: k,
-        ..opts("kseq")
+        ..opts("spectr")
     };
     let report = run_plan(&with_k(Some(3.0)).resolve().unwrap()).unwrap();
     assert_eq!(report.drafts, Some(3));
@@ -49,7 +57,8 @@ fn options_are_read_from_raw_values() {
     .unwrap();
     let input = PlanOptions::from_raw(raw).unwrap().resolve().unwrap();
     assert_eq!(input.params, specula_core::PlanParams::Kl(0.01));
-    let raw: Raw = serde_json::from_str(r#"{ "method": "greedy", "normalise": true }"#).unwrap();
+    let raw: Raw =
+        serde_json::from_str(r#"{ "method": "speculative", "normalise": true }"#).unwrap();
     assert_eq!(PlanOptions::from_raw(raw).unwrap_err().field, "normalise");
     let raw: Raw = serde_json::from_str(r#"{ "draft": [0.5, "0.5"] }"#).unwrap();
     let e = PlanOptions::from_raw(raw).unwrap_err();
@@ -90,7 +99,7 @@ fn every_input_refusal_names_its_option() {
     check(
         PlanOptions {
             drafts: Some(1e6 + 1.0),
-            ..opts("race")
+            ..spectr("race")
         },
         "drafts",
         "from 1 to 1000000",
@@ -109,7 +118,7 @@ fn every_input_refusal_names_its_option() {
     check(
         PlanOptions {
             rho: Some(f64::INFINITY),
-            ..opts("kseq")
+            ..opts("spectr")
         },
         "rho",
         "rho must be a finite number",
@@ -145,7 +154,7 @@ fn what_the_math_refuses_names_its_option() {
     check(
         PlanOptions {
             rho: Some(0.5),
-            ..opts("kseq")
+            ..spectr("kseq")
         },
         "rho",
         "at least rho* =",
@@ -156,7 +165,7 @@ fn what_the_math_refuses_names_its_option() {
             drafts: Some(3.0),
             target: Some(wide.clone()),
             draft: Some(wide),
-            ..opts("otm")
+            ..spectr("otm")
         },
         "drafts",
         "needs 100000000",
@@ -207,17 +216,9 @@ fn a_planted_bug_reports_its_output_and_tv() {
         "cache-reset acts only over a sequence",
     );
     check(
-        bug("argmax-draft", "race"),
+        bug("argmax-draft", "spectr"),
         "bug",
-        "bug does not apply to method \"race\"",
-    );
-    check(
-        PlanOptions {
-            top_k: Some(2.0),
-            ..opts("speculative")
-        },
-        "topK",
-        "it is for plans with a bug",
+        "bug does not apply to method \"spectr\"",
     );
 }
 
@@ -275,7 +276,7 @@ fn typical_acceptance_takes_epsilon_and_delta() {
 fn what_the_tolerances_let_through_is_noted() {
     use specula_core::PlanNoteKind;
     // Rounding of the decimals: no note.
-    let report = run_plan(&opts("kseq").resolve().unwrap()).unwrap();
+    let report = run_plan(&opts("spectr").resolve().unwrap()).unwrap();
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     // A sum 5e-7 short of 1, inside the tolerance: rescaled and noted.
     let short = PlanOptions {
@@ -302,13 +303,13 @@ fn what_the_tolerances_let_through_is_noted() {
             .is_empty()
     );
     // ρ* itself, then ρ* less a relative 1e-13: the second is raised and noted.
-    let rho_star = run_plan(&opts("kseq").resolve().unwrap())
+    let rho_star = run_plan(&opts("spectr").resolve().unwrap())
         .unwrap()
         .rho_star
         .unwrap();
     let with_rho = |rho| PlanOptions {
         rho: Some(rho),
-        ..opts("kseq")
+        ..opts("spectr")
     };
     assert!(
         run_plan(&with_rho(rho_star).resolve().unwrap())

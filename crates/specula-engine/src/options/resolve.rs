@@ -355,14 +355,27 @@ fn tree_shape(
 }
 
 fn parse_selection(name: &str) -> Result<Selection, OptionError> {
-    Selection::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
-        let shown: String = name.chars().take(40).collect();
-        OptionError::invalid(
-            "selection",
-            "\"kseq\" (k-Seq, the default) or \"race\" (the ratio race: the optimal selection's acceptance)",
-            format!("{shown:?}"),
-        )
-    })
+    Selection::ALL
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            let shown: String = name.chars().take(40).collect();
+            // The exact linear program is a plan's selection only.
+            let hint = if name == "otm" {
+                "; \"otm\", the exact linear program, is for plans only, and the race reaches \
+             its acceptance"
+            } else {
+                ""
+            };
+            OptionError::invalid(
+                "selection",
+                format!(
+                    "\"kseq\" (k-Seq, the default) or \"race\" (the ratio race: the optimal \
+                 selection's acceptance{hint})"
+                ),
+                format!("{shown:?}"),
+            )
+        })
 }
 
 fn parse_bug(name: &str) -> Result<Bug, OptionError> {

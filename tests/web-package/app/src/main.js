@@ -184,8 +184,8 @@ async function mathChecks(specula) {
 }
 
 async function main() {
-  const report = await plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
-  check(report.method === "kseq" && report.drafts === 3 && report.rhoStar >= 1 && report.klTargetOutput !== undefined, "plan: k-Seq report in camelCase");
+  const report = await plan({ method: "spectr", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
+  check(report.method === "spectr" && report.selection === "kseq" && report.drafts === 3 && report.rhoStar >= 1 && report.klTargetOutput !== undefined, "plan: k-Seq report in camelCase");
 
   const wantGpu = new URLSearchParams(location.search).get("webgpu") !== "0";
   const cpuProgress = [];
@@ -208,7 +208,7 @@ async function main() {
   const labSeconds = await labChecks(cpu, check);
   note(`lab: 600 runs in ${labSeconds.toFixed(1)} s`);
   await parallelChecks(cpu, check);
-  const own = await cpu.plan({ method: "kseq", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
+  const own = await cpu.plan({ method: "spectr", target: [0.1, 0.2, 0.3, 0.4], draft: [0.5, 0.3, 0.15, 0.05], drafts: 3 });
   check(JSON.stringify(own) === JSON.stringify(report), "cpu: s.plan() in the instance's worker == plan()");
   const tree = await cpu.complete({ prompt: PROMPT, maxTokens: 12, method: "spectr", tree: [2, 2, 1], seed: 3 });
   check(tree.tokens === 12, `cpu: SpecTr with tree drafts ${JSON.stringify(tree.text)}`);

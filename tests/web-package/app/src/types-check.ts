@@ -28,6 +28,7 @@ import {
   type Method,
   type MethodConfig,
   type PlanReport,
+  type PlanSelection,
   type SampleResult,
   type SampleSettings,
   type Round,
@@ -193,9 +194,12 @@ export async function closedForms(specula: Specula): Promise<string> {
 }
 
 export async function planned(): Promise<string> {
-  const report: PlanReport = await plan({ method: "kseq", target: [0.5, 0.3, 0.2], draft: new Float64Array([0.2, 0.3, 0.5]), drafts: 3 });
+  const report: PlanReport = await plan({ method: "spectr", target: [0.5, 0.3, 0.2], draft: new Float64Array([0.2, 0.3, 0.5]), drafts: 3 });
+  const race = await plan({ method: "spectr", selection: "race", target: [0.5, 0.5], draft: [0.2, 0.8] });
+  const greedy = await plan({ method: "speculative", temperature: 0, target: [0.5, 0.5], draft: [0.2, 0.8] });
   const buggy = await plan({ method: "speculative", target: [0.6, 0.4], draft: [0.4, 0.6], bug: "argmax-draft", temperature: 0.5 });
-  return `${report.acceptance ?? "-"} ${report.rhoStar ?? "-"} ${report.output.join()} ${buggy.tv ?? "-"} ${buggy.bug?.name ?? ""}`;
+  const selection: PlanSelection | null = report.selection;
+  return `${report.acceptance ?? "-"} ${report.rhoStar ?? "-"} ${selection ?? "-"} ${report.output.join()} ${race.upperBound ?? "-"} ${greedy.temperature} ${buggy.tv ?? "-"} ${buggy.bug?.name ?? ""}`;
 }
 
 /** A step's plan is one field, tagged by kind: the three former fields are gone. */
@@ -216,8 +220,14 @@ export function mistakes(specula: Specula): void {
   void specula.complete({ prompt: "x", method: "beam" });
   // @ts-expect-error "otm" is no longer a method: it is method "spectr" with selection "race".
   void specula.complete({ prompt: "x", method: "otm" });
-  // @ts-expect-error not a selection rule.
+  // @ts-expect-error not a selection rule of generate(): the exact LP is plan()'s only.
   void specula.complete({ prompt: "x", method: "spectr", selection: "otm" });
+  // @ts-expect-error "kseq" is no longer a plan() method: it is method "spectr" (selection "kseq").
+  void plan({ method: "kseq", target: [1], draft: [1] });
+  // @ts-expect-error "greedy" is no longer a plan() method: it is method "speculative" at temperature 0.
+  void plan({ method: "greedy", target: [1], draft: [1] });
+  // @ts-expect-error not a selection rule.
+  void plan({ method: "spectr", selection: "best", target: [1], draft: [1] });
   // @ts-expect-error theory() needs the gammas.
   void theory({ alpha: 0.5 });
   // @ts-expect-error an unknown option (a typo of temperature).
