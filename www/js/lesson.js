@@ -23,7 +23,7 @@ let rendering = false;
 let spotted = null;
 
 /** The controls a step or question may set, and the student's values of them (as the controls hold them) while the lesson is open. */
-const LESSON_CONTROLS = ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamic", "parallel", "bug"];
+const LESSON_CONTROLS = ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamicGamma", "parallelDraft", "bug"];
 let saved = null;
 const valueOf = (id) => ($(id).type === "checkbox" ? $(id).checked : $(id).value);
 const snapshot = () => Object.fromEntries(LESSON_CONTROLS.map((id) => [id, valueOf(id)]));

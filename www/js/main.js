@@ -90,14 +90,14 @@ function wire() {
   // First: its listener on the Models menu may stop the others (gguf.js).
   const ggufFromAddress = wireModels();
   wirePreset();
-  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "parallel", "tree", "bug", "epsilon", "delta", "ngram"]) {
+  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topK", "topP", "seed", "maxTokens", "dynamicGamma", "parallelDraft", "tree", "bug", "epsilon", "delta", "ngram"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);
   }
   // While a slider moves, the theory charts are recomputed from the cached distributions
   // (no model runs); the models run again once it is released ("change").
-  for (const id of ["kl", "epsilon", "delta", "drafts", "gamma", "temperature", "topk", "topp"]) $(id).addEventListener("input", scheduleTheory);
+  for (const id of ["kl", "epsilon", "delta", "drafts", "gamma", "temperature", "topK", "topP"]) $(id).addEventListener("input", scheduleTheory);
   $("prompt").addEventListener("input", syncOutputs);
   $("prompt").addEventListener("change", settingChanged);
   $("speed").addEventListener("input", () => {
