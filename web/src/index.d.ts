@@ -69,6 +69,7 @@ export type {
   Selection,
   StepPlan,
   Summary,
+  TestRule,
   TheoryCurves,
   Timing,
   TokenCounts,
