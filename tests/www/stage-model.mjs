@@ -50,7 +50,9 @@ for (const file of files) {
         tested.set(id, test);
         const node = end.nodes[id];
         check(node.coin?.rule === test.rule && node.coin.accepted === test.accepted, `${at}, position ${step.depth}: the coin is the test's`, JSON.stringify({ coin: node.coin, test }));
-        check(node.state === (test.accepted ? "accepted" : "rejected"), `${at}, position ${step.depth}: the mark is the test's decision`, `${node.state} for accepted=${test.accepted}`);
+        // By the end a rejected draft that carries the kept token survives, marked accepted.
+        const survives = step.survivors.includes(id);
+        check(node.state === (test.accepted || survives ? "accepted" : "rejected"), `${at}, position ${step.depth}: the mark is the test's decision (or the draft survives)`, `${node.state} for accepted=${test.accepted}`);
         const shown = node.coin.lines.join(" ");
         const says = { argmax: /argmax/.test(shown), threshold: /τ/.test(shown), coin: /^u /.test(shown) };
         check(Object.entries(says).every(([rule, yes]) => yes === (rule === test.rule)), `${at}, position ${step.depth}: the coin shows the ${test.rule} rule only`, shown);
@@ -64,7 +66,7 @@ for (const file of files) {
     for (const node of end.nodes) {
       check(node.visible, `${at}: draft ${node.id} is drawn by the end`);
       if (node.state === "accepted") check(tested.get(node.id)?.accepted === true || survivors.has(node.id), `${at}: draft ${node.id} is marked accepted only for an accepted test or a survivor`);
-      if (node.state === "rejected") check(tested.get(node.id)?.accepted === false, `${at}: draft ${node.id} is marked rejected only for a rejected test`);
+      if (node.state === "rejected") check(tested.get(node.id)?.accepted === false && !survivors.has(node.id), `${at}: draft ${node.id} is marked rejected only for a rejected test`);
       if (!tested.has(node.id)) check(node.coin === null, `${at}: untested draft ${node.id} shows no coin`);
     }
     // The emitted row: the trace's tokens and sources.
@@ -110,6 +112,10 @@ for (const file of files) {
       const grew = m.notes.length >= last.notes.length && last.notes.every((n, i) => n.text === m.notes[i].text) &&
         m.nodes.every((n, i) => (!last.nodes[i].visible || n.visible) && (!last.nodes[i].coin || n.coin)) && m.out.every((c, i) => last.out[i].token === null || c.token === last.out[i].token);
       check(grew, `${at}: step ${step} keeps what step ${step - 1} showed`);
+      // The step that shows a test marks the draft as the test decided.
+      m.nodes.forEach((n, i) => {
+        if (n.coin && !last.nodes[i].coin) check(n.state === (n.coin.accepted ? "accepted" : "rejected"), `${at}, step ${step}: draft ${n.id} is marked as its test decided`, `${n.state} for accepted=${n.coin.accepted}`);
+      });
       last = m;
     }
     if (trace.drafts.length) {
