@@ -119,8 +119,7 @@ function inputsOf(options, page) {
     else if (TYPED[key]) typed[TYPED[key]] = String(v);
     else if (key === "tree") Object.assign(controls, { shape: "tree", tree: v.join(",") });
     else if (key === "kl") controls.kl = page.kls.indexOf(v);
-    else if (key === "dynamicGamma") controls.dynamic = v;
-    else if (key === "parallelDraft") controls.parallel = v;
+    else if (key === "dynamicGamma" || key === "parallelDraft") controls[key] = v;
   }
   return { prompt: options.prompt, controls: ORDER.filter((id) => id in controls).map((id) => [id, controls[id]]), typed };
 }

@@ -442,12 +442,12 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
         return page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamicGamma"].filter((id) => !document.getElementById(id).disabled).join(" "));
       };
       for (const [settings, want] of [
-        [{ method: "speculative" }, "gamma dynamic"],
+        [{ method: "speculative" }, "gamma dynamicGamma"],
         [{ method: "spectr", shape: "iid" }, "gamma drafts shape selection"],
         [{ method: "spectr", shape: "tree" }, "shape tree selection"],
         [{ method: "multiround", shape: "tree" }, "shape tree"],
         [{ method: "multiround", shape: "iid" }, "gamma drafts shape"],
-        [{ method: "mentored" }, "gamma kl dynamic"],
+        [{ method: "mentored" }, "gamma kl dynamicGamma"],
       ]) {
         const got = await enabled(settings);
         check(got === want, `${JSON.stringify(settings)}: the controls enabled are ${got}`, `expected ${want}`);
