@@ -6,7 +6,9 @@
 #   2. `trunk build` into $CARGO_TARGET_DIR/www-dist: its pre_build hook builds the npm
 #      package (scripts/www-pkg.sh; skipped when its inputs are unchanged; with
 #      SPECULA_WWW_PKG=DIR it copies an already built package dist/ instead),
-#   3. tests/www/run.mjs in headless Chromium (/usr/bin/chromium, playwright-core): first
+#   3. tests/www/stage-model.mjs in Node (run before the build: it needs none): the
+#      stage's pure model over recorded traces,
+#   4. tests/www/run.mjs in headless Chromium (/usr/bin/chromium, playwright-core): first
 #      paint with the recorded run, a speculative run against the engine's trace and
 #      summary, γ / k / D sliders, tree drafts, dynamic γ, bad input, CPU fallback without
 #      WebGPU, race mode, phone width, the guided lesson, the lab (many runs against the exact
@@ -32,6 +34,12 @@ ensure_chromium
 ensure_trunk
 ensure_playwright
 echo "== www set-up: $(since "$t") s"
+
+# The stage's model over recorded traces, in Node (no browser): what each step shows agrees
+# with the trace (tests/www/stage-model.mjs).
+t=$(date +%s)
+node tests/www/stage-model.mjs
+echo "== stage model in Node: $(since "$t") s"
 
 dist="$CARGO_TARGET_DIR/www-dist"
 artifacts="$CARGO_TARGET_DIR/www-artifacts"

@@ -87,7 +87,7 @@ export function addBugTests(tests, { browser, open, loaded, check, setControl, p
       const WHERE = { "argmax-draft": "propose", "unprocessed-target": "test", "filtered-draft": "test", "cache-reset": "residual" };
       const STEP = { propose: (n) => /^The draft proposes/.test(n.text), test: (n) => /u = /.test(n.text) && /→ (accepted|rejected)/.test(n.text), residual: (n) => n.cls.includes("res") && /every draft rejected/.test(n.text) };
       await setControl(page, "temperature", 0.8);
-      await setControl(page, "topk", 12);
+      await setControl(page, "topK", 12);
       for (const [name, where] of Object.entries(WHERE)) {
         await setControl(page, "bug", name);
         await playToEnd(page);

@@ -29,8 +29,8 @@ try {
   await page.waitForFunction(() => window.__speculaPage?.loaded === true, null, { timeout: 120_000, polling: 100 });
   console.log("ok   the models are ready");
   await page.fill("#prompt", "ROMEO:");
-  await page.fill("#maxtokens", "12");
-  await page.dispatchEvent("#maxtokens", "change");
+  await page.fill("#maxTokens", "12");
+  await page.dispatchEvent("#maxTokens", "change");
   await page.click("#play");
   await page.waitForFunction(
     () => window.__speculaPage.finished && window.__speculaPage.source === "live" && !window.__speculaPage.error,

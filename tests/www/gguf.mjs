@@ -322,7 +322,7 @@ export function addGgufTests(tests, { browser, open, loaded, hook, check, setCon
       await page.click("#lab-run");
       await page.waitForFunction((n) => window.__speculaPage.lab.finished > n, labs, { timeout: 60_000 });
       h = await hook(page);
-      check(h.lab.state === "error" && h.errorCode === "invalid_option" && h.errorField === "topK" && h.errorControl === "topk",
+      check(h.lab.state === "error" && h.errorCode === "invalid_option" && h.errorField === "topK" && h.errorControl === "topK",
         "the lab's second position without top-k: the package's invalid_option on topK, marked on the top-k slider", JSON.stringify({ lab: h.lab.message, error: h.error }));
       // Sampled at 0.8: the likeliest 8 of the 49,152 and the rest pooled (Reset: the lab stopped the run).
       await page.click("#reset");

@@ -32,15 +32,17 @@ const lineCol = (text, i) => {
 const [badLine, badCol] = lineCol(BIG_BAD, 90_000);
 
 /** The settings every control row starts from (the controls set without events, then the row's). */
-const BASE = { prompt: "ROMEO:\n", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 3, tree: "2,2,1", kl: 34, temperature: 0.8, topk: 0, topp: 1, seed: "1", maxtokens: "12", dynamic: false, "race-repeats": "3", speed: 6 };
+const BASE = { prompt: "ROMEO:\n", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 3, tree: "2,2,1", kl: 34, temperature: 0.8, topK: 0, topP: 1, seed: "1", maxTokens: "12", dynamicGamma: false, "race-repeats": "3", speed: 6 };
 /** The generate options of BASE (for the package's own verdict on a refused row). */
 const BASE_OPTIONS = { prompt: "ROMEO:\n", method: "speculative", gamma: 4, temperature: 0.8, seed: 1, maxTokens: 12 };
 
 const NOT_RUN = /^not running: fix /;
 const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-/** The control that sets each option the package names in an error's field (this test's own table). */
-const CONTROL = { prompt: "prompt", maxTokens: "maxtokens", seed: "seed", tree: "tree", selection: "selection", repeats: "race-repeats", gamma: "gamma", drafts: "drafts", topK: "topk", topP: "topp", temperature: "temperature", kl: "kl", dynamicGamma: "dynamic" };
-const controlOf = (field) => CONTROL[field.replace(/\[\d+\]$/, "")];
+/**
+ * The control an error's field is about: the control whose id is the option's name
+ * (`topK`, `maxTokens`, `tree` for "tree[1]"), but for the race's own repeats field.
+ */
+const controlOf = (field) => (field === "repeats" ? "race-repeats" : field.replace(/\[\d+\]$/, ""));
 /** The options every method sends, and each method's own. */
 const COMMON = ["maxTokens", "method", "prompt", "recordDistributions", "seed", "temperature"];
 const TREE = { method: "spectr", selection: "kseq", gamma: undefined, tree: undefined };
@@ -78,10 +80,10 @@ export const ROWS = [
   { name: "an empty prompt", prompt: "", refused: { code: "invalid_option", field: "prompt", pkg: { prompt: "" } } },
   { name: "a prompt of one newline", prompt: "\n", accepted: { options: { prompt: "\n" } } },
   // ---------- tokens (a number field; the package's range) ----------
-  { name: "tokens 1", typed: { maxtokens: "1" }, accepted: { options: { maxTokens: 1 } } },
+  { name: "tokens 1", typed: { maxTokens: "1" }, accepted: { options: { maxTokens: 1 } } },
   {
     name: "tokens 300 (the context window slides)",
-    typed: { maxtokens: "300" },
+    typed: { maxTokens: "300" },
     controls: { temperature: 0 },
     accepted: {
       ref: { method: "autoregressive", gamma: undefined },
@@ -90,16 +92,16 @@ export const ROWS = [
     },
   },
   // At 8×, so that the row's Pause click lands while the run is still paced.
-  { name: "tokens 65536 (the package's limit)", typed: { maxtokens: "65536" }, controls: { speed: 5 }, accepted: { partial: true, options: { maxTokens: 65536 } } },
-  { name: "tokens 65537", typed: { maxtokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
-  { name: "tokens 0", typed: { maxtokens: "0" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 0 } } },
-  { name: "tokens -0", typed: { maxtokens: "-0" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: -0 } } },
-  { name: "tokens empty", typed: { maxtokens: "" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field is empty: type a number\.$/ } },
-  { name: "tokens abc", typed: { maxtokens: "abc" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field is empty: type a number\.$/ } },
-  { name: "tokens 1e309", typed: { maxtokens: "1e309" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field holds text the browser cannot read as a number\.$/ } },
-  { name: "tokens --1", typed: { maxtokens: "--1" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field holds text the browser cannot read as a number\.$/ } },
-  { name: "tokens 2.5", typed: { maxtokens: "2.5" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 2.5 } } },
-  { name: "tokens 1e1", typed: { maxtokens: "1e1" }, accepted: { options: { maxTokens: 10 } } },
+  { name: "tokens 65536 (the package's limit)", typed: { maxTokens: "65536" }, controls: { speed: 5 }, accepted: { partial: true, options: { maxTokens: 65536 } } },
+  { name: "tokens 65537", typed: { maxTokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
+  { name: "tokens 0", typed: { maxTokens: "0" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 0 } } },
+  { name: "tokens -0", typed: { maxTokens: "-0" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: -0 } } },
+  { name: "tokens empty", typed: { maxTokens: "" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field is empty: type a number\.$/ } },
+  { name: "tokens abc", typed: { maxTokens: "abc" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field is empty: type a number\.$/ } },
+  { name: "tokens 1e309", typed: { maxTokens: "1e309" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field holds text the browser cannot read as a number\.$/ } },
+  { name: "tokens --1", typed: { maxTokens: "--1" }, refused: { code: "invalid_option", field: "maxTokens", message: /^The tokens field holds text the browser cannot read as a number\.$/ } },
+  { name: "tokens 2.5", typed: { maxTokens: "2.5" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 2.5 } } },
+  { name: "tokens 1e1", typed: { maxTokens: "1e1" }, accepted: { options: { maxTokens: 10 } } },
   // ---------- seed (a number field) ----------
   { name: "seed 0", typed: { seed: "0" }, accepted: { options: { seed: 0 }, keep: "seed0" } },
   { name: "seed -0", typed: { seed: "-0" }, accepted: { options: { seed: 0 }, check: ({ h, kept }) => [h.summary.text === kept.seed0, "the same text as seed 0"] } },
@@ -112,7 +114,7 @@ export const ROWS = [
   { name: "seed empty", typed: { seed: "" }, refused: { code: "invalid_option", field: "seed", message: /^The seed field is empty/ } },
   // ---------- sliders, at both ends (a slider cannot hold a value beyond them: see the links) ----------
   { name: "γ 1", controls: { gamma: 1 }, accepted: { options: { gamma: 1 }, shown: { "gamma-out": "1" }, check: ({ h }) => [h.shownRounds[0].branching.length === 1, "1 draft in the first round"] } },
-  { name: "γ 16", controls: { gamma: 16 }, typed: { maxtokens: "40" }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" }, check: ({ h }) => [h.shownRounds[0].branching.length === 16, "16 drafts in the first round"] } },
+  { name: "γ 16", controls: { gamma: 16 }, typed: { maxTokens: "40" }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" }, check: ({ h }) => [h.shownRounds[0].branching.length === 16, "16 drafts in the first round"] } },
   { name: "γ 17 set on the slider", controls: { gamma: 17 }, accepted: { options: { gamma: 16 }, shown: { "gamma-out": "16" } } },
   { name: "k 1 (SpecTr)", controls: { method: "spectr", drafts: 1 }, accepted: { options: { method: "spectr", drafts: 1 }, shown: { "drafts-out": "1" } } },
   { name: "k 8 (SpecTr)", controls: { method: "spectr", drafts: 8 }, accepted: { options: { method: "spectr", drafts: 8 }, shown: { "drafts-out": "8" } } },
@@ -120,14 +122,14 @@ export const ROWS = [
   { name: "D 5 (mentored)", controls: { method: "mentored", kl: 60 }, accepted: { options: { method: "mentored", kl: 5 }, shown: { "kl-out": "5" } } },
   { name: "temperature 0", controls: { temperature: 0 }, accepted: { ref: true, options: { temperature: 0 }, shown: { "temperature-out": "0 (greedy)" } } },
   { name: "temperature 2", controls: { temperature: 2 }, accepted: { options: { temperature: 2 }, shown: { "temperature-out": "2.00" } } },
-  { name: "top-k off (0)", controls: { topk: 0 }, accepted: { options: { topK: undefined }, shown: { "topk-out": "off" } } },
-  { name: "top-k 65", controls: { topk: 65 }, accepted: { options: { topK: 65 }, shown: { "topk-out": "65" } } },
-  { name: "top-p 0.05", controls: { topp: 0.05 }, accepted: { ref: true, options: { topP: 0.05 }, shown: { "topp-out": "0.05" } } },
-  { name: "top-p 1 (off)", controls: { topp: 1 }, accepted: { options: { topP: undefined }, shown: { "topp-out": "1 (off)" } } },
-  { name: "dynamic γ", controls: { dynamic: true }, accepted: { options: { dynamicGamma: true }, keys: [...COMMON, "dynamicGamma", "gamma"] } },
+  { name: "top-k off (0)", controls: { topK: 0 }, accepted: { options: { topK: undefined }, shown: { "topK-out": "off" } } },
+  { name: "top-k 65", controls: { topK: 65 }, accepted: { options: { topK: 65 }, shown: { "topK-out": "65" } } },
+  { name: "top-p 0.05", controls: { topP: 0.05 }, accepted: { ref: true, options: { topP: 0.05 }, shown: { "topP-out": "0.05" } } },
+  { name: "top-p 1 (off)", controls: { topP: 1 }, accepted: { options: { topP: undefined }, shown: { "topP-out": "1 (off)" } } },
+  { name: "dynamic γ", controls: { dynamicGamma: true }, accepted: { options: { dynamicGamma: true }, keys: [...COMMON, "dynamicGamma", "gamma"] } },
   // ---------- only the options the method uses (the package refuses the others) ----------
-  { name: "autoregressive with dynamic γ ticked", controls: { dynamic: true, method: "autoregressive" }, accepted: { keys: COMMON } },
-  { name: "SpecTr with dynamic γ ticked", controls: { dynamic: true, method: "spectr" }, accepted: { keys: [...COMMON, "drafts", "gamma", "selection"] } },
+  { name: "autoregressive with dynamic γ ticked", controls: { dynamicGamma: true, method: "autoregressive" }, accepted: { keys: COMMON } },
+  { name: "SpecTr with dynamic γ ticked", controls: { dynamicGamma: true, method: "spectr" }, accepted: { keys: [...COMMON, "drafts", "gamma", "selection"] } },
   // ---------- SpecTr's selection and the draft shape (one option each) ----------
   {
     name: "SpecTr with the ratio race",
@@ -159,7 +161,7 @@ export const ROWS = [
   { name: "race repeats 1e309", button: "#race", typed: { "race-repeats": "1e309" }, refused: { code: "invalid_option", field: "repeats", message: /^The repeats field holds text the browser cannot read as a number\. The race did not run\.$/ } },
   { name: "race repeats 2.5", button: "#race", typed: { "race-repeats": "2.5" }, refused: { code: "invalid_option", field: "repeats", message: /got 2\.5\./ } },
   { name: "race with an emoji in the prompt", button: "#race", prompt: "ROMEO 😀:", refused: { code: "bad_prompt", field: "prompt", message: /'😀' \(U\+1F600\) at character 7,/ } },
-  { name: "race with tokens 65537", button: "#race", typed: { maxtokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
+  { name: "race with tokens 65537", button: "#race", typed: { maxTokens: "65537" }, refused: { code: "invalid_option", field: "maxTokens", pkg: { maxTokens: 65537 } } },
   { name: "tree 8,8 (64 leaves)", controls: { method: "spectr", shape: "tree", tree: "8,8" }, accepted: { options: { method: "spectr", tree: [8, 8] } } },
   { name: "tree ' 1 × 1 · 1 '", controls: { method: "spectr", shape: "tree", tree: " 1 × 1 · 1 " }, accepted: { ref: true, options: { method: "spectr", tree: [1, 1, 1] }, keys: [...COMMON, "selection", "tree"] } },
   { name: "tree 2,2.0000000000000001 (read as 2,2)", controls: { method: "spectr", shape: "tree", tree: "2,2.0000000000000001" }, refused: { code: "invalid_option", field: "tree", message: /^tree branching at depth 2 is "2\.0000000000000001", which a JavaScript number cannot hold exactly: it would be read as 2$/ } },
@@ -168,7 +170,7 @@ export const ROWS = [
 
 /** Links: the page opened with these parameters. `notice` null: no notice about the address. */
 export const LINKS = [
-  { name: "valid settings", query: "gamma=5&drafts=2&temperature=0.5&topK=10&topP=0.9&seed=3&maxTokens=20&kl=0.049", notice: null, values: { gamma: "5", drafts: "2", temperature: "0.5", topk: "10", topp: "0.9", seed: "3", maxtokens: "20" } },
+  { name: "valid settings", query: "gamma=5&drafts=2&temperature=0.5&topK=10&topP=0.9&seed=3&maxTokens=20&kl=0.049", notice: null, values: { gamma: "5", drafts: "2", temperature: "0.5", topK: "10", topP: "0.9", seed: "3", maxTokens: "20" } },
   { name: "γ 17", query: "gamma=17", notice: /gamma=17 is not on the slider \(1–16 in steps of 1\); γ is 16/, values: { gamma: "16" } },
   { name: "γ 0", query: "gamma=0", notice: /gamma=0 is not on the slider \(1–16 in steps of 1\); γ is 1/, values: { gamma: "1" } },
   { name: "γ abc", query: "gamma=abc", notice: /gamma=abc is not a finite number \(the slider goes 1–16 in steps of 1\); γ is (\d+)/, values: { gamma: (v, m) => !!m && v === m[1] } },
@@ -181,18 +183,18 @@ export const LINKS = [
   { name: "temperature 2.05", query: "temperature=2.05", notice: /temperature=2\.05 is not on the slider \(0–2 in steps of 0\.05\); temperature is 2/, values: { temperature: "2" } },
   { name: "temperature 1e309", query: "temperature=1e309", notice: /temperature=1e309 is not a finite number/ },
   { name: "temperature -0", query: "temperature=-0", notice: null, values: { temperature: (v) => Number(v) === 0 } },
-  { name: "top-k 66", query: "topK=66", notice: /topK=66 is not on the slider \(0–65 in steps of 1\); top-k is 65/, values: { topk: "65" } },
-  { name: "top-p 0", query: "topP=0", notice: /topP=0 is not on the slider \(0\.05–1 in steps of 0\.05\); top-p is 0\.05/, values: { topp: "0.05" } },
+  { name: "top-k 66", query: "topK=66", notice: /topK=66 is not on the slider \(0–65 in steps of 1\); top-k is 65/, values: { topK: "65" } },
+  { name: "top-p 0", query: "topP=0", notice: /topP=0 is not on the slider \(0\.05–1 in steps of 0\.05\); top-p is 0\.05/, values: { topP: "0.05" } },
   { name: "D 10", query: "kl=10", notice: /kl=10 is not on the slider \(0, then 0\.001 to 5 on a log scale\); D is 5/ },
   { name: "D -1", query: "kl=-1", notice: /kl=-1 is not on the slider .*; D is 0\b/ },
   { name: "D abc", query: "kl=abc", notice: /kl=abc is not a finite number; D is 0\b/ },
   { name: "D 0.05 (off the log grid)", query: "kl=0.05", notice: /kl=0\.05 is not on the slider .*; D is 0\.049/ },
-  { name: "tokens abc", query: "maxTokens=abc", notice: /maxTokens=abc is not a finite number; tokens is empty/, values: { maxtokens: "" } },
+  { name: "tokens abc", query: "maxTokens=abc", notice: /maxTokens=abc is not a finite number; tokens is empty/, values: { maxTokens: "" } },
   { name: "method bogus", query: "method=bogus", notice: /method=bogus is not one of autoregressive, speculative, spectr, multiround, mentored, typical, lookup; method is speculative/, values: { method: "speculative" } },
   // Former method names (of the page and of the package): SpecTr with that shape or selection, said in a notice.
   { name: "former method spectr-tree", query: "method=spectr-tree&tree=2,2,1", notice: /method=spectr-tree, the former name of SpecTr drafting a tree: it is now method=spectr&shape=tree/, values: { method: "spectr", shape: "tree", selection: "kseq", tree: "2,2,1" } },
   { name: "former method spectr-otm", query: "method=spectr-otm&drafts=3", notice: /method=spectr-otm, the former name of SpecTr with the ratio race \(the optimal selection\): it is now method=spectr&selection=race/, values: { method: "spectr", shape: "iid", selection: "race", drafts: "3" } },
-  { name: "former short names", query: "k=2&D=0.049&tokens=20&topk=10&drafts=3", notice: /former names of settings: k=2 is the former name of drafts \(now drafts=3\); D=0\.049 is the former name of kl \(now kl=0\.049\); topk=10 is the former name of topK \(now topK=10\); tokens=20 is the former name of maxTokens \(now maxTokens=20\)/, values: { drafts: "3", topk: "10", maxtokens: "20" } },
+  { name: "former short names", query: "k=2&D=0.049&tokens=20&topk=10&drafts=3", notice: /former names of settings: k=2 is the former name of drafts \(now drafts=3\); D=0\.049 is the former name of kl \(now kl=0\.049\); topk=10 is the former name of topK \(now topK=10\); tokens=20 is the former name of maxTokens \(now maxTokens=20\)/, values: { drafts: "3", topK: "10", maxTokens: "20" } },
   { name: "former method otm", query: "method=otm", notice: /method=otm, the former name of SpecTr with the ratio race/, values: { method: "spectr", selection: "race" } },
   { name: "shape and selection", query: "method=spectr&shape=tree&selection=race&tree=4,2", notice: null, values: { method: "spectr", shape: "tree", selection: "race", tree: "4,2" } },
   { name: "selection otm", query: "method=spectr&selection=otm", notice: /selection=otm is not one of kseq, race; selection is kseq/, values: { selection: "kseq" } },
@@ -213,8 +215,8 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         const page = await open(b.context, `backend=cpu&autoplay=0&${link.query}`);
         const seen = await page.evaluate(() => ({
           notice: document.getElementById("notice").hidden ? "" : document.getElementById("notice").textContent,
-          values: Object.fromEntries(["method", "shape", "selection", "tree", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens"].map((id) => [id, document.getElementById(id).value])),
-          shown: Object.fromEntries(["gamma-out", "drafts-out", "kl-out", "temperature-out", "topk-out", "topp-out"].map((id) => [id, document.getElementById(id).textContent])),
+          values: Object.fromEntries(["method", "shape", "selection", "tree", "gamma", "drafts", "kl", "temperature", "topK", "topP", "seed", "maxTokens"].map((id) => [id, document.getElementById(id).value])),
+          shown: Object.fromEntries(["gamma-out", "drafts-out", "kl-out", "temperature-out", "topK-out", "topP-out"].map((id) => [id, document.getElementById(id).textContent])),
         }));
         const m = link.notice ? link.notice.exec(seen.notice) : null;
         const noticeOk = link.notice ? !!m : !/address asks for/.test(seen.notice);
@@ -503,7 +505,7 @@ export function addHostileTests(tests, { browser, open, loaded, hook, check }) {
         const el = document.getElementById("temperature");
         el.dispatchEvent(new Event("input", { bubbles: true }));
         el.dispatchEvent(new Event("change", { bubbles: true }));
-      }, { ...BASE, temperature: 0, maxtokens: "40", seed: "1" });
+      }, { ...BASE, temperature: 0, maxTokens: "40", seed: "1" });
       await idle();
       await page.click("#play");
       let endTimedOut = false;

@@ -114,8 +114,8 @@ export function addLabTests(tests, { browser, open, loaded, check, artifacts }) 
       const refused = await labRunMany(page, 300, 2);
       check(refused.state === "error" && (await page.$eval("#lab-position", (el) => el.getAttribute("aria-invalid"))) === "true", `lab: mentored at the second character is refused on its control (${refused.state})`);
       // The animation plays again after the lab.
-      await page.fill("#maxtokens", "10");
-      await page.dispatchEvent("#maxtokens", "change");
+      await page.fill("#maxTokens", "10");
+      await page.dispatchEvent("#maxTokens", "change");
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000, polling: 100 });
       const played = await page.evaluate(() => window.__speculaPage.summary);

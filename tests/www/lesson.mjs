@@ -178,7 +178,7 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
       const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=60&seed=2");
       await loaded(page);
       // The student's settings, which the lesson must leave as it found them.
-      const settingsOf = () => page.evaluate(() => Object.fromEntries(["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamic", "parallel", "bug"].map((id) => {
+      const settingsOf = () => page.evaluate(() => Object.fromEntries(["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamicGamma", "parallelDraft", "bug"].map((id) => {
         const el = document.getElementById(id);
         return [id, el.type === "checkbox" ? el.checked : el.value];
       })));

@@ -10,8 +10,8 @@ export function addLongRunTests(tests, { browser, open, loaded, check }) {
       const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&method=speculative&seed=2");
       await loaded(page);
       const max = await page.evaluate(async () => (await import("./specula/index.js")).LIMITS.maxTokens);
-      await page.fill("#maxtokens", String(max));
-      await page.dispatchEvent("#maxtokens", "change");
+      await page.fill("#maxTokens", String(max));
+      await page.dispatchEvent("#maxTokens", "change");
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.shownRounds.length >= 600, null, { timeout: 180_000, polling: 200 });
       // A click while the rounds pour in is taken at once: within a few rounds, not after the

@@ -21,17 +21,20 @@ import { readFileSync } from "node:fs";
 const TABLE = JSON.parse(readFileSync(new URL("../options/table.json", import.meta.url), "utf8"));
 
 /** The page's settings for the options a row leaves out (controls set without events). */
-const BASE = { prompt: "ROMEO:", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 4, tree: "2,2,1", kl: 34, temperature: 1, topk: 0, topp: 1, seed: "0", maxtokens: "4", dynamic: false, parallel: false, epsilon: 0.09, delta: 0.3, ngram: 3, bug: "", speed: 6 };
+const BASE = { prompt: "ROMEO:", method: "speculative", shape: "iid", selection: "kseq", gamma: 4, drafts: 4, tree: "2,2,1", kl: 34, temperature: 1, topK: 0, topP: 1, seed: "0", maxTokens: "4", dynamicGamma: false, parallelDraft: false, epsilon: 0.09, delta: 0.3, ngram: 3, bug: "", speed: 6 };
 
-/** The sliders (no typed field: the browser clamps a slider and snaps it to its steps), the menus, the typed number fields. */
-const SLIDER = { gamma: "gamma", drafts: "drafts", temperature: "temperature", topK: "topk", topP: "topp", epsilon: "epsilon", delta: "delta", ngram: "ngram" };
-const MENU = { method: "method", selection: "selection", bug: "bug" };
-const TYPED = { seed: "seed", maxTokens: "maxtokens" };
-/** The control that sets each option the package names in an error's field (this test's own table). */
-const CONTROL = { prompt: "prompt", method: "method", selection: "selection", gamma: "gamma", drafts: "drafts", tree: "tree", kl: "kl", dynamicGamma: "dynamic", parallelDraft: "parallel", temperature: "temperature", topK: "topk", topP: "topp", seed: "seed", maxTokens: "maxtokens", epsilon: "epsilon", delta: "delta", ngram: "ngram", bug: "bug" };
-const controlOf = (field) => CONTROL[String(field).replace(/\[\d+\]$/, "")];
+/**
+ * The sliders (no typed field: the browser clamps a slider and snaps it to its steps), the
+ * menus, the typed number fields: each control's id is the option it sets.
+ */
+const byName = (names) => Object.fromEntries(names.map((n) => [n, n]));
+const SLIDER = byName(["gamma", "drafts", "temperature", "topK", "topP", "epsilon", "delta", "ngram"]);
+const MENU = byName(["method", "selection", "bug"]);
+const TYPED = byName(["seed", "maxTokens"]);
+/** The control an error's field is about: the control whose id is the option's name. */
+const controlOf = (field) => String(field).replace(/\[\d+\]$/, "");
 /** The order a student sets the controls in: the method (and shape) first, since they enable the others. */
-const ORDER = ["method", "shape", "selection", "bug", "gamma", "drafts", "tree", "kl", "epsilon", "delta", "ngram", "temperature", "topk", "topp", "dynamic", "parallel"];
+const ORDER = ["method", "shape", "selection", "bug", "gamma", "drafts", "tree", "kl", "epsilon", "delta", "ngram", "temperature", "topK", "topP", "dynamicGamma", "parallelDraft"];
 
 const NOT_RUN = /^not running: fix /;
 const eq = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -116,8 +119,7 @@ function inputsOf(options, page) {
     else if (TYPED[key]) typed[TYPED[key]] = String(v);
     else if (key === "tree") Object.assign(controls, { shape: "tree", tree: v.join(",") });
     else if (key === "kl") controls.kl = page.kls.indexOf(v);
-    else if (key === "dynamicGamma") controls.dynamic = v;
-    else if (key === "parallelDraft") controls.parallel = v;
+    else if (key === "dynamicGamma" || key === "parallelDraft") controls[key] = v;
   }
   return { prompt: options.prompt, controls: ORDER.filter((id) => id in controls).map((id) => [id, controls[id]]), typed };
 }

@@ -104,7 +104,7 @@ export const reference = (page, options) =>
     s.terminate();
     return { rounds, summary };
   }, options);
-/** The page's number format (www/js/anim.js): "–" for none, "∞" for infinities. */
+/** The page's number format (www/js/stage-model.js): "–" for none, "∞" for infinities. */
 export const pageFmt = (x, d = 2) => (x === null || x === undefined ? "–" : !Number.isFinite(x) ? "∞" : x.toFixed(d));
 
 /** Emitted characters of rounds (the package's round objects or bare traces), in order. */

@@ -9,7 +9,7 @@ export function addParallelTests(tests, { browser, open, loaded, check }) {
     try {
       const page = await open(b.context, "backend=cpu&speed=instant&autoplay=0&maxTokens=40&seed=4&method=speculative&gamma=3&temperature=0.8&parallelDraft=1");
       await loaded(page);
-      check(await page.$eval("#parallel", (el) => el.checked && !el.disabled), "parallel: the box is ticked from the URL and enabled for speculative decoding");
+      check(await page.$eval("#parallelDraft", (el) => el.checked && !el.disabled), "parallel: the box is ticked from the URL and enabled for speculative decoding");
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.finished && window.__speculaPage.source === "live", null, { timeout: 120_000 });
       const h = await page.evaluate(() => window.__speculaPage);
@@ -37,11 +37,11 @@ export function addParallelTests(tests, { browser, open, loaded, check }) {
       check(said.some((n) => /drafted in parallel, while the target verified the last round/.test(n)), "parallel: the stage says which drafts were drawn early", said.join(" | "));
 
       // Dynamic γ is refused with parallel drafting, on the box.
-      await page.check("#dynamic");
+      await page.check("#dynamicGamma");
       await page.click("#play");
       await page.waitForFunction(() => window.__speculaPage.error, null, { timeout: 60_000 });
       const refused = await page.evaluate(() => ({ field: window.__speculaPage.errorField, control: window.__speculaPage.errorControl }));
-      check(refused.field === "parallelDraft" && refused.control === "parallel", `parallel: dynamic γ is refused on the box (${JSON.stringify(refused)})`);
+      check(refused.field === "parallelDraft" && refused.control === "parallelDraft", `parallel: dynamic γ is refused on the box (${JSON.stringify(refused)})`);
       check(b.problems.length === 0, "parallel: no CSP violations, page errors or off-origin requests", b.problems.join("; "));
     } finally {
       await b.close();

@@ -343,7 +343,7 @@ tests.sliders = async () => {
       "SpecTr tree 2,2,1: the trace has that branching", JSON.stringify({ o: h.options, branching: h.shownRounds[0].branching }));
     sameMetrics(h, "spectr tree");
     await setControl(page, "method", "speculative");
-    await setControl(page, "dynamic", true);
+    await setControl(page, "dynamicGamma", true);
     h = await playToEnd(page);
     check(h.options.dynamicGamma === true && h.shownRounds.some((t) => t.nextGamma !== h.shownRounds[0].branching.length), "dynamic γ changes γ between rounds");
     check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));

@@ -106,7 +106,7 @@ export function addSmollm2PairTests(tests, { dist, browser, open, loaded, hook, 
         "the preset asks for a short story at temperature 0.7, sent in SmolLM2's chat form", JSON.stringify({ controls, prompt: h.options.prompt }));
 
       // A few tokens on the stage: the whole conversation in grey, then the answer's text.
-      await setControl(page, "maxtokens", 6);
+      await setControl(page, "maxTokens", 6);
       h = await playToEnd(page);
       const shownPrompt = await page.textContent("#output .prompt-text");
       const answer = await page.$$eval("#output .otok", (ss) => ss.map((s) => s.textContent.replaceAll("↵\n", "\n")).join(""));

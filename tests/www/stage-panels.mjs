@@ -84,39 +84,39 @@ export function addStagePanelTests(tests, { browser, open, loaded, check, setCon
       const treeError = await page.evaluate(() => ({ text: document.getElementById("error").hidden ? "" : document.getElementById("error").textContent, options: window.__speculaPage.options }));
       check(/no number at depth 2/.test(treeError.text), `tree "2,,2" is refused, naming its empty depth ("${treeError.text}")`, JSON.stringify(treeError.options));
       await setControl(page, "tree", "9,9,9");
-      await page.fill("#maxtokens", "4");
-      await page.dispatchEvent("#maxtokens", "change");
+      await page.fill("#maxTokens", "4");
+      await page.dispatchEvent("#maxTokens", "change");
       await playToEnd(page);
       const tall = await page.evaluate(() => ({ stage: document.getElementById("stage").getBoundingClientRect().height, tree: document.querySelector("#stage .tree").scrollHeight, page: document.documentElement.scrollHeight, view: window.innerHeight }));
       check(tall.tree > tall.stage && tall.stage <= tall.view, `tree 9,9,9: its ${Math.round(tall.tree)} px scroll inside a stage ${Math.round(tall.stage)} px tall (the window: ${tall.view} px)`, JSON.stringify(tall));
 
       // The summary of the settings names each one that changes the run.
       await setControl(page, "method", "speculative");
-      await setControl(page, "topk", 20);
-      await setControl(page, "topp", 0.9);
-      await setControl(page, "dynamic", true);
+      await setControl(page, "topK", 20);
+      await setControl(page, "topP", 0.9);
+      await setControl(page, "dynamicGamma", true);
       let summary = await page.textContent("#settings-summary");
       check(/top-k 20/.test(summary) && /top-p 0\.9/.test(summary) && /dynamic/.test(summary), `the settings summary names top-k, top-p and dynamic γ ("${summary}")`);
-      await setControl(page, "dynamic", false);
-      await setControl(page, "parallel", true);
+      await setControl(page, "dynamicGamma", false);
+      await setControl(page, "parallelDraft", true);
       await setControl(page, "source", "ngram");
       summary = await page.textContent("#settings-summary");
       check(/draft in parallel/.test(summary) && /n-gram pair/.test(summary), `the settings summary names drafting in parallel and the n-gram pair ("${summary}")`);
       await setControl(page, "source", "bundled");
 
       // Dynamic γ: the measured point stands at the mean γ the rounds drafted, not the slider's.
-      await setControl(page, "parallel", false);
-      await setControl(page, "topk", 0);
-      await setControl(page, "topp", 1);
-      await setControl(page, "dynamic", true);
-      await page.fill("#maxtokens", "60");
-      await page.dispatchEvent("#maxtokens", "change");
+      await setControl(page, "parallelDraft", false);
+      await setControl(page, "topK", 0);
+      await setControl(page, "topP", 1);
+      await setControl(page, "dynamicGamma", true);
+      await page.fill("#maxTokens", "60");
+      await page.dispatchEvent("#maxTokens", "change");
       const dyn = await playToEnd(page);
       await page.waitForFunction(() => window.__speculaPage.theoryIdle === true, null, { timeout: 60_000, polling: 100 });
       const meanGamma = dyn.summary.metrics.draftedTokens / dyn.summary.metrics.rounds;
       const point = await page.$eval("#chart-tokens circle.point.m-measured title", (t) => t.textContent);
       check(point.endsWith(` at ${meanGamma.toFixed(3)}`) && /dynamic/.test(point), `dynamic γ: the measured point is at the mean γ drafted, ${meanGamma.toFixed(2)}, not the slider's ${dyn.options.gamma} ("${point}")`);
-      await setControl(page, "dynamic", false);
+      await setControl(page, "dynamicGamma", false);
 
       // Prompt lookup: no draft model, so no assumed cost; position 1 counts the rounds that drafted.
       await page.fill("#prompt", "ROMEO:\nO Romeo, Romeo, wherefore art thou Romeo?\nROMEO:\nO Romeo, Romeo, wherefore art thou Romeo?\nRO");

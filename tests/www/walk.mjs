@@ -409,18 +409,18 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       const limits = await page.evaluate(async () => (await import("./specula/index.js")).LIMITS);
       // (The address sets neither γ nor k.)
       const initial = await page.evaluate(() => ({ gamma: document.getElementById("gamma").value, drafts: document.getElementById("drafts").value, out: document.getElementById("drafts-out").textContent }));
-      await refuse("maxtokens", String(limits.maxTokens + 1), { maxTokens: limits.maxTokens + 1 }, `tokens ${limits.maxTokens + 1}`);
-      await refuse("maxtokens", "0", { maxTokens: 0 }, "tokens 0");
-      await page.fill("#maxtokens", "20");
+      await refuse("maxTokens", String(limits.maxTokens + 1), { maxTokens: limits.maxTokens + 1 }, `tokens ${limits.maxTokens + 1}`);
+      await refuse("maxTokens", "0", { maxTokens: 0 }, "tokens 0");
+      await page.fill("#maxTokens", "20");
       await page.keyboard.press("Tab"); // leaving the field runs with 20 tokens
       await page.waitForTimeout(300);
       await refuse("seed", "-5", { seed: -5 }, "seed −5");
       await refuse("seed", "1.5", { seed: 1.5 }, "seed 1.5");
       await page.fill("#seed", "1");
-      const range = await page.textContent("#maxtokens-range");
+      const range = await page.textContent("#maxTokens-range");
       await page.fill("#prompt", "ROMEO:\nWhat say you?\n");
-      const longer = await page.textContent("#maxtokens-range");
-      const controls = await page.evaluate(() => ({ seedRange: document.getElementById("seed-range").textContent, max: document.getElementById("maxtokens").max, seedMax: document.getElementById("seed").max }));
+      const longer = await page.textContent("#maxTokens-range");
+      const controls = await page.evaluate(() => ({ seedRange: document.getElementById("seed-range").textContent, max: document.getElementById("maxTokens").max, seedMax: document.getElementById("seed").max }));
       check(range === `1–${limits.maxTokens}` && longer === range && controls.max === String(limits.maxTokens) && controls.seedMax === String(limits.maxSeed) && controls.seedRange === "0–253−1",
         `the tokens and seed ranges are the package's LIMITS, whatever the prompt: the context window slides (${range}, then ${longer}; seed ${controls.seedRange})`, JSON.stringify(controls));
       check(initial.gamma === String(limits.defaultGamma) && initial.drafts === String(limits.defaultDrafts) && initial.out === initial.drafts,
@@ -434,20 +434,20 @@ export function addWalkTests(tests, { browser, open, loaded, hook, check, setCon
       check(h.summary.text.length === 20 && prompt.text === "ROMEO:\nWhat say you?\n" && prompt.first && prompt.color !== prompt.otok && prompt.style === "italic" && (await page.$eval("#error", (e) => e.hidden)),
         `the output starts with the prompt, set apart (${prompt.color}, ${prompt.style}), then the ${h.summary.text.length} characters`, JSON.stringify(prompt));
       await setControl(page, "method", "autoregressive");
-      const disabled = await page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamic"].map((id) => { const el = document.getElementById(id); el.focus(); return [id, el.disabled, document.activeElement === el]; }));
+      const disabled = await page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamicGamma"].map((id) => { const el = document.getElementById(id); el.focus(); return [id, el.disabled, document.activeElement === el]; }));
       check(disabled.every(([, d, f]) => d && !f), `autoregressive: γ, k, the draft shape, tree, selection, D and dynamic γ are disabled and cannot take focus (${JSON.stringify(disabled)})`);
       // Each control is enabled exactly where its option applies (a tree fixes γ and k).
       const enabled = async (settings) => {
         for (const [id, value] of Object.entries(settings)) await setControl(page, id, value);
-        return page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamic"].filter((id) => !document.getElementById(id).disabled).join(" "));
+        return page.evaluate(() => ["gamma", "drafts", "shape", "tree", "selection", "kl", "dynamicGamma"].filter((id) => !document.getElementById(id).disabled).join(" "));
       };
       for (const [settings, want] of [
-        [{ method: "speculative" }, "gamma dynamic"],
+        [{ method: "speculative" }, "gamma dynamicGamma"],
         [{ method: "spectr", shape: "iid" }, "gamma drafts shape selection"],
         [{ method: "spectr", shape: "tree" }, "shape tree selection"],
         [{ method: "multiround", shape: "tree" }, "shape tree"],
         [{ method: "multiround", shape: "iid" }, "gamma drafts shape"],
-        [{ method: "mentored" }, "gamma kl dynamic"],
+        [{ method: "mentored" }, "gamma kl dynamicGamma"],
       ]) {
         const got = await enabled(settings);
         check(got === want, `${JSON.stringify(settings)}: the controls enabled are ${got}`, `expected ${want}`);

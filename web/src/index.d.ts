@@ -84,6 +84,7 @@ export type {
   Selection,
   StepPlan,
   Summary,
+  TestRule,
   TheoryCurves,
   TheoryOptions,
   Timing,

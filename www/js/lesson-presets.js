@@ -18,7 +18,7 @@ export const PRESETS = [
   {
     id: "gamma16",
     label: "γ = 16",
-    controls: { method: "speculative", gamma: 16, dynamic: false, temperature: 0.8 },
+    controls: { method: "speculative", gamma: 16, dynamicGamma: false, temperature: 0.8 },
     spot: "chart-position",
     question: "Press Play and look at the per-position acceptance chart under the metrics (marked). Why does the acceptance fall from position to position?",
     answer: "The first rejection ends a round, so position i keeps a guess only if all the guesses before it were kept: with about the same chance α at each position that share is roughly α^i, which falls geometrically. Deeper guesses are also worse, since the draft builds on its own guesses. The expected characters per round level off near 1/(1 − α) while every round still pays for 16 draft calls — see the theory charts.",

@@ -36,7 +36,7 @@ const list = (items) => (items.length > 1 ? `${items.slice(0, -1).join(", ")} an
  * flipped, with no bug planted and a bonus for every fully accepted round.
  */
 async function speculative(ctx) {
-  await ctx.setControls({ method: "speculative", bug: "", parallel: false, ...(greedyRun(ctx) ? { temperature: 0.8 } : {}) });
+  await ctx.setControls({ method: "speculative", bug: "", parallelDraft: false, ...(greedyRun(ctx) ? { temperature: 0.8 } : {}) });
 }
 
 const noRound = (what) => ({ body: body({ missing: what }, para(`This run has no round ${what} within its characters. Press Reset, change the seed, or raise the tokens, then come back to this step.`)) });

@@ -7,6 +7,7 @@
 // settings are kept: each step and question sets its controls over them (never over what
 // another step left), and closing the lesson puts them back.
 import { $, S, hook, h, params } from "./state.js";
+import { player } from "./player.js";
 import { pause, step, settingChanged, showRoundStatic, canRun } from "./run.js";
 import { selectToken, follow } from "./view.js";
 import { syncOutputs, sliderFromKl } from "./settings.js";
@@ -23,7 +24,7 @@ let rendering = false;
 let spotted = null;
 
 /** The controls a step or question may set, and the student's values of them (as the controls hold them) while the lesson is open. */
-const LESSON_CONTROLS = ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamic", "parallel", "bug"];
+const LESSON_CONTROLS = ["method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "dynamicGamma", "parallelDraft", "bug"];
 let saved = null;
 const valueOf = (id) => ($(id).type === "checkbox" ? $(id).checked : $(id).value);
 const snapshot = () => Object.fromEntries(LESSON_CONTROLS.map((id) => [id, valueOf(id)]));
@@ -32,16 +33,16 @@ const snapshot = () => Object.fromEntries(LESSON_CONTROLS.map((id) => [id, value
 
 /** Waits until no transport action or animation is under way; a playing run is paused. */
 async function settle() {
-  if (S.playing) pause();
-  await S.pendingChange;
+  if (player.playing) pause();
+  await player.pendingChange;
   for (;;) {
     // A round half animated is finished at once (as the Step button does).
-    if (S.animating && S.pacer) {
-      S.pacer.paused = false;
-      S.pacer.skip = true;
-      S.pacer.wake();
+    if (player.animating && player.pacer) {
+      player.pacer.paused = false;
+      player.pacer.skip = true;
+      player.pacer.wake();
     }
-    if (!S.animating && !S.looping && hook.queued === 0) return;
+    if (!player.animating && !player.looping && hook.queued === 0) return;
     await sleep(20);
   }
 }
@@ -94,7 +95,7 @@ async function live(status) {
 async function stepRound({ fast = false } = {}) {
   await settle();
   if (S.picked) follow();
-  if (fast && S.pacer) S.pacer.skip = true;
+  if (fast && player.pacer) player.pacer.skip = true;
   await step();
   await settle();
 }
@@ -102,9 +103,9 @@ async function stepRound({ fast = false } = {}) {
 /** The round on the stage ({ index, trace }), drawn whole; stepping to the first one when there is none. */
 async function round() {
   await settle();
-  if (!S.stageRound || S.stageRound.index >= hook.shownRounds.length) await stepRound();
-  else if (S.stageRound.until) await showRoundStatic(S.stageRound.index);
-  return S.stageRound && { index: S.stageRound.index, trace: hook.shownRounds[S.stageRound.index] ?? S.stageRound.trace };
+  if (!player.stage || player.stage.index >= hook.shownRounds.length) await stepRound();
+  else if (player.stage.until) await showRoundStatic(player.stage.index);
+  return player.stage && { index: player.stage.index, trace: hook.shownRounds[player.stage.index] ?? player.stage.trace };
 }
 
 /**
@@ -124,7 +125,7 @@ async function findRound(pred, status, max = 60) {
   for (let n = 0; n < max && !hook.finished; n++) {
     status(`stepping through round ${hook.shownRounds.length + 1}…`);
     await stepRound({ fast: true });
-    const r = S.stageRound;
+    const r = player.stage;
     if (r && pred(hook.shownRounds[r.index])) return { index: r.index, trace: hook.shownRounds[r.index] };
   }
   return null;

@@ -1,12 +1,14 @@
 // The teaching page: settings → one generation in the package's worker → rounds animated
 // from the engine's trace, with distributions, metrics, theory curves and a race.
 // This module loads the models and wires the controls; see settings.js (inputs), run.js
-// (runs and transport), anim.js / tree.js / residual-view.js (the stage), view.js (output,
-// distributions, metrics), theory.js (with math.js: the package's closed forms), race.js,
-// glossary.js and lesson.js (the guided lesson); gguf.js loads the student's own GGUF pair,
-// smollm2-pair.js the SmolLM2 pair in one click.
+// (runs and transport, with player.js), stage-model.js (what the stage shows of a round, a
+// pure function of its trace), anim.js / stage-view.js / tree.js / residual-view.js (drawing
+// and pacing it), view.js (output, distributions, metrics), theory.js (with math.js: the
+// package's closed forms), race.js, glossary.js and lesson.js (the guided lesson); gguf.js
+// loads the student's own GGUF pair, smollm2-pair.js the SmolLM2 pair in one click.
 // Test hook: window.__speculaPage (see tests/www/).
 import { $, S, hook, params } from "./state.js";
+import { player } from "./player.js";
 import { initGlossary } from "./glossary.js";
 import { applyLimits, applyParams, syncOutputs, notice, showError } from "./settings.js";
 import { newRun, play, step, pause, reset, settingChanged, setRunState, enqueue, handOver } from "./run.js";
@@ -28,17 +30,6 @@ function showBackend(info) {
     const why = !("gpu" in navigator) ? "this browser has no WebGPU" : info.reason ?? (info.requested === "cpu" ? "the CPU was asked for" : "no WebGPU adapter");
     notice("backend", `On the CPU, not WebGPU: ${why}.`);
   }
-}
-
-/** The models' context (characters), from the weights' metadata: the smaller of the two. */
-async function readContext() {
-  try {
-    const sizes = await Promise.all(["draft", "target"].map(async (role) => (await (await fetch(`specula/weights/${role}.json`)).json()).config.max_seq));
-    if (sizes.every((n) => Number.isInteger(n) && n > 1)) S.context = Math.min(...sizes);
-  } catch {
-    // Keep the default; the engine still refuses a run that does not fit, with a message.
-  }
-  syncOutputs();
 }
 
 async function loadModels() {
@@ -90,19 +81,19 @@ function wire() {
   // First: its listener on the Models menu may stop the others (gguf.js).
   const ggufFromAddress = wireModels();
   wirePreset();
-  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topk", "topp", "seed", "maxtokens", "dynamic", "parallel", "tree", "bug", "epsilon", "delta", "ngram"]) {
+  for (const id of ["source", "method", "shape", "selection", "gamma", "drafts", "kl", "temperature", "topK", "topP", "seed", "maxTokens", "dynamicGamma", "parallelDraft", "tree", "bug", "epsilon", "delta", "ngram"]) {
     const el = $(id);
     el.addEventListener("input", syncOutputs);
     el.addEventListener("change", settingChanged);
   }
   // While a slider moves, the theory charts are recomputed from the cached distributions
   // (no model runs); the models run again once it is released ("change").
-  for (const id of ["kl", "epsilon", "delta", "drafts", "gamma", "temperature", "topk", "topp"]) $(id).addEventListener("input", scheduleTheory);
+  for (const id of ["kl", "epsilon", "delta", "drafts", "gamma", "temperature", "topK", "topP"]) $(id).addEventListener("input", scheduleTheory);
   $("prompt").addEventListener("input", syncOutputs);
   $("prompt").addEventListener("change", settingChanged);
   $("speed").addEventListener("input", () => {
     syncOutputs();
-    S.pacer?.wake();
+    player.pacer?.wake();
   });
   $("example").addEventListener("change", () => {
     const v = $("example").value;
@@ -150,7 +141,6 @@ async function main() {
   initLesson();
   $("race").disabled = true;
   renderMetrics();
-  const context = readContext();
   const loading = loadModels();
   // Beside the bundled pair, which stays loaded (the recorded run plays meanwhile).
   if (ggufFromAddress) loadGguf();
@@ -166,7 +156,6 @@ async function main() {
   }
   // Ready once the first paint is decided (the recorded run started, or none).
   hook.ready = true;
-  await context;
   await loading;
   await enqueue(async () => {
     if (!S.run || (S.run.source === "recorded" && $("source").value === "ngram")) await newRun({ live: true });

@@ -16,17 +16,7 @@ const KEEP_OLD = 16; // in older ones: the distributions panel shows 8, the resi
 export const RECENT = 32; // rounds kept at KEEP
 const MASS = 1 - 1e-6; // fewer entries when these carry this much of the mass
 
-/** A token's text as drawn: spaces as ␣, newlines as ↵, tabs as ⇥, other controls as ·, none as ∅. */
-export function showPiece(text) {
-  if (text === "") return "∅";
-  return text.replace(/ /g, "␣").replace(/\n/g, "↵").replace(/\t/g, "⇥").replace(/\r/g, "␍").replace(/[\u0000-\u001f\u007f]/g, "·");
-}
-
-/** showPiece, at most `n` characters (a chart's label). */
-export function shortPiece(text, n = 8) {
-  const chars = [...showPiece(text)];
-  return chars.length > n ? `${chars.slice(0, n - 1).join("")}…` : chars.join("");
-}
+export { showPiece, shortPiece } from "./piece-text.js";
 
 /** A compacted distribution: { sparse, size, ids, p, rest } with ids by decreasing p. */
 export const isSparse = (v) => !!v && v.sparse === true;
@@ -48,14 +38,6 @@ export function probOf(v, t) {
 
 /** The token ids a distribution holds: all of a dense one, the kept ones of a compacted one. */
 export const idsOf = (v) => (isSparse(v) ? v.ids : [...v.keys()]);
-
-/** The most likely token (the first of the largest, as a dense scan finds it). */
-export function argmaxOf(v) {
-  if (!v) return null;
-  if (!isSparse(v)) return v.reduce((best, x, i) => (x > v[best] ? i : best), 0);
-  // Kept by decreasing p, ties by id.
-  return v.ids[0] ?? null;
-}
 
 /** The `keep` largest entries of a dense vector with every token of `named`: a compacted distribution. */
 function compactDense(v, named, keep) {

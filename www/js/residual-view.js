@@ -29,9 +29,9 @@ function partNames(r) {
 }
 
 /**
- * What the residual subtracts from what: { base, baseName, sub, subName, residual } with
- * residual = norm(max(0, base − sub)), all the engine's (the step's residualParts and
- * residualProbs), or null when the distributions were not recorded.
+ * What the residual subtracts from what: { base, baseName, sub, subName, residual,
+ * leftOver } with residual = max(0, base − sub) ÷ leftOver, all the engine's (the step's
+ * residualParts and residualProbs), or null when the distributions were not recorded.
  */
 export function residualParts(step) {
   const r = step.outcome?.residual?.residual;
@@ -39,7 +39,7 @@ export function residualParts(step) {
   const residual = step.residualProbs;
   if (!r || !parts || !residual) return null;
   const [baseName, subName] = partNames(r);
-  return { base: parts.base, baseName, sub: parts.sub, subName, residual };
+  return { base: parts.base, baseName, sub: parts.sub, subName, residual, leftOver: parts.leftOver ?? null };
 }
 
 /**
@@ -63,9 +63,8 @@ export function residualChart(step, drawn, ch, n = 3, pieces = false, fromTarget
   // One scale for every bar: the residual's numbers can be several times the target's.
   const top = Math.max(1e-9, ...order.map((i) => Math.max(base(i), sub(i), residual(i))));
   const pct = (x) => `${(100 * x) / top}%`;
-  // All that is left over, (base − sub)⁺ summed, read off the row with the largest residual.
-  const most = order.reduce((a, b) => (residual(b) > residual(a) ? b : a));
-  const leftOver = residual(most) > 0 ? Math.max(0, base(most) - sub(most)) / residual(most) : null;
+  // All that is left over, (base − sub)⁺ summed: the engine's (residualParts.leftOver).
+  const { leftOver } = parts;
   const box = h("div", pieces ? "resview pieces" : "resview");
   box.setAttribute("role", "img");
   const what = fromTarget ? `drawn from the target itself (planted bug ${fromTarget.name})` : `residual = ${baseName} minus ${subName}, rescaled`;

@@ -1,9 +1,13 @@
 // Running the models and playing rounds: one generation in the package's worker, rounds
-// animated from the engine's trace, and the transport (play, step, pause, reset). Every
+// played on the stage from the engine's trace (anim.js; how far: player.js), and the
+// transport (play, step, pause, reset). Every
 // transport action goes through one queue, so a click made while a run is being stopped
 // or started (a slow WebGPU round) is carried out afterwards, never dropped.
-import { SPEEDS, Pacer, Cancelled, buildStage } from "./anim.js";
+import { SPEEDS, Pacer, Cancelled, playRound } from "./anim.js";
+import { clearStage } from "./stage-view.js";
 import { $, S, hook, active } from "./state.js";
+import { player } from "./player.js";
+import { on } from "./events.js";
 import { settings, checked, showError, controlOf } from "./settings.js";
 import { appendOutput, awaitDistributions, clearOutput, followRound, renderMetrics } from "./view.js";
 import { scheduleTheory } from "./theory.js";
@@ -26,16 +30,17 @@ export function enqueue(action) {
 }
 
 function clearDisplay() {
-  S.shown = 0;
+  player.shown = 0;
   S.metrics = null;
   S.summary = null;
   S.tokens = [];
   S.selected = null;
   S.picked = false;
   S.distRound = null;
-  S.stageRound = null;
+  player.stage = null;
   clearOutput();
   $("stage").replaceChildren();
+  clearStage();
   $("stage-focus").replaceChildren();
   $("round-notes").replaceChildren();
   $("round-label").textContent = "";
@@ -50,11 +55,11 @@ function clearDisplay() {
 }
 
 export async function stopRun() {
-  if (S.pacer) {
-    S.pacer.cancelled = true;
-    S.pacer.wake();
+  if (player.pacer) {
+    player.pacer.cancelled = true;
+    player.pacer.wake();
   }
-  S.playing = false;
+  player.playing = false;
   const run = S.run;
   if (run && run.source === "live" && !run.done) {
     run.stale = true;
@@ -65,7 +70,7 @@ export async function stopRun() {
   }
   // Tests set this to stand for a slow round (software WebGPU) finishing after the abort.
   if (hook.stopDelayMs) await new Promise((r) => setTimeout(r, hook.stopDelayMs));
-  while (S.animating || S.looping) await new Promise((r) => setTimeout(r, 10));
+  while (player.animating || player.looping) await new Promise((r) => setTimeout(r, 10));
 }
 
 function recordedRun() {
@@ -78,7 +83,7 @@ export async function newRun({ live = true } = {}) {
   await stopRun();
   clearDisplay();
   showError("");
-  S.pacer = new Pacer(() => SPEEDS[Number($("speed").value)]);
+  player.pacer = new Pacer(() => SPEEDS[Number($("speed").value)]);
   if (!live || !canRun()) {
     if (!S.recorded) return;
     S.run = recordedRun();
@@ -140,7 +145,7 @@ export function handOver() {
     hook.source = run.source;
     hook.models = run.models;
     hook.options = run.options;
-    setRunState(S.playing ? "playing · the models are ready and go on from the recording, live" : "the models are ready: press Play to go on live");
+    setRunState(player.playing ? "playing · the models are ready and go on from the recording, live" : "the models are ready: press Play to go on live");
   });
 }
 
@@ -168,7 +173,7 @@ async function pump(run) {
       run.rounds.push(compactRound(value, vocab));
       // Taking over from the recording: a round already shown from it must be the same.
       const i = run.rounds.length - 1;
-      if (run.recording && i < S.shown && S.run === run && (!run.recording[i] || outcomeOf(run.recording[i]) !== outcomeOf(value))) {
+      if (run.recording && i < player.shown && S.run === run && (!run.recording[i] || outcomeOf(run.recording[i]) !== outcomeOf(value))) {
         run.recording = null;
         settingChanged();
       }
@@ -195,7 +200,7 @@ function nextRound(run) {
   return new Promise((resolve) => {
     const check = () => {
       if (S.run !== run) return resolve(null);
-      if (run.rounds.length > S.shown) return resolve(run.rounds[S.shown]);
+      if (run.rounds.length > player.shown) return resolve(run.rounds[player.shown]);
       if (run.done) return resolve(null);
       run.waiters.add(check);
     };
@@ -211,36 +216,39 @@ const roundLabel = (trace, run, index) => `round ${index + 1} · ${trace.method}
 async function advance() {
   const run = S.run;
   if (!run) return false;
-  S.animating = true;
+  player.animating = true;
   try {
-    if (run.source === "live" && run.rounds.length <= S.shown && !run.done) setRunState(S.playing ? "playing · the models are computing the next round…" : "the models are computing the next round…");
+    if (run.source === "live" && run.rounds.length <= player.shown && !run.done) setRunState(player.playing ? "playing · the models are computing the next round…" : "the models are computing the next round…");
     const round = await nextRound(run);
     if (!round || S.run !== run) return false;
-    if (S.playing) setRunState(run.source === "recorded" ? "playing a recorded run" : "playing");
+    if (player.playing) setRunState(run.source === "recorded" ? "playing a recorded run" : "playing");
     const trace = round.trace;
-    $("round-label").textContent = roundLabel(trace, run, S.shown);
-    const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(run));
-    S.stageRound = { index: S.shown, trace };
+    $("round-label").textContent = roundLabel(trace, run, player.shown);
+    player.stage = { index: player.shown, trace, until: null };
     // The distributions give the round's result away: they follow once it is drawn.
-    awaitDistributions(S.shown);
-    await animate(S.pacer, TIMING);
-    followRound(S.shown, trace);
-    S.pacer.skip = false;
-    S.shown += 1;
+    awaitDistributions(player.shown);
+    player.stage.step = await playRound(stageBoxes(), trace, stageOptions(run), player.pacer, TIMING);
+    followRound(player.shown, trace);
+    player.pacer.skip = false;
+    player.shown += 1;
     commit(round);
     return true;
   } catch (error) {
     if (error instanceof Cancelled) return false;
     throw error;
   } finally {
-    S.animating = false;
+    player.animating = false;
   }
 }
 
+/** The stage's boxes: the tree, the sentences and residual under it, the round's log. */
+const stageBoxes = () => ({ stage: $("stage"), focus: $("stage-focus"), notes: $("round-notes") });
+
+/** What the stage model needs of a run beside its trace (stage-model.js): how to name tokens, and the options it names. */
 export function stageOptions(run) {
   const o = run?.options ?? {};
   const gguf = run?.models === "gguf";
-  return { dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, greedy: o.temperature === 0, pieces: gguf, unit: gguf ? "token" : "character", bug: plantedBug(o.bug) };
+  return { alphabet: S.alphabet ?? [], dynamicGamma: !!o.dynamicGamma, parallelDraft: !!o.parallelDraft, pieces: gguf, unit: gguf ? "token" : "character", bug: plantedBug(o.bug) };
 }
 
 /**
@@ -250,16 +258,20 @@ export function stageOptions(run) {
  */
 export async function showRoundStatic(roundIndex, until = null) {
   const trace = hook.shownRounds[roundIndex];
-  if (!trace || S.animating) return;
-  S.stageRound = { index: roundIndex, trace, until };
+  if (!trace || player.animating) return;
+  player.stage = { index: roundIndex, trace, until };
   $("round-label").textContent = roundLabel(trace, S.run, roundIndex);
-  const { animate } = buildStage($("stage"), $("stage-focus"), $("round-notes"), trace, S.alphabet, stageOptions(S.run));
   const instant = new Pacer(() => Infinity);
   instant.skip = true;
-  await animate(instant, TIMING, until);
+  // Drawn afresh: the round on the stage may be another.
+  clearStage();
+  player.stage.step = await playRound(stageBoxes(), trace, stageOptions(S.run), instant, TIMING, until);
   if (until) awaitDistributions(roundIndex);
   else followRound(roundIndex, trace);
 }
+
+// The output asks for the round of a picked character (view.js).
+on("show-round", (index) => showRoundStatic(index));
 
 function commit(round) {
   const trace = round.trace;
@@ -267,7 +279,7 @@ function commit(round) {
   S.metrics = round.metrics ?? null;
   S.summary = round.summary ?? null;
   hook.shownRounds.push(trace);
-  appendOutput(trace, S.shown - 1);
+  appendOutput(trace, player.shown - 1);
   renderMetrics();
   scheduleTheory();
 }
@@ -285,25 +297,25 @@ async function breathe() {
 }
 
 async function playLoop() {
-  if (S.looping) return;
-  S.looping = true;
+  if (player.looping) return;
+  player.looping = true;
   try {
-    while (S.animating) await new Promise((r) => setTimeout(r, 10));
-    while (S.playing) {
+    while (player.animating) await new Promise((r) => setTimeout(r, 10));
+    while (player.playing) {
       const more = await advance();
       if (!more) break;
       await breathe();
     }
   } finally {
-    S.looping = false;
+    player.looping = false;
   }
   if (over()) finished();
-  else if (S.stepStop && S.run && !S.pacer?.cancelled) setRunState(`paused after round ${S.shown}`);
-  S.stepStop = false;
+  else if (player.stepStop && S.run && !player.pacer?.cancelled) setRunState(`paused after round ${player.shown}`);
+  player.stepStop = false;
 }
 
 function finished() {
-  S.playing = false;
+  player.playing = false;
   const run = S.run;
   hook.pageMetrics = S.metrics && { ...S.metrics, summary: S.summary };
   hook.summary = run.summary ?? null;
@@ -329,7 +341,7 @@ function stale() {
   return !S.run || S.run.source !== "live" || S.run.key !== JSON.stringify(settings());
 }
 
-const over = () => S.run && S.run.done && S.shown >= S.run.rounds.length;
+const over = () => S.run && S.run.done && player.shown >= S.run.rounds.length;
 
 /** Play: always starts (or resumes) playback — a new run when the settings changed or the run ended. */
 export function play() {
@@ -338,55 +350,55 @@ export function play() {
   return enqueue(async () => {
     if (stale() || (over() && hook.finished)) await newRun({ live: canRun() });
     if (!S.run) return;
-    S.pacer.paused = false;
-    S.pacer.wake();
-    S.playing = true;
+    player.pacer.paused = false;
+    player.pacer.wake();
+    player.playing = true;
     setRunState(S.run.source === "recorded" ? "playing a recorded run" : "playing");
     playLoop();
   });
 }
 
 export function step() {
-  if (S.animating) {
+  if (player.animating) {
     // Finish the round on screen at once; playback stops after it.
-    S.stepStop = S.playing;
-    S.playing = false;
-    S.pacer.paused = false;
-    S.pacer.skip = true;
-    S.pacer.wake();
+    player.stepStop = player.playing;
+    player.playing = false;
+    player.pacer.paused = false;
+    player.pacer.skip = true;
+    player.pacer.wake();
     return Promise.resolve();
   }
   let run = null;
   const ready = enqueue(async () => {
     if (stale() || !S.run || over()) await newRun({ live: canRun() });
     if (!S.run) return;
-    S.pacer.paused = false;
+    player.pacer.paused = false;
     setRunState("stepping");
     run = S.run;
   });
   // The round itself plays outside the queue, so Pause / Reset stay immediate.
   return ready.then(async () => {
-    if (!run || S.run !== run || S.animating || S.looping) return;
+    if (!run || S.run !== run || player.animating || player.looping) return;
     const more = await advance();
-    if (S.run !== run || S.playing) return;
+    if (S.run !== run || player.playing) return;
     if (!more || over()) finished();
-    else setRunState(`paused after round ${S.shown}`);
+    else setRunState(`paused after round ${player.shown}`);
   });
 }
 
 export function pause() {
-  S.playing = false;
-  if (S.pacer) S.pacer.paused = true;
+  player.playing = false;
+  if (player.pacer) player.pacer.paused = true;
   setRunState("paused");
 }
 
 export function reset() {
-  const wasPlaying = S.playing;
+  const wasPlaying = player.playing;
   setRunState("resetting…");
   return enqueue(async () => {
     await newRun({ live: canRun() });
     if (wasPlaying && S.run) {
-      S.playing = true;
+      player.playing = true;
       setRunState("playing");
       playLoop();
     }
@@ -395,16 +407,16 @@ export function reset() {
 
 /** A setting changed (on "change"): a new run with the new settings, playing if one was. */
 export function settingChanged() {
-  const wasPlaying = S.playing;
-  S.pendingChange = enqueue(async () => {
+  const wasPlaying = player.playing;
+  player.pendingChange = enqueue(async () => {
     scheduleTheory();
     if (!canRun()) return;
     await newRun({ live: true });
     if (wasPlaying && S.run) {
-      S.playing = true;
+      player.playing = true;
       setRunState("playing");
       playLoop();
     }
   });
-  return S.pendingChange;
+  return player.pendingChange;
 }

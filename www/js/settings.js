@@ -61,38 +61,48 @@ export function parseTree(text) {
 
 /**
  * Each option, as the package names it in an error's `field` ("tree[1]" is the tree's),
- * with the control that sets it and that control's name on the page.
+ * with that control's name on the page. The control of a generate option has the
+ * option's own id (`topK`, `maxTokens`, `dynamicGamma`); only the page's own fields and
+ * load()'s options (PAGE_CONTROLS) have ids of another name.
  */
-const CONTROLS = {
-  prompt: ["prompt", "the prompt"],
-  method: ["method", "the method"],
-  selection: ["selection", "the selection"],
-  gamma: ["gamma", "γ"],
-  drafts: ["drafts", "k"],
-  tree: ["tree", "the tree"],
-  dynamicGamma: ["dynamic", "dynamic γ"],
-  parallelDraft: ["parallel", "draft in parallel"],
-  kl: ["kl", "D"],
-  epsilon: ["epsilon", "ε"],
-  delta: ["delta", "δ"],
-  ngram: ["ngram", "n"],
-  bug: ["bug", "the bug"],
-  temperature: ["temperature", "temperature"],
-  topK: ["topk", "top-k"],
-  topP: ["topp", "top-p"],
-  seed: ["seed", "seed"],
-  maxTokens: ["maxtokens", "tokens"],
-  repeats: ["race-repeats", "repeats"],
-  // load()'s options, from the "Your models" panel (gguf.js).
-  target: ["gguf-target-url", "the target model"],
-  "target.url": ["gguf-target-url", "the target model's URL"],
-  draft: ["gguf-draft-url", "the draft model"],
-  "draft.url": ["gguf-draft-url", "the draft model's URL"],
+const LABELS = {
+  prompt: "the prompt",
+  method: "the method",
+  selection: "the selection",
+  gamma: "γ",
+  drafts: "k",
+  tree: "the tree",
+  dynamicGamma: "dynamic γ",
+  parallelDraft: "draft in parallel",
+  kl: "D",
+  epsilon: "ε",
+  delta: "δ",
+  ngram: "n",
+  bug: "the bug",
+  temperature: "temperature",
+  topK: "top-k",
+  topP: "top-p",
+  seed: "seed",
+  maxTokens: "tokens",
+  repeats: "repeats",
+  target: "the target model",
+  "target.url": "the target model's URL",
+  draft: "the draft model",
+  "draft.url": "the draft model's URL",
+};
+/** The fields whose control is not named by the field: the race's repeats and load()'s options ("Your models", gguf.js). */
+const PAGE_CONTROLS = {
+  repeats: "race-repeats",
+  target: "gguf-target-url",
+  "target.url": "gguf-target-url",
+  draft: "gguf-draft-url",
+  "draft.url": "gguf-draft-url",
 };
 /** The control an error's `field` is about, and its name: { id, label } or null. */
 export function controlOf(field) {
-  const c = CONTROLS[String(field ?? "").replace(/\[\d+\]$/, "")];
-  return c ? { id: c[0], label: c[1] } : null;
+  const name = String(field ?? "").replace(/\[\d+\]$/, "");
+  if (!Object.hasOwn(LABELS, name)) return null;
+  return { id: PAGE_CONTROLS[name] ?? name, label: LABELS[name] };
 }
 
 /**
@@ -116,7 +126,7 @@ export function applyLimits(L, bugs) {
   cap("gamma", L.maxGamma);
   cap("drafts", L.maxDrafts);
   cap("temperature", L.maxTemperature);
-  cap("topk", L.maxTopK);
+  cap("topK", L.maxTopK);
   cap("ngram", L.maxNgram);
   cap("delta", L.maxTypicalDelta);
   $("epsilon").value = String(L.defaultTypicalEpsilon);
@@ -124,8 +134,8 @@ export function applyLimits(L, bugs) {
   $("ngram").value = String(L.defaultNgram);
   $("gamma").value = String(L.defaultGamma);
   $("drafts").value = String(L.defaultDrafts);
-  $("maxtokens").max = String(L.maxTokens);
-  $("maxtokens-range").textContent = `1–${L.maxTokens}`;
+  $("maxTokens").max = String(L.maxTokens);
+  $("maxTokens-range").textContent = `1–${L.maxTokens}`;
   $("seed").max = String(L.maxSeed);
   const bits = Math.log2(L.maxSeed + 1);
   const sup = document.createElement("sup");
@@ -152,12 +162,12 @@ export function settings() {
     tree: $("tree").value,
     kl: roundKl(klFromSlider($("kl").value)),
     temperature: Number($("temperature").value),
-    topK: Number($("topk").value),
-    topP: Number($("topp").value),
+    topK: Number($("topK").value),
+    topP: Number($("topP").value),
     seed: readNumber("seed").value ?? NaN,
-    maxTokens: readNumber("maxtokens").value ?? NaN,
-    dynamicGamma: $("dynamic").checked,
-    parallelDraft: $("parallel").checked,
+    maxTokens: readNumber("maxTokens").value ?? NaN,
+    dynamicGamma: $("dynamicGamma").checked,
+    parallelDraft: $("parallelDraft").checked,
     bug: $("bug").value,
     epsilon: Number($("epsilon").value),
     delta: Number($("delta").value),
@@ -313,8 +323,8 @@ export function generateOptions(s) {
   if (uses("drafts")) o.drafts = s.drafts;
   if (uses("tree")) o.tree = parseTree(s.tree);
   if (uses("kl")) o.kl = s.kl;
-  if (uses("dynamic") && s.dynamicGamma) o.dynamicGamma = true;
-  if (uses("parallel") && s.parallelDraft) o.parallelDraft = true;
+  if (uses("dynamicGamma") && s.dynamicGamma) o.dynamicGamma = true;
+  if (uses("parallelDraft") && s.parallelDraft) o.parallelDraft = true;
   if (uses("bug") && s.bug) o.bug = s.bug;
   if (uses("epsilon")) o.epsilon = s.epsilon;
   if (uses("delta")) o.delta = s.delta;
@@ -371,9 +381,9 @@ const APPLIES = {
   tree: (s) => multi(s) && s.shape === "tree",
   selection: (s) => takes(s, "selection"),
   kl: (s) => takes(s, "kl"),
-  dynamic: (s) => takes(s, "dynamicGamma"),
+  dynamicGamma: (s) => takes(s, "dynamicGamma"),
   // The package refuses parallel drafting with a dynamic γ, naming parallelDraft.
-  parallel: (s) => takes(s, "parallelDraft"),
+  parallelDraft: (s) => takes(s, "parallelDraft"),
   epsilon: (s) => takes(s, "epsilon"),
   delta: (s) => takes(s, "delta"),
   ngram: (s) => takes(s, "ngram"),
@@ -389,8 +399,8 @@ export function syncOutputs() {
   $("drafts-out").textContent = String(s.drafts);
   $("kl-out").textContent = s.kl === 0 ? "0" : String(s.kl);
   $("temperature-out").textContent = s.temperature === 0 ? "0 (greedy)" : s.temperature.toFixed(2);
-  $("topk-out").textContent = s.topK > 0 ? String(s.topK) : "off";
-  $("topp-out").textContent = s.topP < 1 ? s.topP.toFixed(2) : "1 (off)";
+  $("topK-out").textContent = s.topK > 0 ? String(s.topK) : "off";
+  $("topP-out").textContent = s.topP < 1 ? s.topP.toFixed(2) : "1 (off)";
   const speed = SPEEDS[Number($("speed").value)];
   $("speed-out").textContent = Number.isFinite(speed) ? `${speed}×` : "instant";
   // Controls that do not apply are disabled: not focusable, and they cannot start runs.
@@ -423,8 +433,8 @@ export function syncOutputs() {
   $("chat-note").hidden = !chatOn();
   if (chatOn()) bits.push("chat form");
   if (applies("selection", s)) bits.push($("selection").selectedOptions[0]?.textContent ?? s.selection);
-  if (applies("gamma", s)) bits.push(`γ ${s.gamma}${applies("dynamic", s) && s.dynamicGamma ? " (dynamic)" : ""}`);
-  if (applies("parallel", s) && s.parallelDraft) bits.push("draft in parallel");
+  if (applies("gamma", s)) bits.push(`γ ${s.gamma}${applies("dynamicGamma", s) && s.dynamicGamma ? " (dynamic)" : ""}`);
+  if (applies("parallelDraft", s) && s.parallelDraft) bits.push("draft in parallel");
   if (applies("drafts", s)) bits.push(`k ${s.drafts}`);
   if (applies("tree", s)) bits.push(`tree ${s.tree}`);
   if (applies("kl", s)) bits.push(`D ${s.kl}`);
@@ -434,7 +444,7 @@ export function syncOutputs() {
   bits.push(`T ${s.temperature}`);
   if (s.topK > 0) bits.push(`top-k ${s.topK}`);
   if (s.topP < 1) bits.push(`top-p ${s.topP}`);
-  bits.push(`seed ${$("seed").value}`, `${$("maxtokens").value} tokens`);
+  bits.push(`seed ${$("seed").value}`, `${$("maxTokens").value} tokens`);
   $("settings-summary").textContent = bits.join(" · ");
 }
 
@@ -492,7 +502,8 @@ export function applyParams() {
   const changed = [];
   const LABELS = { gamma: "γ", drafts: "k", kl: "D", temperature: "temperature", topK: "top-k", topP: "top-p", seed: "seed", maxTokens: "tokens", method: "method", shape: "drafts as", selection: "selection", speed: "speed", models: "models", bug: "bug", epsilon: "ε", delta: "δ", ngram: "n" };
   const tell = (key, given, why, now) => changed.push(`${key}=${[...given].length > 20 ? `${[...given].slice(0, 20).join("")}…` : given} ${why}; ${LABELS[key]} is ${now}`);
-  const set = (id, key) => {
+  // Each option's control has the option's id; the models menu is `source`.
+  const set = (key, id = key) => {
     if (!params.has(key)) return;
     const given = params.get(key);
     const el = $(id);
@@ -514,13 +525,13 @@ export function applyParams() {
     }
   };
   if (Object.hasOwn(FORMER_METHODS, params.get("method") ?? "")) formerMethod(params.get("method"));
-  else set("method", "method");
-  set("shape", "shape");
-  set("source", "models");
-  set("selection", "selection");
-  set("gamma", "gamma");
-  set("drafts", "drafts");
-  set("tree", "tree");
+  else set("method");
+  set("shape");
+  set("models", "source");
+  set("selection");
+  set("gamma");
+  set("drafts");
+  set("tree");
   if (params.has("kl")) {
     const given = params.get("kl");
     const d = given.trim() === "" ? NaN : Number(given);
@@ -528,23 +539,23 @@ export function applyParams() {
     const now = roundKl(klFromSlider($("kl").value));
     if (!sameNumber(given, String(now))) tell("kl", given, !Number.isFinite(d) ? "is not a finite number" : "is not on the slider (0, then 0.001 to 5 on a log scale)", now);
   }
-  set("temperature", "temperature");
-  set("topk", "topK");
-  set("topp", "topP");
-  set("seed", "seed");
-  set("maxtokens", "maxTokens");
-  set("prompt", "prompt");
-  set("bug", "bug");
-  set("epsilon", "epsilon");
-  set("delta", "delta");
-  set("ngram", "ngram");
+  set("temperature");
+  set("topK");
+  set("topP");
+  set("seed");
+  set("maxTokens");
+  set("prompt");
+  set("bug");
+  set("epsilon");
+  set("delta");
+  set("ngram");
   if (params.has("speed")) {
     const sp = params.get("speed");
     const i = sp === "instant" ? SPEEDS.length - 1 : SPEEDS.indexOf(Number(sp));
     if (i >= 0) $("speed").value = String(i);
     else tell("speed", sp, `is not one of ${SPEEDS.map((v) => (Number.isFinite(v) ? v : "instant")).join(", ")}`, `${SPEEDS[Number($("speed").value)]}×`);
   }
-  if (params.get("dynamicGamma") === "1") $("dynamic").checked = true;
-  if (params.get("parallelDraft") === "1") $("parallel").checked = true;
+  if (params.get("dynamicGamma") === "1") $("dynamicGamma").checked = true;
+  if (params.get("parallelDraft") === "1") $("parallelDraft").checked = true;
   if (changed.length) notice("params", `This page's address asks for settings the controls cannot take: ${changed.join("; ")}.`);
 }

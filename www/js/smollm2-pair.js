@@ -77,7 +77,7 @@ function configure() {
   $("prompt").value = PRESET.instruction;
   $("temperature").value = String(PRESET.temperature);
   $("method").value = PRESET.method;
-  $("maxtokens").value = String(PRESET.maxTokens);
+  $("maxTokens").value = String(PRESET.maxTokens);
   syncOutputs();
 }
 

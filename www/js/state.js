@@ -4,7 +4,7 @@ export const $ = (id) => document.getElementById(id);
 export const params = new URLSearchParams(location.search);
 export const fmt = (x, d = 2) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(d));
 
-/** Everything the page knows about the models and the run on screen. */
+/** Everything the page knows about the models and the run on screen (how far it has played: player.js). */
 export const S = {
   pkg: null, // the imported `specula` module
   specula: null, // a loaded Specula: the bundled pair
@@ -12,22 +12,15 @@ export const S = {
   chat: false, // whether its prompts go through SmolLM2's chat form (the SmolLM2 pair's preset)
   alphabet: null,
   backend: null,
-  context: 256, // the models' context (characters); read from the weights' metadata
   recorded: null,
   run: null, // { id, source, options, rounds, arrivals, done, summary, error, finished }
   runSeq: 0,
-  shown: 0, // rounds animated so far
   metrics: null, // the engine's metrics of the run up to the last round shown (its round report's)
   summary: null, // and their rates
   tokens: [], // output characters: { ch, token, source, round, index }
-  pacer: null,
-  animating: false,
-  playing: false,
-  looping: false,
   selected: null, // index into tokens of the character whose distributions are shown
   picked: false, // true when the student picked that character (then the panel stops following)
   distRound: null, // the round shown in the distributions panel
-  stageRound: null, // { index, trace } of the round on the stage
   races: [],
   notices: new Set(),
 };

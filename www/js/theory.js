@@ -139,9 +139,11 @@ async function renderTheory() {
     const overlapMean = await meanOf(pairs, ({ target, draft }) => overlap(target, draft));
     const alpha = measuredAlpha ?? overlapMean;
     const measuredC = sum?.costRatio ?? null;
-    // Drafts with no draft call (prompt lookup copies them from the context) cost nothing.
+    // Drafts with no draft call (prompt lookup copies them from the context) cost nothing;
+    // otherwise c is the engine's measurement, and without one there is no walltime curve
+    // (no number is assumed for it).
     const noDraftModel = m?.draftCalls === 0 && m?.draftedTokens > 0;
-    const c = measuredC ?? (noDraftModel ? 0 : 0.1);
+    const c = measuredC ?? (noDraftModel ? 0 : null);
     // The curves span the sliders' ranges, and the run's γ (a tree may be deeper). With
     // dynamic γ the rounds drafted different numbers: the run is marked at their mean.
     const gammas = Array.from({ length: Number($("gamma").max) }, (_, i) => i + 1);
@@ -152,7 +154,7 @@ async function renderTheory() {
     const wallNote = $("walltime-note");
     // The closed forms take whole γs: a dynamic run's walltime mark stands at its rounded mean.
     const theoryGamma = Math.max(1, Math.round(runGamma));
-    const theory = alpha === null ? null : await theoryCurves(alpha, [...gammas, theoryGamma], c);
+    const theory = alpha === null ? null : await theoryCurves(alpha, [...gammas, theoryGamma], c ?? undefined);
     if (!theory) {
       note.replaceChildren(alpha === null ? "Run a method with drafts to measure α and c." : "The theory curves need the package, which did not load.");
       wallNote.textContent = "";
@@ -161,7 +163,7 @@ async function renderTheory() {
     } else {
       const points = (values) => gammas.map((g, i) => [g, values[i]]);
       note.replaceChildren(
-        rich(`{alpha} = ${fmt(alpha, 3)} (accepted ÷ tested positions, measured${overlapMean !== null ? `; {sigmaMin} on the cached distributions gives ${fmt(overlapMean, 3)}` : ""}), {c} = ${fmt(c, 3)}${measuredC !== null ? " (measured)" : noDraftModel ? " (no draft model: its guesses are copied)" : " (assumed)"}${dynamic ? `; dynamic {gamma}: the rounds drafted ${fmt(meanDrafted, 2)} on average, where the run is marked` : ""}.`),
+        rich(`{alpha} = ${fmt(alpha, 3)} (accepted ÷ tested positions, measured${overlapMean !== null ? `; {sigmaMin} on the cached distributions gives ${fmt(overlapMean, 3)}` : ""}), ${c === null ? "{c} not measured yet (the run's timing has no draft and target calls to compare)" : `{c} = ${fmt(c, 3)}${measuredC !== null ? " (measured)" : " (no draft model: its guesses are copied)"}`}${dynamic ? `; dynamic {gamma}: the rounds drafted ${fmt(meanDrafted, 2)} on average, where the run is marked` : ""}.`),
         formula(),
       );
       const pooled = pairs.some((p) => p.tokens);
@@ -214,9 +216,10 @@ async function renderTheory() {
       // taken to cost one call (v = 1), as on a device that scores many positions at once.
       const costs = best?.costs ?? null;
       const measuredWall = costs && (await walltimeWith(costs, alpha, [...gammas, theoryGamma]));
-      const wall = measuredWall ?? theory.walltimeFactor;
+      // Without a measured c (nor a race's costs) there is no walltime curve to draw.
+      const wall = measuredWall ?? theory.walltimeFactor ?? gammas.map(() => null).concat([null]);
       const wallPoints = gammas.map((g, i) => [g, wall[i]]).filter(([, y]) => y !== null);
-      hook.walltime = { gammas, values: wall.slice(0, gammas.length), alpha, measured: !!measuredWall, costs: measuredWall ? costs : null };
+      hook.walltime = { gammas, values: wall.slice(0, gammas.length), alpha, measured: !!measuredWall, costs: measuredWall ? costs : null, costRatio: measuredWall ? costs.c : c };
       lines($("chart-walltime"), {
         curves: [{ points: wallPoints, cls: multi ? "c-approx" : "c-theory", name: `${multi ? "approx. theory" : "theory"}, ${measuredWall ? "this computer's costs (race)" : "v = 1 assumed"}` }],
         marks: [
@@ -227,7 +230,9 @@ async function renderTheory() {
       });
       wallNote.replaceChildren(rich(measuredWall
         ? `Measured by the last race (γ = ${costs.gamma}): the target's verifying call of γ + 1 = ${costs.gamma + 1} positions took ${fmt(costs.verifyMs, 2)} ms against ${fmt(costs.oneMs, 2)} ms for one position, so verifying costs v = ${fmt(costs.v, 2)} one-position calls here, not 1; a draft call costs {c} = ${fmt(costs.c, 3)} of the verifying call. At other γs the curve takes each position past the first to cost what it did there (${fmt((costs.v - 1) / costs.gamma, 3)} of a call). {alpha} is the run's on screen; time outside the model calls is left out (no overhead: no worker messages, no page work), which the race's clocks include.`
-        : `The curve assumes a draft call costs {c} = ${fmt(c, 3)} of a target call and that the target verifies γ drafts in the time of one call (v = 1), as a device that scores many positions at once nearly does; on a CPU verifying costs more, and nothing else takes time (no overhead: no worker messages, no page work). ${pair ? "Start a race below: it measures v on this computer and the curve takes it." : "The race does not run the n-gram pair (it has no worker), so nothing measures v for it here."}`));
+        : c === null
+          ? `No walltime curve yet: it needs {c}, the cost of a draft call against a target call, and this run's timing has not measured it. ${pair ? "Start a race below: it measures the costs on this computer." : "The race does not run the n-gram pair (it has no worker), so nothing measures it here."}`
+          : `The curve takes a draft call to cost {c} = ${fmt(c, 3)} of a target call and that the target verifies γ drafts in the time of one call (v = 1), as a device that scores many positions at once nearly does; on a CPU verifying costs more, and nothing else takes time (no overhead: no worker messages, no page work). ${pair ? "Start a race below: it measures v on this computer and the curve takes it." : "The race does not run the n-gram pair (it has no worker), so nothing measures v for it here."}`));
     }
     if (!S.pkg || pairs.length === 0) return;
     if (s.method === "mentored") {

@@ -6,7 +6,8 @@ import { showChar } from "./anim.js";
 import { $, S, hook, fmt, h, pieces } from "./state.js";
 import { rich, term } from "./glossary.js";
 import { multiDraft } from "./settings.js";
-import { showRoundStatic } from "./run.js";
+import { emit } from "./events.js";
+import { player } from "./player.js";
 import { overlap } from "./math.js";
 import { bugSentence, plantedBug } from "./bugs.js";
 import { POOLED_ROW_VOCAB, probOf, shortPiece, sizeOf, topTokens } from "./pieces.js";
@@ -49,11 +50,12 @@ function scrollToEnd(out) {
   });
 }
 
+/** The prompt on screen ({ text, span }), until the first round says what the models read of it. */
+let shownPrompt = null;
+
 /**
- * Empties the output; with a prompt, shows it first (not generated: set apart). A prompt
- * that fills the models' context is cropped by the engine to its last half-context
- * characters before the first round: only those are shown, after a note of what is left out.
- * A GGUF pair counts its context in tokens, which the engine checks: its prompt is shown whole.
+ * Empties the output; with a prompt, shows it first (not generated: set apart). What the
+ * models read of it is the first round's to say (cropPrompt).
  */
 export function clearOutput(prompt) {
   const out = $("output");
@@ -65,26 +67,41 @@ export function clearOutput(prompt) {
   selectedSpan = null;
   chunk = null;
   newLine(out);
+  shownPrompt = null;
   if (prompt) {
-    let text = prompt;
-    const length = prompt.length < S.context || S.run?.models === "gguf" ? null : [...prompt].length;
-    if (length !== null && length >= S.context) {
-      const kept = Math.floor(S.context / 2);
-      text = [...prompt].slice(length - kept).join("");
-      const cut = h("span", "prompt-cut", `[${(length - kept).toLocaleString("en")} earlier characters of the ${length.toLocaleString("en")}-character prompt not shown: the models read only its last ${kept}]\n`);
-      cut.dataset.omitted = String(length - kept);
-      line.append(cut);
-    }
-    const p = h("span", "prompt-text", text);
+    const p = h("span", "prompt-text", prompt);
     p.title = "the prompt (given, not generated)";
-    p.setAttribute("aria-label", length !== null && length >= S.context ? `the prompt's last ${[...text].length} characters: ${text}` : `prompt: ${text}`);
+    p.setAttribute("aria-label", `prompt: ${prompt}`);
     // The generated text goes on where the prompt ends, on its line.
     line.append(p);
+    shownPrompt = { text: prompt, span: p };
   }
+}
+
+/**
+ * A prompt that fills the models' context is cropped by the engine before the first
+ * round: the first round's trace says how many tokens the models read (`committedLen`).
+ * Only those are shown, after a note of what is left out. The bundled and n-gram pairs'
+ * tokens are characters; a GGUF pair's are text pieces, so its prompt is shown whole.
+ */
+function cropPrompt(trace) {
+  const shown = shownPrompt;
+  shownPrompt = null;
+  if (!shown || S.run?.models === "gguf") return;
+  const chars = [...shown.text];
+  const kept = trace.committedLen;
+  if (!(kept < chars.length)) return;
+  const text = chars.slice(chars.length - kept).join("");
+  const cut = h("span", "prompt-cut", `[${(chars.length - kept).toLocaleString("en")} earlier characters of the ${chars.length.toLocaleString("en")}-character prompt not shown: the models read only its last ${kept}]\n`);
+  cut.dataset.omitted = String(chars.length - kept);
+  shown.span.textContent = text;
+  shown.span.setAttribute("aria-label", `the prompt's last ${kept} characters: ${text}`);
+  shown.span.before(cut);
 }
 
 export function appendOutput(trace, roundIndex) {
   const out = $("output");
+  if (roundIndex === 0) cropPrompt(trace);
   // For the first-load benchmark: the first character the models generated on this page.
   if (S.run?.source === "live" && trace.emitted.length && !performance.getEntriesByName("specula:first-char").length) {
     performance.mark("specula:first-char");
@@ -165,7 +182,8 @@ export function selectToken(i) {
   S.picked = true;
   S.distRound = entry.round;
   markSelected(i);
-  showRoundStatic(entry.round);
+  // The transport puts that round on the stage (run.js answers).
+  emit("show-round", entry.round);
   const trace = S.run?.rounds[entry.round]?.trace ?? hook.shownRounds[entry.round];
   if (trace) renderDistributions(trace, entry.round, entry.index, true);
 }
@@ -174,13 +192,13 @@ export function selectToken(i) {
 export function follow() {
   S.picked = false;
   $("dist-follow").hidden = true;
-  if (S.stageRound && (S.animating || S.stageRound.until)) {
-    awaitDistributions(S.stageRound.index);
-  } else if (S.stageRound) {
-    followRound(S.stageRound.index, S.stageRound.trace);
-    if (S.stageRound.index < hook.shownRounds.length) {
-      const first = S.tokens.findIndex((t) => t.round === S.stageRound.index);
-      if (first >= 0) markSelected(first + keyPosition(S.stageRound.trace));
+  if (player.stage && (player.animating || player.stage.until)) {
+    awaitDistributions(player.stage.index);
+  } else if (player.stage) {
+    followRound(player.stage.index, player.stage.trace);
+    if (player.stage.index < hook.shownRounds.length) {
+      const first = S.tokens.findIndex((t) => t.round === player.stage.index);
+      if (first >= 0) markSelected(first + keyPosition(player.stage.trace));
     }
   }
 }
@@ -286,7 +304,7 @@ function positionHelp(m) {
 export function renderMetrics() {
   const m = S.metrics;
   const sum = S.summary;
-  const wall = S.run?.source === "live" && S.run.arrivals.length && S.shown > 0 ? S.run.arrivals[S.shown - 1] : null;
+  const wall = S.run?.source === "live" && S.run.arrivals.length && player.shown > 0 ? S.run.arrivals[player.shown - 1] : null;
   const multi = multiDraft(S.run?.options?.method);
   const perRound = m?.rounds > 0 ? m.emittedTokens / m.rounds : null;
   const c = sum?.costRatio ?? null;

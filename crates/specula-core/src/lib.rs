@@ -89,7 +89,7 @@ pub use kseq::{KSeq, KSeqPlan, RHO_TOLERANCE, overlap_at};
 pub use mentored::{DEFAULT_KL_TOLERANCE, MIN_REJECTION, Mentored, MentoredPlan};
 pub use multiround::MultiRound;
 pub use otm::{OTM_EXACT_BOUND_VOCAB, OTM_MAX_VARIABLES, OtmPlan, otm_upper_bound};
-pub use outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+pub use outcome::{DraftTest, TestRule, TokenAnalysis, TokenOutcome, ratio};
 pub use race::{RACE_MAX_STEPS, RACE_TOLERANCE, Race, RacePlan};
 pub use report::{
     BugReport, PlanError, PlanInput, PlanMethod, PlanNote, PlanNoteKind, PlanParams, PlanReport,

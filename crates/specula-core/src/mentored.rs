@@ -63,7 +63,7 @@ use serde::Serialize;
 
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
-use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+use crate::outcome::{DraftTest, TestRule, TokenAnalysis, TokenOutcome, ratio};
 use crate::residual::{
     Residual, check_same_len, distribution_or_target, draw_pointwise, pointwise_weights,
 };
@@ -241,6 +241,7 @@ impl<'a> Mentored<'a> {
             ratio: ratio(t, d),
             accept_prob: self.plan.accept_prob(t, d),
             uniform: Some(u),
+            rule: TestRule::Coin,
             accepted: self.plan.accepts(t, d, u),
         };
         finish(test, || {

@@ -5,6 +5,22 @@ use serde::Serialize;
 
 use crate::residual::ResidualDraw;
 
+/// The rule an acceptance test applied, so that a trace says how each draft was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum TestRule {
+    /// A coin: accepted when the uniform `u` falls below `accept_prob` (every lossless
+    /// scheme and mentored decoding).
+    Coin,
+    /// Greedy verification (temperature 0): accepted exactly when the token is the
+    /// target's most likely one, with no uniform.
+    Argmax,
+    /// Typical acceptance: accepted when `target_prob` is above the threshold τ, with no
+    /// uniform.
+    Threshold,
+}
+
 /// One acceptance test of one draft token.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -23,8 +39,11 @@ pub struct DraftTest {
     pub ratio: f64,
     /// The probability with which this scheme accepts the token.
     pub accept_prob: f64,
-    /// The uniform `u` in `[0, 1)` drawn for the test; `None` for deterministic (greedy) tests.
+    /// The uniform `u` in `[0, 1)` drawn for the test; `None` for deterministic tests
+    /// (greedy, typical).
     pub uniform: Option<f64>,
+    /// How the token was judged.
+    pub rule: TestRule,
     /// Whether the token was accepted.
     pub accepted: bool,
 }

@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
 use crate::otm::otm_upper_bound;
-use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+use crate::outcome::{DraftTest, TestRule, TokenAnalysis, TokenOutcome, ratio};
 use crate::residual::{Residual, check_same_len, distribution_or_target, draw_from_weights};
 use crate::speculative::{combine, untested};
 use crate::wiring::{Wiring, draw_target};
@@ -167,6 +167,7 @@ impl<'a> Race<'a> {
             ratio: ratio(t, draft.prob(z)),
             accept_prob,
             uniform: Some(u),
+            rule: TestRule::Coin,
             accepted,
         };
         if accepted {

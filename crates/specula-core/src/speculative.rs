@@ -10,7 +10,7 @@ use rand::Rng;
 
 use crate::distribution::Distribution;
 use crate::error::Result;
-use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+use crate::outcome::{DraftTest, TestRule, TokenAnalysis, TokenOutcome, ratio};
 use crate::residual::{
     Residual, ResidualDraw, check_same_len, distribution_or_target, pointwise_weights,
 };
@@ -134,6 +134,7 @@ impl<'a> Greedy<'a> {
             ratio: self.target.prob(draft_token),
             accept_prob: if accepted { 1.0 } else { 0.0 },
             uniform: None,
+            rule: TestRule::Argmax,
             accepted,
         };
         finish(test, || ResidualDraw {
@@ -204,6 +205,7 @@ pub(crate) fn acceptance_test(
         ratio: ratio(t, d),
         accept_prob: accept_prob(t, d, scale),
         uniform: Some(u),
+        rule: TestRule::Coin,
         accepted: d > 0.0 && u * scale * d < t,
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::distribution::Distribution;
 use crate::error::{Error, Result};
-use crate::outcome::{DraftTest, TokenAnalysis, TokenOutcome, ratio};
+use crate::outcome::{DraftTest, TestRule, TokenAnalysis, TokenOutcome, ratio};
 use crate::residual::{Residual, ResidualDraw, check_same_len, pointwise_weights};
 use crate::speculative::{combine, finish};
 
@@ -114,6 +114,7 @@ impl<'a> Typical<'a> {
             ratio: ratio(t, d),
             accept_prob: if accepted { 1.0 } else { 0.0 },
             uniform: None,
+            rule: TestRule::Threshold,
             accepted,
         };
         finish(test, || {

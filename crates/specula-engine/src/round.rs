@@ -104,6 +104,9 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
         };
         tokens.push((token, source));
         let residual_parts = residual_parts(&selection, &target_dist, draft);
+        let target_argmax = greedy
+            .then(|| to_u32(target_dist.argmax(), target_dist.len()))
+            .transpose()?;
         steps.push(DepthStep {
             depth,
             candidates: candidates.iter().map(|&n| n - 1).collect(),
@@ -111,6 +114,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
             outcome: selection.outcome,
             token,
             source,
+            target_argmax,
             residual_parts,
             plan: selection.plan,
             target_probs: record.then(|| target_dist.probs().to_vec()),
@@ -151,6 +155,7 @@ pub(crate) fn select_round<R: Rng + ?Sized>(
         bonus: Some(BonusStep {
             token,
             uniform,
+            target_argmax: greedy.then_some(token),
             target_probs: record.then(|| target_dist.probs().to_vec()),
         }),
         tokens,

@@ -65,6 +65,10 @@ pub struct DepthStep {
     pub token: u32,
     /// Whether it was accepted or resampled.
     pub source: TokenSource,
+    /// The target's most likely token here, when greedy decoding (temperature 0) verified
+    /// this depth: the token each test's `argmax` rule compares with, and the one a
+    /// rejection emits. `None` when a coin or a threshold decided.
+    pub target_argmax: Option<u32>,
     /// The selection rule's parameters at this depth: k-Seq's ρ and acceptance, the
     /// fitted ratio race, mentored decoding's thresholds or typical acceptance's threshold;
     /// none for the other rules.
@@ -156,6 +160,9 @@ pub struct BonusStep {
     pub token: u32,
     /// The inverse-CDF uniform used; `None` for greedy.
     pub uniform: Option<f64>,
+    /// The target's most likely token, when greedy decoding took it (then it is `token`);
+    /// `None` when the token was sampled.
+    pub target_argmax: Option<u32>,
     /// The target distribution sampled, when the config asks for distributions.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]

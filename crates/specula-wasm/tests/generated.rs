@@ -73,6 +73,7 @@ fn groups() -> Vec<Group> {
                 decl::<specula_engine::FinishReason>(cfg),
                 decl::<specula_core::TokenOutcome>(cfg),
                 decl::<specula_core::DraftTest>(cfg),
+                decl::<specula_core::TestRule>(cfg),
                 decl::<specula_core::ResidualDraw>(cfg),
                 decl::<specula_core::Residual>(cfg),
                 decl::<specula_core::ResidualParts>(cfg),

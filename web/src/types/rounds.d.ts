@@ -178,6 +178,12 @@ token: number,
  */
 source: TokenSource, 
 /**
+ * The target's most likely token here, when greedy decoding (temperature 0) verified
+ * this depth: the token each test's `argmax` rule compares with, and the one a
+ * rejection emits. `None` when a coin or a threshold decided.
+ */
+targetArgmax: number | null, 
+/**
  * The selection rule's parameters at this depth: k-Seq's ρ and acceptance, the
  * fitted ratio race, mentored decoding's thresholds or typical acceptance's threshold;
  * none for the other rules.
@@ -215,6 +221,11 @@ token: number,
  * The inverse-CDF uniform used; `None` for greedy.
  */
 uniform: number | null, 
+/**
+ * The target's most likely token, when greedy decoding took it (then it is `token`);
+ * `None` when the token was sampled.
+ */
+targetArgmax: number | null, 
 /**
  * The target distribution sampled, when the config asks for distributions.
  */
@@ -307,13 +318,20 @@ ratio: number,
  */
 acceptProb: number, 
 /**
- * The uniform `u` in `[0, 1)` drawn for the test; `None` for deterministic (greedy) tests.
+ * The uniform `u` in `[0, 1)` drawn for the test; `None` for deterministic tests
+ * (greedy, typical).
  */
 uniform: number | null, 
+/**
+ * How the token was judged.
+ */
+rule: TestRule, 
 /**
  * Whether the token was accepted.
  */
 accepted: boolean, };
+
+export type TestRule = "coin" | "argmax" | "threshold";
 
 export type ResidualDraw = { 
 /**
@@ -366,7 +384,12 @@ base: Array<number>,
  * What is subtracted: the draft, k-Seq's accepted share, the race's selection
  * distribution `r`, or nothing (zeros) when the residual is the target.
  */
-sub: Array<number>, };
+sub: Array<number>, 
+/**
+ * `Σ max(0, base − sub)`, all that is left over: the residual is the left-overs
+ * divided by it, so that it sums to 1.
+ */
+leftOver: number, };
 
 export type KSeqPlan = { 
 /**

@@ -18,6 +18,9 @@ pub struct ResidualParts {
     /// What is subtracted: the draft, k-Seq's accepted share, the race's selection
     /// distribution `r`, or nothing (zeros) when the residual is the target.
     pub sub: Vec<f64>,
+    /// `Σ max(0, base − sub)`, all that is left over: the residual is the left-overs
+    /// divided by it, so that it sums to 1.
+    pub left_over: f64,
 }
 
 impl Residual {
@@ -69,7 +72,12 @@ impl Residual {
                 (target.to_vec(), r.to_vec())
             }
         };
-        Some(ResidualParts { base, sub })
+        let left_over = base.iter().zip(&sub).map(|(b, s)| (b - s).max(0.0)).sum();
+        Some(ResidualParts {
+            base,
+            sub,
+            left_over,
+        })
     }
 }
 
@@ -101,6 +109,11 @@ mod tests {
             .map(|(b, s)| (b - s).max(0.0))
             .collect();
         let mass: f64 = excess.iter().sum();
+        assert!(
+            (parts.left_over - mass).abs() < 1e-12,
+            "{} vs {mass}",
+            parts.left_over
+        );
         for (x, r) in excess.iter().zip(residual) {
             assert!((x / mass - r).abs() < 1e-12, "{excess:?} vs {residual:?}");
         }
