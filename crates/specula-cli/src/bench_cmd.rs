@@ -302,10 +302,7 @@ fn measure(
     quiet: bool,
 ) -> Result<Option<Vec<(Metrics, f64)>>, CliError> {
     // Warm-up: first calls allocate and fault in the weights.
-    let warm = DecodeConfig {
-        max_new_tokens: 20,
-        ..DecodeConfig::new(Method::Autoregressive)
-    };
+    let warm = DecodeConfig::default().with_max_new_tokens(20);
     decode::run(pair, warm, &prompts[0], |_| true)?;
     // Every method runs on each (prompt, seed) in turn, so slow spells of this shared
     // machine (its memory bandwidth varies from minute to minute) hit all methods alike
@@ -323,13 +320,13 @@ fn measure(
                     bar.finish_and_clear();
                     return Ok(None);
                 }
-                let config = DecodeConfig {
-                    sampling,
-                    max_new_tokens: tokens,
-                    seed: r * 1000 + i as u64,
-                    parallel_draft: *parallel,
-                    ..DecodeConfig::new(method.clone())
-                };
+                let config = DecodeConfig::builder(method.clone())
+                    .sampling(sampling)
+                    .max_new_tokens(tokens)
+                    .seed(r * 1000 + i as u64)
+                    .parallel_draft(*parallel)
+                    .build()
+                    .map_err(|e| CliError::engine_refused(e.to_string()))?;
                 bar.set_message(method.name());
                 // Every decode starts from empty caches: methods run on the same (prompt,
                 // seed) in turn, and one whose text repeats the previous method's (mentored

@@ -156,7 +156,7 @@ fn windowed<D, T>(
 ) -> Result<Run, CliError> {
     let started = Instant::now();
     let window = window.max(2);
-    let total = config.max_new_tokens;
+    let total = config.max_new_tokens();
     let mut context = window_start(prompt, window).to_vec();
     let mut tokens = Vec::new();
     let mut metrics = Metrics::default();
@@ -280,12 +280,12 @@ mod tests {
 
     fn decode(method: Method, sampling: SamplingConfig, n: usize, seed: u64) -> Vec<u32> {
         let (mut draft, mut target) = pair();
-        let config = DecodeConfig {
-            sampling,
-            max_new_tokens: n,
-            seed,
-            ..DecodeConfig::new(method)
-        };
+        let config = DecodeConfig::builder(method)
+            .sampling(sampling)
+            .max_new_tokens(n)
+            .seed(seed)
+            .build()
+            .unwrap();
         run_windowed(
             &mut draft,
             &mut target,
@@ -325,15 +325,15 @@ mod tests {
     fn parallel_drafting_on_threads_matches_one_call_at_a_time() {
         let mut early = 0;
         for seed in 0..8 {
-            let config = DecodeConfig {
-                max_new_tokens: 30,
-                seed,
-                parallel_draft: true,
-                ..DecodeConfig::new(Method::Speculative {
-                    gamma: 2,
-                    policy: GammaPolicy::Fixed,
-                })
-            };
+            let config = DecodeConfig::builder(Method::Speculative {
+                gamma: 2,
+                policy: GammaPolicy::Fixed,
+            })
+            .max_new_tokens(30)
+            .seed(seed)
+            .parallel_draft(true)
+            .build()
+            .unwrap();
             let (mut draft, mut target) = pair();
             let one = run_windowed(
                 &mut draft,

@@ -201,11 +201,11 @@ impl DecodeArgs {
             _ => Backend::Wgpu,
         };
         let models = match (self.target, self.draft) {
-            (Some(_), None) if resolved.config.method.needs_draft() => {
+            (Some(_), None) if resolved.config.method().needs_draft() => {
                 return Err(CliError::usage(format!(
                     "--draft: {} needs a draft model (FILE.gguf with the target's \
                      tokenizer); only lookup and autoregressive run without one",
-                    resolved.config.method.name()
+                    resolved.config.method().name()
                 )));
             }
             (Some(target), draft) => ModelSource::Gguf { target, draft },

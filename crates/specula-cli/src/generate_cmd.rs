@@ -72,13 +72,13 @@ pub fn run(args: GenerateArgs) -> Result<(), CliError> {
     let mut pair = models::load_source(&settings.models, settings.backend, settings.threads)?;
     let prompt = pair.encode(&settings.prompt)?;
     pair.note_cropped_prompt(prompt.len());
-    let config = DecodeConfig {
-        token_text: Some(pair.tokenizer.token_texts()),
-        stop_tokens: pair.stop_tokens(&settings.config),
-        ..settings.config
-    };
-    let method = config.method.name();
-    let label = describe(&config.method);
+    let stop_tokens = pair.stop_tokens(&settings.config);
+    let config = settings
+        .config
+        .with_token_text(pair.tokenizer.token_texts())
+        .with_stop_tokens(stop_tokens);
+    let method = config.method().name();
+    let label = describe(config.method());
     if args.json_lines {
         return json_lines(&mut pair, config, &prompt, &settings.prompt, method);
     }

@@ -226,7 +226,7 @@ impl Pair {
     /// a chat model's turn ends there, and what follows it is noise.
     #[must_use]
     pub fn stop_tokens(&self, config: &specula_engine::DecodeConfig) -> Vec<u32> {
-        let mut tokens = config.stop_tokens.clone();
+        let mut tokens = config.stop_tokens().to_vec();
         self.tokenizer.add_end_token(&mut tokens);
         tokens
     }

@@ -7,7 +7,6 @@ use clap::Args;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use specula_engine::DecodeConfig;
 use specula_engine::lab;
 use specula_engine::options::limits::{DEFAULT_SAMPLE_TOKENS, MAX_SEED};
 
@@ -109,7 +108,7 @@ pub fn check(args: &SampleArgs) -> Result<SampleSettings, CliError> {
         // Every run must be able to reach the counted position and draft at the first:
         // with one token the engine drafts nothing, and a stop string would end runs in
         // ways no closed form here follows (the model's end token is accounted for).
-        if settings.config.max_new_tokens < lab::RUN_TOKENS.max(position) {
+        if settings.config.max_new_tokens() < lab::RUN_TOKENS.max(position) {
             return Err(CliError::usage(format!(
                 "--max-tokens must be at least {} with --compare: with fewer tokens a run drafts \
                  nothing at the first position{}",
@@ -121,7 +120,7 @@ pub fn check(args: &SampleArgs) -> Result<SampleSettings, CliError> {
                 }
             )));
         }
-        if !settings.config.stop_tokens.is_empty() || !settings.config.stop_strings.is_empty() {
+        if !settings.config.stop_tokens().is_empty() || !settings.config.stop_strings().is_empty() {
             return Err(CliError::usage(
                 "--stop cannot be given with --compare: runs cut short by a stop string have no \
                  exact distribution here",
@@ -150,7 +149,7 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     pair.note_cropped_prompt(prompt.len());
     // Each sample's seed is drawn from one stream, not `seed + i`, so that runs with
     // nearby --seed values do not share samples.
-    let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed);
+    let mut seeds = ChaCha8Rng::seed_from_u64(settings.config.seed());
     let alphabet = match &pair.tokenizer {
         models::PairTokenizer::Chars(t) => t.alphabet().iter().collect::<String>(),
         models::PairTokenizer::Bpe(_) => String::new(),
@@ -177,12 +176,12 @@ pub fn run(args: SampleArgs) -> Result<(), CliError> {
     for _ in 0..samples {
         // 53 bits, so that the seed is one every surface accepts (`MAX_SEED`).
         let seed = seeds.next_u64() & MAX_SEED;
-        let config = DecodeConfig {
-            seed,
-            token_text: Some(token_text.clone()),
-            stop_tokens: stop_tokens.clone(),
-            ..settings.config.clone()
-        };
+        let config = settings
+            .config
+            .clone()
+            .with_seed(seed)
+            .with_token_text(token_text.clone())
+            .with_stop_tokens(stop_tokens.clone());
         let run = decode::run(&mut pair, config, &prompt, |_| true)?;
         if exact.is_some() {
             match run.tokens.get(position - 1) {

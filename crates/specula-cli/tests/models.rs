@@ -50,15 +50,15 @@ fn engine_run(prompt: &str, max_new_tokens: usize) -> specula_engine::Generation
     let (_, mut draft) = build(ModelRole::Draft);
     let (bundle, mut target) = build(ModelRole::Target);
     let prompt = bundle.meta.tokenizer.encode(prompt).unwrap();
-    let config = DecodeConfig {
-        sampling: SamplingConfig::greedy(),
-        max_new_tokens,
-        seed: 0,
-        ..DecodeConfig::new(Method::Speculative {
-            gamma: 4,
-            policy: GammaPolicy::Fixed,
-        })
-    };
+    let config = DecodeConfig::builder(Method::Speculative {
+        gamma: 4,
+        policy: GammaPolicy::Fixed,
+    })
+    .sampling(SamplingConfig::greedy())
+    .max_new_tokens(max_new_tokens)
+    .seed(0)
+    .build()
+    .unwrap();
     let mut decoder = Decoder::new(config, prompt).unwrap();
     generate(&mut decoder, &mut draft, &mut target).unwrap()
 }

@@ -68,11 +68,11 @@ fn run_once(
     draft: &MarkovModel,
 ) -> specula_engine::Generation {
     let (mut target, mut draft) = (target.clone(), draft.clone());
-    let config = DecodeConfig {
-        max_new_tokens: TOKENS,
-        seed,
-        ..DecodeConfig::new(method.clone())
-    };
+    let config = DecodeConfig::builder(method.clone())
+        .max_new_tokens(TOKENS)
+        .seed(seed)
+        .build()
+        .unwrap();
     let mut decoder = Decoder::new(config, vec![0])
         .unwrap()
         .with_clock(StdClock::new());

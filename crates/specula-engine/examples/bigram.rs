@@ -78,11 +78,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gamma: 4,
         policy: GammaPolicy::Fixed,
     };
-    let config = DecodeConfig {
-        max_new_tokens: 60,
-        seed: 1,
-        ..DecodeConfig::new(method)
-    };
+    let config = DecodeConfig::builder(method)
+        .max_new_tokens(60)
+        .seed(1)
+        .build()?;
     let mut decoder = Decoder::new(config, target.encode("to be"))?;
     let out = generate(&mut decoder, &mut draft, &mut target)?;
     println!("to be{}", target.decode(&out.tokens));

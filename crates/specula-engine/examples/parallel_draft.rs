@@ -125,30 +125,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (mut seq_time, mut par_time) = (Duration::ZERO, Duration::ZERO);
             let (mut accepted, mut tested) = (0, 0);
             let (mut seq_virtual, mut par_virtual) = (0.0, 0.0);
-            let config = |seed, max_new_tokens| DecodeConfig {
-                max_new_tokens,
-                seed,
-                ..DecodeConfig::new(Method::Speculative {
+            let config = |seed, max_new_tokens| {
+                DecodeConfig::builder(Method::Speculative {
                     gamma,
                     policy: GammaPolicy::Fixed,
                 })
+                .max_new_tokens(max_new_tokens)
+                .seed(seed)
+                .build()
             };
             for seed in 0..SIM_SEEDS {
-                let sequential = config(seed, SIM_TOKENS);
+                let sequential = config(seed, SIM_TOKENS)?;
                 let mut decoder = Decoder::new(sequential.clone(), vec![1])?;
                 seq_virtual += simulate(&mut decoder, &mut draft.clone(), &mut target.clone(), c)?;
                 let m = decoder.metrics();
                 accepted += m.accepted_tokens;
                 tested += m.accepted_tokens + m.resampled_tokens;
-                let with_parallel = DecodeConfig {
-                    parallel_draft: true,
-                    ..sequential
-                };
+                let with_parallel = sequential.into_builder().parallel_draft(true).build()?;
                 let mut decoder = Decoder::new(with_parallel, vec![1])?;
                 par_virtual += simulate(&mut decoder, &mut draft.clone(), &mut target.clone(), c)?;
             }
             for seed in 0..SEEDS {
-                let config = config(seed, TOKENS);
+                let config = config(seed, TOKENS)?;
                 let mut slow_draft = Sleepy {
                     inner: draft.clone(),
                     cost: Duration::from_secs_f64(TARGET_MS * c / 1000.0),
@@ -162,10 +160,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let out = generate(&mut decoder, &mut slow_draft, &mut slow_target)?;
                 seq_time += start.elapsed();
                 seq_tokens += out.tokens.len();
-                let parallel = DecodeConfig {
-                    parallel_draft: true,
-                    ..config
-                };
+                let parallel = config.into_builder().parallel_draft(true).build()?;
                 let mut decoder = Decoder::new(parallel, vec![1])?;
                 let start = Instant::now();
                 let out = generate_parallel(&mut decoder, &mut slow_draft, &mut slow_target)?;

@@ -1,11 +1,14 @@
 //! Decoding settings and their validation.
 
 use serde::{Deserialize, Serialize};
-use specula_core::{Bug, SamplingConfig};
 
 use crate::error::{Error, Result};
+use crate::options::MethodName;
 use crate::options::limits::MAX_ROUND_NODES;
-use crate::options::{MethodName, MethodOption};
+
+mod decode;
+
+pub use decode::{DEFAULT_MAX_NEW_TOKENS, DecodeConfig, DecodeConfigBuilder};
 
 /// How each round drafts and selects tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -285,175 +288,6 @@ impl GammaPolicy {
                 limit: MAX_ROUND_NODES,
             });
         }
-        Ok(())
-    }
-}
-
-/// Everything a [`Decoder`](crate::Decoder) needs besides the prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct DecodeConfig {
-    /// The decoding method.
-    pub method: Method,
-    /// Temperature, top-k and top-p, applied identically to both models' logits;
-    /// temperature 0 makes every method greedy.
-    pub sampling: SamplingConfig,
-    /// Stop after this many generated tokens.
-    pub max_new_tokens: usize,
-    /// Stop right after emitting any of these tokens (the stop token is emitted).
-    #[serde(default)]
-    pub stop_tokens: Vec<u32>,
-    /// Stop right after the token that completes any of these strings in the generated
-    /// text (needs `token_text` or a detokenizer).
-    #[serde(default)]
-    pub stop_strings: Vec<String>,
-    /// The text of each token id, used to detect stop strings.
-    #[serde(default)]
-    pub token_text: Option<Vec<String>>,
-    /// Seed of the decoder's ChaCha8 random number generator.
-    #[serde(default)]
-    pub seed: u64,
-    /// Whether traces carry full draft and target distributions (large: V floats each).
-    #[serde(default)]
-    pub record_distributions: bool,
-    /// A deliberate mistake to plant in the decoder, for teaching (a bug lab) and for
-    /// measuring the power of exactness tests: the output then no longer follows the
-    /// target. `None` (the default, left out of serialised configs) decodes correctly.
-    /// Only the lossless drafting methods take one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bug: Option<Bug>,
-    /// Draft the next round while the target verifies this one (PEARL's post-verify):
-    /// standard speculative decoding with a fixed γ only. The decoder then issues
-    /// [`Step::Parallel`](crate::Step::Parallel); docs/parallel-draft.md has the schedule
-    /// and why it stays exact. `false` (the default, left out of serialised configs)
-    /// drafts each round after the last one was verified.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub parallel_draft: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-impl Default for DecodeConfig {
-    fn default() -> Self {
-        Self::new(Method::Autoregressive)
-    }
-}
-
-impl DecodeConfig {
-    /// Default settings for `method`: temperature 1, no top-k/top-p, 32 new tokens, no
-    /// stop conditions, seed 0, no distributions in traces, no bug.
-    #[must_use]
-    pub fn new(method: Method) -> Self {
-        Self {
-            method,
-            sampling: SamplingConfig::default(),
-            max_new_tokens: 32,
-            stop_tokens: Vec::new(),
-            stop_strings: Vec::new(),
-            token_text: None,
-            seed: 0,
-            record_distributions: false,
-            bug: None,
-            parallel_draft: false,
-        }
-    }
-
-    /// Checks every setting that does not depend on the models.
-    ///
-    /// # Errors
-    /// [`Error::Core`] for an invalid [`SamplingConfig`], [`Error::ZeroGamma`],
-    /// [`Error::BadKlBudget`], [`Error::BadTypicalEpsilon`], [`Error::BadTypicalDelta`],
-    /// [`Error::ZeroNgram`], the errors of [`DraftShape::validate`] and
-    /// [`GammaPolicy::validate`], [`Error::BugNotApplicable`],
-    /// [`Error::ParallelDraftNotApplicable`], [`Error::EmptyStopString`].
-    pub fn validate(&self) -> Result<()> {
-        self.sampling.validate()?;
-        match &self.method {
-            Method::Autoregressive => {}
-            Method::Speculative { gamma, policy } => {
-                check_gamma(*gamma)?;
-                policy.validate(*gamma)?;
-            }
-            Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => {
-                drafts.validate()?;
-            }
-            Method::Mentored {
-                gamma,
-                kl_budget,
-                policy,
-            } => {
-                check_gamma(*gamma)?;
-                if !(kl_budget.is_finite() && *kl_budget >= 0.0) {
-                    return Err(Error::BadKlBudget(*kl_budget));
-                }
-                policy.validate(*gamma)?;
-            }
-            Method::Typical {
-                gamma,
-                epsilon,
-                delta,
-                policy,
-            } => {
-                check_gamma(*gamma)?;
-                if !(0.0..=1.0).contains(epsilon) {
-                    return Err(Error::BadTypicalEpsilon(*epsilon));
-                }
-                if !(delta.is_finite() && *delta >= 0.0) {
-                    return Err(Error::BadTypicalDelta(*delta));
-                }
-                policy.validate(*gamma)?;
-            }
-            Method::Lookup { gamma, ngram } => {
-                check_gamma(*gamma)?;
-                if *gamma > MAX_ROUND_NODES {
-                    return Err(Error::TooManyDraftNodes {
-                        nodes: *gamma as u128,
-                        limit: MAX_ROUND_NODES,
-                    });
-                }
-                if *ngram == 0 {
-                    return Err(Error::ZeroNgram);
-                }
-            }
-        }
-        if let Some(bug) = self.bug
-            && !MethodName::from(&self.method).takes(MethodOption::Bug)
-        {
-            return Err(Error::BugNotApplicable {
-                bug,
-                method: self.method.name(),
-            });
-        }
-        if self.parallel_draft
-            && !matches!(
-                self.method,
-                Method::Speculative {
-                    policy: GammaPolicy::Fixed,
-                    ..
-                }
-            )
-        {
-            return Err(Error::ParallelDraftNotApplicable {
-                method: match self.method {
-                    Method::Speculative { .. } => "speculative with a dynamic gamma",
-                    _ => self.method.name(),
-                },
-            });
-        }
-        if let Some(index) = self.stop_strings.iter().position(String::is_empty) {
-            return Err(Error::EmptyStopString { index });
-        }
-        Ok(())
-    }
-}
-
-fn check_gamma(gamma: usize) -> Result<()> {
-    if gamma == 0 {
-        Err(Error::ZeroGamma)
-    } else {
         Ok(())
     }
 }

@@ -100,10 +100,9 @@ impl RoundState {
 ///
 /// let mut target = MarkovModel::random(5, 1, 1, 2.0)?;
 /// let mut draft = target.perturbed(2, 1.0)?;
-/// let config = DecodeConfig {
-///     max_new_tokens: 10,
-///     ..DecodeConfig::new(Method::Speculative { gamma: 3, policy: Default::default() })
-/// };
+/// let config = DecodeConfig::builder(Method::Speculative { gamma: 3, policy: Default::default() })
+///     .max_new_tokens(10)
+///     .build()?;
 /// let mut decoder = Decoder::new(config, vec![0])?;
 /// loop {
 ///     let response = match decoder.next_request()? {
@@ -151,7 +150,7 @@ pub struct Decoder {
 impl fmt::Debug for Decoder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Decoder")
-            .field("method", &self.config.method.name())
+            .field("method", &self.config.method().name())
             .field("tokens", &self.tokens)
             .field("prompt_len", &self.prompt_len)
             .field("rounds", &self.rounds)
@@ -162,17 +161,18 @@ impl fmt::Debug for Decoder {
 
 impl Decoder {
     /// A decoder for `prompt` (token ids, at least one). Stop strings need
-    /// `config.token_text`, or use [`with_detokenizer`](Self::with_detokenizer).
+    /// [`DecodeConfig::token_text`], or use [`with_detokenizer`](Self::with_detokenizer).
+    /// `config` was checked when it was built, so only the prompt and the stop
+    /// conditions are checked here.
     ///
     /// # Errors
-    /// Every error of [`DecodeConfig::validate`], [`Error::EmptyPrompt`],
-    /// [`Error::StopStringsNeedDetokenizer`].
+    /// [`Error::EmptyPrompt`], [`Error::StopStringsNeedDetokenizer`].
     pub fn new(config: DecodeConfig, prompt: impl Into<Vec<u32>>) -> Result<Self> {
         Self::build(config, prompt.into(), None)
     }
 
     /// Like [`new`](Self::new), with a function turning generated token ids into text
-    /// for stop strings (it takes precedence over `config.token_text`).
+    /// for stop strings (it takes precedence over [`DecodeConfig::token_text`]).
     ///
     /// # Errors
     /// As [`new`](Self::new).
@@ -189,18 +189,17 @@ impl Decoder {
         prompt: Vec<u32>,
         detokenizer: Option<Detokenizer>,
     ) -> Result<Self> {
-        config.validate()?;
         if prompt.is_empty() {
             return Err(Error::EmptyPrompt);
         }
         let stopper = Stopper::new(
-            config.max_new_tokens,
-            config.stop_tokens.clone(),
-            config.stop_strings.clone(),
-            config.token_text.clone(),
+            config.max_new_tokens(),
+            config.stop_tokens().to_vec(),
+            config.stop_strings().to_vec(),
+            config.token_text().map(<[String]>::to_vec),
             detokenizer,
         )?;
-        let gamma = match &config.method {
+        let gamma = match config.method() {
             Method::Speculative { gamma, policy }
             | Method::Mentored { gamma, policy, .. }
             | Method::Typical { gamma, policy, .. } => Some(GammaController::new(*gamma, *policy)),
@@ -212,8 +211,8 @@ impl Decoder {
             None => Phase::Idle,
         };
         Ok(Self {
-            rule: Rule::of(&config.method),
-            rng: ChaCha8Rng::seed_from_u64(config.seed),
+            rule: Rule::of(config.method()),
+            rng: ChaCha8Rng::seed_from_u64(config.seed()),
             prompt_len: prompt.len(),
             tokens: prompt,
             config,
@@ -266,7 +265,7 @@ impl Decoder {
                 }
             },
         };
-        if matches!(state.stage, Stage::Target) && self.config.parallel_draft {
+        if matches!(state.stage, Stage::Target) && self.config.parallel_draft() {
             let step = self.parallel_target_step(&mut state);
             let now = self.clock.now();
             state.timing.selection_nanos += nanos(now.saturating_sub(start));
@@ -384,7 +383,7 @@ impl Decoder {
             return None;
         }
         let gamma = self.gamma.as_ref().map_or(1, GammaController::gamma);
-        let mut branching = match &self.config.method {
+        let mut branching = match self.config.method() {
             Method::Autoregressive => Vec::new(),
             Method::Speculative { .. } | Method::Mentored { .. } | Method::Typical { .. } => {
                 vec![1; gamma]
@@ -408,7 +407,7 @@ impl Decoder {
         } else {
             Stage::Draft(1)
         };
-        let rng = self.config.parallel_draft.then(|| self.tree_rng());
+        let rng = self.config.parallel_draft().then(|| self.tree_rng());
         Some(RoundState::new(DraftTree::new(branching), stage, rng))
     }
 
@@ -430,7 +429,7 @@ impl Decoder {
         let paths = std::mem::take(&mut state.pending)
             .map(|pending| pending.paths)
             .unwrap_or_default();
-        let bug = self.config.bug;
+        let bug = self.config.bug();
         let rng = match state.rng.as_mut() {
             Some(rng) => rng,
             None => &mut self.rng,

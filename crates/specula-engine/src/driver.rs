@@ -75,7 +75,7 @@ pub fn generate_autoregressive<T>(decoder: &mut Decoder, target: &mut T) -> Resu
 where
     T: LanguageModel + ?Sized,
 {
-    if decoder.config().method.needs_draft() {
+    if decoder.config().method().needs_draft() {
         return Err(Error::MissingDraftModel);
     }
     decoder.set_vocab_size(target.vocab_size())?;

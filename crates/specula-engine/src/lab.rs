@@ -111,7 +111,7 @@ pub fn needs(config: &DecodeConfig, position: usize, slides: bool) -> (bool, boo
     let second = position == 2;
     (
         second,
-        second && !slides && config.bug == Some(Bug::CacheReset),
+        second && !slides && config.bug() == Some(Bug::CacheReset),
     )
 }
 
@@ -123,7 +123,7 @@ pub fn needs(config: &DecodeConfig, position: usize, slides: bool) -> (bool, boo
 /// `topK` when their rows would hold more than [`MAX_SECOND_POSITION_LOGITS`] logits (a
 /// large vocabulary without a top-k), `model` for logits that are not finite.
 pub fn first_tokens(config: &DecodeConfig, target_logits: &[f64]) -> Result<Vec<u32>, OptionError> {
-    let target = dist(target_logits, &config.sampling, "the target's logits")?;
+    let target = dist(target_logits, &config.sampling(), "the target's logits")?;
     let support: Vec<u32> = (0..target.len())
         .filter(|&x| target.prob(x) > 0.0)
         .map(|x| x as u32)
@@ -232,7 +232,7 @@ pub fn lab_request(
     let (position, runs) = (checked.position, checked.runs);
     options.max_tokens = Some(RUN_TOKENS as f64);
     let resolved = options.resolve()?;
-    let first_seed = resolved.config.seed;
+    let first_seed = resolved.config.seed();
     if first_seed + (runs - 1) > MAX_SEED {
         return Err(refuse(
             "runs",
@@ -294,7 +294,7 @@ pub fn exact(
     position: usize,
     logits: &LabLogits,
 ) -> Result<Exact, OptionError> {
-    let sampling = &config.sampling;
+    let sampling = &config.sampling();
     let target = dist(&logits.target, sampling, "the target's logits")?;
     let (kind, expected, target_probs) = match position {
         // No draft fits before the slide: both positions are the target's own draws.
@@ -328,11 +328,11 @@ fn exact_first(
     target: &Distribution,
     logits: &LabLogits,
 ) -> Result<(String, Vec<f64>), OptionError> {
-    let sampling = &config.sampling;
+    let sampling = &config.sampling();
     let greedy = sampling.temperature == 0.0;
     // A reset cache acts only from the second position on.
-    let bug = config.bug.filter(|&bug| bug != Bug::CacheReset);
-    match (&config.method, bug) {
+    let bug = config.bug().filter(|&bug| bug != Bug::CacheReset);
+    match (config.method(), bug) {
         (_, Some(bug)) if greedy => Err(refuse(
             "temperature",
             format!("above 0 for the closed form of bug {:?}", bug.name()),
@@ -394,17 +394,17 @@ fn exact_second(
     target: &Distribution,
     logits: &LabLogits,
 ) -> Result<(String, Vec<f64>, Vec<f64>), OptionError> {
-    let sampling = &config.sampling;
+    let sampling = &config.sampling();
     let lossy = matches!(
-        config.method,
+        config.method(),
         Method::Mentored { .. } | Method::Typical { .. }
     );
-    match config.bug {
-        Some(Bug::CacheReset) if !matches!(config.method, Method::Speculative { .. }) => {
+    match config.bug() {
+        Some(Bug::CacheReset) if !matches!(config.method(), Method::Speculative { .. }) => {
             return Err(refuse(
                 "method",
                 "\"speculative\" for the closed form of bug \"cache-reset\" at position 2",
-                format!("{:?}", config.method.name()),
+                format!("{:?}", config.method().name()),
             ));
         }
         Some(bug) if bug != Bug::CacheReset => {
@@ -417,14 +417,14 @@ fn exact_second(
         None if lossy => {
             return Err(refuse(
                 "position",
-                format!("1 for the closed form of {:?}", config.method.name()),
+                format!("1 for the closed form of {:?}", config.method().name()),
                 "2",
             ));
         }
         _ => {}
     }
     let greedy = sampling.temperature == 0.0;
-    if config.bug == Some(Bug::CacheReset) && greedy {
+    if config.bug() == Some(Bug::CacheReset) && greedy {
         return Err(refuse(
             "temperature",
             "above 0 for the closed form of bug \"cache-reset\"",
@@ -432,7 +432,7 @@ fn exact_second(
         ));
     }
     let target_mixture = second_mixture(target, logits, sampling)?;
-    if config.bug != Some(Bug::CacheReset) {
+    if config.bug() != Some(Bug::CacheReset) {
         return Ok(("target".to_owned(), target_mixture.clone(), target_mixture));
     }
     let first = &logits.first_tokens;

@@ -4,11 +4,11 @@ use super::*;
 use crate::config::GammaPolicy;
 
 fn config(method: Method, bug: Option<Bug>) -> DecodeConfig {
-    DecodeConfig {
-        bug,
-        max_new_tokens: 2,
-        ..DecodeConfig::new(method)
-    }
+    DecodeConfig::builder(method)
+        .bug(bug)
+        .max_new_tokens(2)
+        .build()
+        .unwrap()
 }
 
 fn speculative() -> Method {
@@ -105,11 +105,14 @@ fn token_level_bugs_and_mentored_have_first_position_closed_forms() {
 
 #[test]
 fn what_has_no_closed_form_is_refused_with_its_field() {
-    let mut greedy = config(speculative(), Some(Bug::SharedUniform));
-    greedy.sampling = SamplingConfig {
-        temperature: 0.0,
-        ..SamplingConfig::default()
-    };
+    let greedy = config(speculative(), Some(Bug::SharedUniform))
+        .into_builder()
+        .sampling(SamplingConfig {
+            temperature: 0.0,
+            ..SamplingConfig::default()
+        })
+        .build()
+        .unwrap();
     assert_eq!(
         exact(&greedy, 1, &logits()).unwrap_err().field,
         "temperature"
@@ -168,7 +171,7 @@ fn a_lab_request_fixes_the_run_length_and_checks_runs_and_seeds() {
     };
     let r = lab_request(options(r#"{ "prompt": "ab", "seed": 5 }"#), None, None).unwrap();
     assert_eq!((r.position, r.runs, r.first_seed), (1, 1000, 5));
-    assert_eq!(r.resolved.config.max_new_tokens, RUN_TOKENS);
+    assert_eq!(r.resolved.config.max_new_tokens(), RUN_TOKENS);
     let refused = |json: &str, position: Option<f64>, runs: Option<f64>| {
         lab_request(options(json), position, runs)
             .unwrap_err()
@@ -206,13 +209,14 @@ fn a_lab_request_fixes_the_run_length_and_checks_runs_and_seeds() {
 fn the_second_position_reads_rows_only_for_tokens_the_target_can_emit() {
     // Top-k 2 keeps tokens 1 and 2 of the target's three: two rows, and the mixture
     // weighs them by the processed target.
-    let c = DecodeConfig {
-        sampling: SamplingConfig {
+    let c = config(speculative(), None)
+        .into_builder()
+        .sampling(SamplingConfig {
             top_k: Some(2),
             ..SamplingConfig::default()
-        },
-        ..config(speculative(), None)
-    };
+        })
+        .build()
+        .unwrap();
     let mut two = logits();
     two.first_tokens = first_tokens(&c, &two.target).unwrap();
     assert_eq!(two.first_tokens, [1, 2]);
@@ -220,7 +224,7 @@ fn the_second_position_reads_rows_only_for_tokens_the_target_can_emit() {
     let second = exact(&c, 2, &two).unwrap();
     let (e1, e2) = (1.0_f64.exp(), 2.0_f64.exp());
     let (w1, w2) = (e1 / (e1 + e2), e2 / (e1 + e2));
-    let row = |logits: &[f64]| Distribution::from_logits(logits, &c.sampling).unwrap();
+    let row = |logits: &[f64]| Distribution::from_logits(logits, &c.sampling()).unwrap();
     let (r1, r2) = (row(&two.after_prompt[0]), row(&two.after_prompt[1]));
     for x in 0..3 {
         let want = w1 * r1.prob(x) + w2 * r2.prob(x);
@@ -241,13 +245,14 @@ fn a_large_vocabulary_without_a_top_k_is_refused_at_the_second_position() {
     let e = first_tokens(&c, &flat).unwrap_err();
     assert_eq!(e.field, "topK");
     assert!(e.to_string().contains(&vocab.to_string()), "{e}");
-    let k = DecodeConfig {
-        sampling: SamplingConfig {
+    let k = c
+        .into_builder()
+        .sampling(SamplingConfig {
             top_k: Some(8),
             ..SamplingConfig::default()
-        },
-        ..c
-    };
+        })
+        .build()
+        .unwrap();
     assert_eq!(first_tokens(&k, &flat).unwrap().len(), 8);
 }
 
@@ -308,8 +313,8 @@ fn the_second_position_is_conditioned_on_not_ending_after_the_first() {
         ..logits()
     };
     let second = exact(&c, 2, &ended).unwrap();
-    let t = Distribution::from_logits(&ended.target, &c.sampling).unwrap();
-    let row = |i: usize| Distribution::from_logits(&ended.after_prompt[i], &c.sampling).unwrap();
+    let t = Distribution::from_logits(&ended.target, &c.sampling()).unwrap();
+    let row = |i: usize| Distribution::from_logits(&ended.after_prompt[i], &c.sampling()).unwrap();
     let reach = 1.0 - t.prob(2);
     for x in 0..3 {
         let want = (t.prob(0) * row(0).prob(x) + t.prob(1) * row(1).prob(x)) / reach;
@@ -320,12 +325,13 @@ fn the_second_position_is_conditioned_on_not_ending_after_the_first() {
         target: vec![0.0, 0.0, 50.0],
         ..logits()
     };
-    let top1 = DecodeConfig {
-        sampling: SamplingConfig {
+    let top1 = c
+        .into_builder()
+        .sampling(SamplingConfig {
             top_k: Some(1),
             ..SamplingConfig::default()
-        },
-        ..c
-    };
+        })
+        .build()
+        .unwrap();
     assert_eq!(exact(&top1, 2, &greedy_end).unwrap_err().field, "position");
 }

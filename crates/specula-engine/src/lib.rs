@@ -36,13 +36,12 @@
 //!
 //! let mut target = MarkovModel::random(6, 2, 7, 2.0)?;
 //! let mut draft = target.perturbed(8, 1.0)?;
-//! let config = DecodeConfig {
-//!     max_new_tokens: 20,
-//!     ..DecodeConfig::new(Method::SpecTr {
-//!         drafts: DraftShape::Iid { k: 3, length: 4 },
-//!         selection: Selection::KSeq,
-//!     })
-//! };
+//! let config = DecodeConfig::builder(Method::SpecTr {
+//!     drafts: DraftShape::Iid { k: 3, length: 4 },
+//!     selection: Selection::KSeq,
+//! })
+//! .max_new_tokens(20)
+//! .build()?;
 //! let mut decoder = Decoder::new(config, vec![1, 2])?;
 //! let out = generate(&mut decoder, &mut draft, &mut target)?;
 //! assert_eq!(out.tokens.len(), 20);
@@ -86,7 +85,10 @@ pub use api_error::{ApiError, ErrorCode};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::StdClock;
 pub use clock::{Clock, ManualClock, NoClock};
-pub use config::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
+pub use config::{
+    DEFAULT_MAX_NEW_TOKENS, DecodeConfig, DecodeConfigBuilder, DraftShape, GammaPolicy, Method,
+    Selection,
+};
 pub use decoder::{Decoder, ParallelBug};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use driver::generate_parallel;

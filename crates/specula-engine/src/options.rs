@@ -12,7 +12,7 @@
 //!
 //! let raw: Raw = serde_json::from_str(r#"{ "prompt": "To be", "method": "spectr", "drafts": 3 }"#)?;
 //! let resolved = DecodeOptions::from_raw(raw)?.resolve()?;
-//! assert_eq!(resolved.config.method.name(), "spectr");
+//! assert_eq!(resolved.config.method().name(), "spectr");
 //!
 //! let raw: Raw = serde_json::from_str(r#"{ "prompt": "To be", "gamma": 0 }"#)?;
 //! let error = DecodeOptions::from_raw(raw)?.resolve().unwrap_err();

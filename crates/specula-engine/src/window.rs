@@ -30,13 +30,13 @@ pub fn slide_context(context: &mut Vec<u32>, window: usize) {
 /// unchanged; later ones get their own stream.
 #[must_use]
 pub fn stretch_config(config: &DecodeConfig, stretch: u64, max_new_tokens: usize) -> DecodeConfig {
-    DecodeConfig {
-        max_new_tokens,
-        seed: config
-            .seed
-            .wrapping_add(stretch.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        ..config.clone()
-    }
+    let seed = config
+        .seed()
+        .wrapping_add(stretch.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    config
+        .clone()
+        .with_seed(seed)
+        .with_max_new_tokens(max_new_tokens)
 }
 
 #[cfg(test)]
@@ -59,12 +59,12 @@ mod tests {
 
     #[test]
     fn only_later_stretches_change_the_seed() {
-        let config = DecodeConfig {
-            seed: 7,
-            ..DecodeConfig::new(Method::Autoregressive)
-        };
-        assert_eq!(stretch_config(&config, 0, 5).seed, 7);
-        assert_eq!(stretch_config(&config, 0, 5).max_new_tokens, 5);
-        assert_ne!(stretch_config(&config, 1, 5).seed, 7);
+        let config = DecodeConfig::builder(Method::Autoregressive)
+            .seed(7)
+            .build()
+            .unwrap();
+        assert_eq!(stretch_config(&config, 0, 5).seed(), 7);
+        assert_eq!(stretch_config(&config, 0, 5).max_new_tokens(), 5);
+        assert_ne!(stretch_config(&config, 1, 5).seed(), 7);
     }
 }

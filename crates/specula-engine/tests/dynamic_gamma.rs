@@ -51,10 +51,10 @@ fn heuristic_adds_two_after_a_full_acceptance_and_drops_one_otherwise() {
                     policy,
                 }
             };
-            let config = DecodeConfig {
-                max_new_tokens: 300,
-                ..DecodeConfig::new(m)
-            };
+            let config = DecodeConfig::builder(m)
+                .max_new_tokens(300)
+                .build()
+                .unwrap();
             let out = common::run(config, &[0], &mut draft, &mut target);
             let mut gamma = 4;
             let mut generated = 0;
@@ -103,10 +103,10 @@ fn optimal_rule_maximises_the_walltime_factor_from_running_estimates() {
             max_gamma: 12,
             cost_ratio: 0.3,
         };
-        let config = DecodeConfig {
-            max_new_tokens: 400,
-            ..DecodeConfig::new(Method::Speculative { gamma: 2, policy })
-        };
+        let config = DecodeConfig::builder(Method::Speculative { gamma: 2, policy })
+            .max_new_tokens(400)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, vec![0]).unwrap().with_clock(clock);
         let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
         let (mut tests, mut accepted) = (0_u64, 0_u64);
@@ -134,10 +134,10 @@ fn optimal_rule_maximises_the_walltime_factor_from_running_estimates() {
 #[test]
 fn fixed_gamma_never_changes() {
     let (mut target, mut draft) = models("mixed");
-    let config = DecodeConfig {
-        max_new_tokens: 100,
-        ..DecodeConfig::new(common::speculative(3))
-    };
+    let config = DecodeConfig::builder(common::speculative(3))
+        .max_new_tokens(100)
+        .build()
+        .unwrap();
     let out = common::run(config, &[0], &mut draft, &mut target);
     assert!(out.rounds.iter().all(|r| r.next_gamma == Some(3)));
 }

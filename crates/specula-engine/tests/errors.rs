@@ -14,8 +14,9 @@ fn new_err(config: DecodeConfig, prompt: Vec<u32>) -> Error {
     Decoder::new(config, prompt).unwrap_err()
 }
 
+/// The builder's refusal of `method`: a configuration is checked when it is built.
 fn method_err(method: Method) -> Error {
-    new_err(DecodeConfig::new(method), vec![0])
+    DecodeConfig::builder(method).build().unwrap_err()
 }
 
 #[test]
@@ -92,13 +93,10 @@ fn invalid_settings_are_typed_errors() {
         Error::BadCostRatio(-1.0)
     );
     let bad_sampling = |sampling| {
-        new_err(
-            DecodeConfig {
-                sampling,
-                ..DecodeConfig::new(speculative(2))
-            },
-            vec![0],
-        )
+        DecodeConfig::builder(speculative(2))
+            .sampling(sampling)
+            .build()
+            .unwrap_err()
     };
     assert_eq!(
         bad_sampling(SamplingConfig {
@@ -122,28 +120,30 @@ fn invalid_settings_are_typed_errors() {
         Error::Core(specula_core::Error::BadTopP(0.0))
     );
     assert_eq!(
-        new_err(DecodeConfig::new(speculative(2)), vec![]),
+        new_err(
+            DecodeConfig::builder(speculative(2)).build().unwrap(),
+            vec![]
+        ),
         Error::EmptyPrompt
     );
     assert_eq!(
         new_err(
-            DecodeConfig {
-                stop_strings: vec!["x".into()],
-                ..DecodeConfig::default()
-            },
+            DecodeConfig::default()
+                .into_builder()
+                .stop_strings(vec!["x".into()])
+                .build()
+                .unwrap(),
             vec![0]
         ),
         Error::StopStringsNeedDetokenizer
     );
     assert_eq!(
-        new_err(
-            DecodeConfig {
-                stop_strings: vec!["x".into(), String::new()],
-                token_text: Some(vec!["x".into()]),
-                ..DecodeConfig::default()
-            },
-            vec![0]
-        ),
+        DecodeConfig::default()
+            .into_builder()
+            .stop_strings(vec!["x".into(), String::new()])
+            .token_text(Some(vec!["x".into()]))
+            .build()
+            .unwrap_err(),
         Error::EmptyStopString { index: 1 }
     );
     // Every message is readable and mentions no bare p/q.
@@ -159,7 +159,11 @@ fn invalid_settings_are_typed_errors() {
 fn vocab_sizes_that_differ_are_refused() {
     let (mut target, _) = pair(5, 1, 1, 1.0);
     let (_, mut draft) = pair(4, 1, 1, 1.0);
-    let mut decoder = Decoder::new(DecodeConfig::new(speculative(2)), vec![0]).unwrap();
+    let mut decoder = Decoder::new(
+        DecodeConfig::builder(speculative(2)).build().unwrap(),
+        vec![0],
+    )
+    .unwrap();
     assert_eq!(
         generate(&mut decoder, &mut draft, &mut target).unwrap_err(),
         Error::VocabMismatch {
@@ -168,7 +172,11 @@ fn vocab_sizes_that_differ_are_refused() {
         }
     );
     // Driving the state machine directly: the mismatch shows at the first target response.
-    let mut decoder = Decoder::new(DecodeConfig::new(speculative(1)), vec![0]).unwrap();
+    let mut decoder = Decoder::new(
+        DecodeConfig::builder(speculative(1)).build().unwrap(),
+        vec![0],
+    )
+    .unwrap();
     let Step::Draft(request) = decoder.next_request().unwrap() else {
         panic!("expected a draft step")
     };
@@ -190,7 +198,11 @@ fn vocab_sizes_that_differ_are_refused() {
 #[test]
 fn bad_responses_are_typed_errors_and_the_decoder_can_retry() {
     let (mut target, mut draft) = pair(4, 1, 2, 1.0);
-    let mut decoder = Decoder::new(DecodeConfig::new(spectr_iid(2, 2)), vec![0]).unwrap();
+    let mut decoder = Decoder::new(
+        DecodeConfig::builder(spectr_iid(2, 2)).build().unwrap(),
+        vec![0],
+    )
+    .unwrap();
     assert_eq!(
         decoder
             .supply(ForwardResponse::new(4, vec![0.0; 4]))
@@ -284,7 +296,11 @@ fn bad_responses_are_typed_errors_and_the_decoder_can_retry() {
         .expect("the target's answer ends the round");
     // The refused answers left no mark: the round is the one a decoder given only correct
     // answers draws from the same seed (the clock's readings aside).
-    let mut clean = Decoder::new(DecodeConfig::new(spectr_iid(2, 2)), vec![0]).unwrap();
+    let mut clean = Decoder::new(
+        DecodeConfig::builder(spectr_iid(2, 2)).build().unwrap(),
+        vec![0],
+    )
+    .unwrap();
     let expected = loop {
         let answer = match clean.next_request().unwrap() {
             Step::Draft(r) => draft.forward(&r).unwrap(),
@@ -307,16 +323,20 @@ fn bad_responses_are_typed_errors_and_the_decoder_can_retry() {
 #[test]
 fn prompt_tokens_and_token_tables_are_checked_against_the_vocabulary() {
     let (mut target, mut draft) = pair(4, 1, 3, 1.0);
-    let mut decoder = Decoder::new(DecodeConfig::new(speculative(2)), vec![0, 9]).unwrap();
+    let mut decoder = Decoder::new(
+        DecodeConfig::builder(speculative(2)).build().unwrap(),
+        vec![0, 9],
+    )
+    .unwrap();
     assert_eq!(
         generate(&mut decoder, &mut draft, &mut target).unwrap_err(),
         Error::TokenOutOfRange { token: 9, vocab: 4 }
     );
-    let config = DecodeConfig {
-        stop_strings: vec!["ab".into()],
-        token_text: Some(vec!["a".into(), "b".into()]),
-        ..DecodeConfig::new(speculative(2))
-    };
+    let config = DecodeConfig::builder(speculative(2))
+        .stop_strings(vec!["ab".into()])
+        .token_text(Some(vec!["a".into(), "b".into()]))
+        .build()
+        .unwrap();
     let mut decoder = Decoder::new(config, vec![0]).unwrap();
     assert_eq!(
         generate(&mut decoder, &mut draft, &mut target).unwrap_err(),
@@ -356,9 +376,17 @@ fn faulty_models_are_typed_errors() {
     let (mut target, mut draft) = pair(4, 1, 4, 1.0);
     for mode in 0..3 {
         let mut faulty = Faulty { vocab: 4, mode };
-        let mut decoder = Decoder::new(DecodeConfig::new(speculative(2)), vec![0]).unwrap();
+        let mut decoder = Decoder::new(
+            DecodeConfig::builder(speculative(2)).build().unwrap(),
+            vec![0],
+        )
+        .unwrap();
         let as_draft = generate(&mut decoder, &mut faulty, &mut target).unwrap_err();
-        let mut decoder = Decoder::new(DecodeConfig::new(speculative(2)), vec![0]).unwrap();
+        let mut decoder = Decoder::new(
+            DecodeConfig::builder(speculative(2)).build().unwrap(),
+            vec![0],
+        )
+        .unwrap();
         let as_target = generate(&mut decoder, &mut draft, &mut faulty).unwrap_err();
         match mode {
             0 => {
@@ -410,7 +438,11 @@ fn faulty_models_are_typed_errors() {
         }
     }
     // A drafting method needs a draft model.
-    let mut decoder = Decoder::new(DecodeConfig::new(speculative(2)), vec![0]).unwrap();
+    let mut decoder = Decoder::new(
+        DecodeConfig::builder(speculative(2)).build().unwrap(),
+        vec![0],
+    )
+    .unwrap();
     assert_eq!(
         generate_autoregressive(&mut decoder, &mut target).unwrap_err(),
         Error::MissingDraftModel
@@ -421,10 +453,10 @@ fn faulty_models_are_typed_errors() {
 fn a_finished_decoder_refuses_responses() {
     let (mut target, mut draft) = pair(4, 1, 5, 1.0);
     let mut decoder = Decoder::new(
-        DecodeConfig {
-            max_new_tokens: 3,
-            ..DecodeConfig::new(speculative(2))
-        },
+        DecodeConfig::builder(speculative(2))
+            .max_new_tokens(3)
+            .build()
+            .unwrap(),
         vec![0],
     )
     .unwrap();
@@ -442,11 +474,11 @@ fn a_finished_decoder_refuses_responses() {
 #[test]
 fn a_retried_response_continues_exactly_as_a_first_good_one() {
     let (mut target, mut draft) = pair(5, 1, 6, 1.5);
-    let config = DecodeConfig {
-        max_new_tokens: 20,
-        seed: 3,
-        ..DecodeConfig::new(spectr_iid(3, 3))
-    };
+    let config = DecodeConfig::builder(spectr_iid(3, 3))
+        .max_new_tokens(20)
+        .seed(3)
+        .build()
+        .unwrap();
     let mut clean = Decoder::new(config.clone(), vec![1]).unwrap();
     let expected = generate(&mut clean, &mut draft, &mut target).unwrap();
     let mut decoder = Decoder::new(config, vec![1]).unwrap();
@@ -498,14 +530,14 @@ fn a_refused_response_does_not_fix_the_vocabulary() {
     // non-finite logit used to leave its vocabulary learned, so the real model's
     // response was then a vocabulary mismatch.
     let (mut target, mut draft) = pair(6, 1, 1, 1.0);
-    let config = DecodeConfig {
-        max_new_tokens: 1,
-        sampling: SamplingConfig {
+    let config = DecodeConfig::builder(Method::Autoregressive)
+        .max_new_tokens(1)
+        .sampling(SamplingConfig {
             temperature: 0.0,
             ..SamplingConfig::default()
-        },
-        ..DecodeConfig::new(Method::Autoregressive)
-    };
+        })
+        .build()
+        .unwrap();
     let mut decoder = Decoder::new(config, vec![0]).unwrap();
     let Ok(Step::Target(_)) = decoder.next_request() else {
         panic!("autoregressive decoding asks the target first")

@@ -44,13 +44,13 @@ fn joint_counts(
     let vocab = target.vocab();
     let mut counts = vec![0_u64; vocab.pow(LENGTH as u32)];
     for seed in 0..RUNS {
-        let config = DecodeConfig {
-            sampling,
-            max_new_tokens: LENGTH,
-            seed,
-            bug,
-            ..DecodeConfig::new(method.clone())
-        };
+        let config = DecodeConfig::builder(method.clone())
+            .sampling(sampling)
+            .max_new_tokens(LENGTH)
+            .seed(seed)
+            .bug(bug)
+            .build()
+            .unwrap();
         let out = run(config, prompt, draft, target);
         assert_eq!(out.tokens.len(), LENGTH);
         counts[sequence_index(&out.tokens, vocab)] += 1;
@@ -278,11 +278,11 @@ fn a_resampled_token_never_matches_a_candidate() {
         let (mut target, mut draft) = pair(3, 1, seed, 2.0);
         let mut resampled = 0;
         for seed in 0..200 {
-            let config = DecodeConfig {
-                max_new_tokens: 8,
-                seed,
-                ..DecodeConfig::new(method.clone())
-            };
+            let config = DecodeConfig::builder(method.clone())
+                .max_new_tokens(8)
+                .seed(seed)
+                .build()
+                .unwrap();
             let out = run(config, &[0], &mut draft, &mut target);
             for round in &out.rounds {
                 for step in &round.steps {
@@ -320,12 +320,12 @@ fn greedy_output_equals_plain_greedy_decoding() {
             }
             let expected = &context[prompt.len()..];
             for method in all_methods() {
-                let config = DecodeConfig {
-                    sampling,
-                    max_new_tokens: 30,
-                    seed,
-                    ..DecodeConfig::new(method.clone())
-                };
+                let config = DecodeConfig::builder(method.clone())
+                    .sampling(sampling)
+                    .max_new_tokens(30)
+                    .seed(seed)
+                    .build()
+                    .unwrap();
                 let out = run(config, prompt, &mut draft, &mut target);
                 assert_eq!(
                     out.tokens,

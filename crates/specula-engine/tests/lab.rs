@@ -67,11 +67,13 @@ fn counts(config: &DecodeConfig, position: usize) -> Vec<u64> {
     let (mut target, mut draft) = models();
     let mut counts = vec![0; target.vocab()];
     for seed in 0..RUNS {
-        let config = DecodeConfig {
-            seed,
-            max_new_tokens: RUN_TOKENS,
-            ..config.clone()
-        };
+        let config = config
+            .clone()
+            .into_builder()
+            .seed(seed)
+            .max_new_tokens(RUN_TOKENS)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, PROMPT.to_vec()).unwrap();
         let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
         counts[out.tokens[position - 1] as usize] += 1;
@@ -91,11 +93,11 @@ fn check(method: Method, bug: Option<Bug>, position: usize) {
 }
 
 fn check_with(method: Method, bug: Option<Bug>, position: usize, sampling: SamplingConfig) {
-    let config = DecodeConfig {
-        bug,
-        sampling,
-        ..DecodeConfig::new(method)
-    };
+    let config = DecodeConfig::builder(method)
+        .bug(bug)
+        .sampling(sampling)
+        .build()
+        .unwrap();
     let e = exact(&config, position, &lab_logits(&config, position)).unwrap();
     let f = fit(&counts(&config, position), &e.expected, &e.target).unwrap();
     let what = format!("{bug:?} at position {position}: {e:?} {f:?}");
@@ -148,14 +150,16 @@ fn cache_reset_follows_its_closed_form_at_the_second_position() {
 /// The near miss of a lossless check: the same runs sampled at temperature 0.9, tested
 /// against the closed form at temperature 1, must be rejected at the same runs and level.
 fn check_power(method: Method, position: usize) {
-    let config = DecodeConfig::new(method);
-    let near = DecodeConfig {
-        sampling: SamplingConfig {
+    let config = DecodeConfig::builder(method).build().unwrap();
+    let near = config
+        .clone()
+        .into_builder()
+        .sampling(SamplingConfig {
             temperature: NEAR_TEMPERATURE,
             ..SamplingConfig::default()
-        },
-        ..config.clone()
-    };
+        })
+        .build()
+        .unwrap();
     let e = exact(&config, position, &lab_logits(&config, position)).unwrap();
     let q = exact(&near, position, &lab_logits(&near, position))
         .unwrap()
@@ -173,7 +177,7 @@ fn check_power(method: Method, position: usize) {
         .inverse_cdf(1.0 - EXACT_P);
     let what = format!(
         "{} at position {position}, temperature {NEAR_TEMPERATURE}: TV {:.4}, λ {lambda:.0}, χ² {:.1} at {} df, critical {critical:.1}",
-        config.method.name(),
+        config.method().name(),
         total_variation(&e.expected, &q),
         f.chi_square,
         f.degrees_of_freedom

@@ -81,11 +81,11 @@ fn lookup_counts(method: &Method, prompt: &[u32], target: &mut impl LanguageMode
         draft_calls: 0,
     };
     for seed in 0..RUNS {
-        let config = DecodeConfig {
-            max_new_tokens: LENGTH,
-            seed,
-            ..DecodeConfig::new(method.clone())
-        };
+        let config = DecodeConfig::builder(method.clone())
+            .max_new_tokens(LENGTH)
+            .seed(seed)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
         // The driver without a draft model: a draft request would be an error.
         let out = generate_autoregressive(&mut decoder, target).unwrap();
@@ -175,13 +175,13 @@ fn first_token_counts(
     let mut counts = vec![0_u64; target.vocab()];
     let mut accepted = 0;
     for seed in 0..RUNS {
-        let config = DecodeConfig {
+        let config = DecodeConfig::builder(method.clone())
             // Two tokens, so that the first round drafts (one token would not).
-            max_new_tokens: 2,
-            seed,
-            sampling,
-            ..DecodeConfig::new(method.clone())
-        };
+            .max_new_tokens(2)
+            .seed(seed)
+            .sampling(sampling)
+            .build()
+            .unwrap();
         let out = run(config, prompt, draft, target);
         counts[out.tokens[0] as usize] += 1;
         let first = &out.rounds[0];
@@ -281,15 +281,15 @@ fn unreachable_typical_counts(
 ) -> Vec<u64> {
     let mut counts = vec![0_u64; 4_usize.pow(3)];
     for seed in 0..RUNS {
-        let config = DecodeConfig {
-            max_new_tokens: 3,
-            seed,
-            sampling: SamplingConfig {
+        let config = DecodeConfig::builder(typical(2, 1.0, 1e6))
+            .max_new_tokens(3)
+            .seed(seed)
+            .sampling(SamplingConfig {
                 temperature,
                 ..SamplingConfig::default()
-            },
-            ..DecodeConfig::new(typical(2, 1.0, 1e6))
-        };
+            })
+            .build()
+            .unwrap();
         let out = run(config, &[1, 2], draft, target);
         assert_eq!(out.metrics.accepted_tokens, 0);
         counts[sequence_index(&out.tokens, 4)] += 1;
@@ -336,11 +336,11 @@ fn typical_with_an_unreachable_threshold_is_exact() {
 #[test]
 fn typical_records_its_plan_and_residual() {
     let (mut target, mut draft) = pair(5, 1, 43, 2.0);
-    let config = DecodeConfig {
-        max_new_tokens: 40,
-        record_distributions: true,
-        ..DecodeConfig::new(typical(3, 0.2, 0.5))
-    };
+    let config = DecodeConfig::builder(typical(3, 0.2, 0.5))
+        .max_new_tokens(40)
+        .record_distributions(true)
+        .build()
+        .unwrap();
     let out = run(config, &[0], &mut draft, &mut target);
     let mut rejections = 0;
     for round in &out.rounds {

@@ -53,12 +53,12 @@ fn every_position_stays_within_the_kl_budget() {
     let (mut target, mut draft) = pair(5, 1, 70, 2.0);
     let mut steps = 0;
     for seed in 0..50 {
-        let config = DecodeConfig {
-            max_new_tokens: 30,
-            seed,
-            record_distributions: true,
-            ..DecodeConfig::new(mentored(4, BUDGET))
-        };
+        let config = DecodeConfig::builder(mentored(4, BUDGET))
+            .max_new_tokens(30)
+            .seed(seed)
+            .record_distributions(true)
+            .build()
+            .unwrap();
         let out = run(config, &[1], &mut draft, &mut target);
         for round in &out.rounds {
             for step in &round.steps {
@@ -92,11 +92,11 @@ fn the_sampled_joint_is_the_product_of_mentored_outputs() {
     let truth = mentored_joint(&target, &draft, &prompt, 3, BUDGET);
     let mut counts = vec![0_u64; truth.len()];
     for seed in 0..60_000 {
-        let config = DecodeConfig {
-            max_new_tokens: 4,
-            seed,
-            ..DecodeConfig::new(mentored(3, BUDGET))
-        };
+        let config = DecodeConfig::builder(mentored(3, BUDGET))
+            .max_new_tokens(4)
+            .seed(seed)
+            .build()
+            .unwrap();
         let out = run(config, &prompt, &mut draft, &mut target);
         counts[sequence_index(&out.tokens[..3], 4)] += 1;
     }
@@ -119,10 +119,10 @@ fn the_sampled_joint_is_the_product_of_mentored_outputs() {
 #[test]
 fn a_budget_above_kl_target_draft_accepts_every_draft() {
     let (mut target, mut draft) = pair(4, 0, 72, 0.5);
-    let config = DecodeConfig {
-        max_new_tokens: 200,
-        ..DecodeConfig::new(mentored(3, 10.0))
-    };
+    let config = DecodeConfig::builder(mentored(3, 10.0))
+        .max_new_tokens(200)
+        .build()
+        .unwrap();
     let out = run(config, &[0], &mut draft, &mut target);
     for round in &out.rounds {
         for step in &round.steps {

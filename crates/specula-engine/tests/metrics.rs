@@ -17,11 +17,11 @@ fn emitted_tokens_are_accepted_plus_resampled_plus_bonus() {
     let (mut target, mut draft) = pair(5, 1, 3, 1.5);
     for method in all_methods() {
         for seed in 0..20 {
-            let config = DecodeConfig {
-                max_new_tokens: 37,
-                seed,
-                ..DecodeConfig::new(method.clone())
-            };
+            let config = DecodeConfig::builder(method.clone())
+                .max_new_tokens(37)
+                .seed(seed)
+                .build()
+                .unwrap();
             let out = run(config, &[1], &mut draft, &mut target);
             let m = &out.metrics;
             let name = method.name();
@@ -106,10 +106,11 @@ fn emitted_tokens_are_accepted_plus_resampled_plus_bonus() {
 fn autoregressive_is_one_bonus_token_per_target_call() {
     let (mut target, _) = pair(5, 1, 4, 1.0);
     let mut decoder = Decoder::new(
-        DecodeConfig {
-            max_new_tokens: 25,
-            ..DecodeConfig::default()
-        },
+        DecodeConfig::default()
+            .into_builder()
+            .max_new_tokens(25)
+            .build()
+            .unwrap(),
         vec![0],
     )
     .unwrap();
@@ -148,11 +149,11 @@ fn block_efficiency_matches_theory_when_acceptance_is_constant() {
     let (mut target, mut draft, alpha) = constant_pair();
     assert!((alpha - 0.8).abs() < 1e-6);
     for gamma in [1_usize, 3, 6] {
-        let config = DecodeConfig {
-            max_new_tokens: 60_000,
-            seed: gamma as u64,
-            ..DecodeConfig::new(speculative(gamma))
-        };
+        let config = DecodeConfig::builder(speculative(gamma))
+            .max_new_tokens(60_000)
+            .seed(gamma as u64)
+            .build()
+            .unwrap();
         let out = run(config, &[0], &mut draft, &mut target);
         let m = &out.metrics;
         let expected = theory::expected_tokens_per_round(alpha, gamma as u32).unwrap();
@@ -177,10 +178,10 @@ fn block_efficiency_matches_theory_when_acceptance_is_constant() {
 #[test]
 fn per_position_and_histogram_use_vllm_definitions() {
     let (mut target, mut draft, _) = constant_pair();
-    let config = DecodeConfig {
-        max_new_tokens: 2_000,
-        ..DecodeConfig::new(speculative(4))
-    };
+    let config = DecodeConfig::builder(speculative(4))
+        .max_new_tokens(2_000)
+        .build()
+        .unwrap();
     let out = run(config, &[0], &mut draft, &mut target);
     let m = &out.metrics;
     // Histogram entry n counts rounds with n accepted drafts.
@@ -218,10 +219,10 @@ fn wall_time_is_split_into_draft_target_and_selection() {
     let (target, draft) = pair(5, 1, 9, 1.0);
     let mut target = target.with_cost(clock.clone(), Duration::from_millis(10));
     let mut draft = draft.with_cost(clock.clone(), Duration::from_millis(1));
-    let config = DecodeConfig {
-        max_new_tokens: 50,
-        ..DecodeConfig::new(common::spectr_iid(2, 3))
-    };
+    let config = DecodeConfig::builder(common::spectr_iid(2, 3))
+        .max_new_tokens(50)
+        .build()
+        .unwrap();
     let mut decoder = Decoder::new(config, vec![0])
         .unwrap()
         .with_clock(clock.clone());
@@ -274,10 +275,10 @@ fn selection_time_is_measured_between_model_calls() {
     let (target, draft) = pair(64, 0, 10, 1.0);
     let mut target = target.with_cost(time.clone(), Duration::from_micros(500));
     let mut draft = draft.with_cost(time.clone(), Duration::from_micros(40));
-    let config = DecodeConfig {
-        max_new_tokens: 200,
-        ..DecodeConfig::new(common::spectr_iid(4, 4))
-    };
+    let config = DecodeConfig::builder(common::spectr_iid(4, 4))
+        .max_new_tokens(200)
+        .build()
+        .unwrap();
     let mut decoder = Decoder::new(config, vec![0])
         .unwrap()
         .with_clock(TickingClock { time, tick });

@@ -24,12 +24,12 @@ const EXACT_P: f64 = 1e-4;
 const BUG_P: f64 = 1e-6;
 
 fn parallel(gamma: usize, seed: u64, max_new_tokens: usize) -> DecodeConfig {
-    DecodeConfig {
-        max_new_tokens,
-        seed,
-        parallel_draft: true,
-        ..DecodeConfig::new(speculative(gamma))
-    }
+    DecodeConfig::builder(speculative(gamma))
+        .max_new_tokens(max_new_tokens)
+        .seed(seed)
+        .parallel_draft(true)
+        .build()
+        .unwrap()
 }
 
 fn joint_counts(
@@ -43,10 +43,11 @@ fn joint_counts(
     let mut counts = vec![0_u64; vocab.pow(LENGTH as u32)];
     for seed in 0..RUNS {
         // Decoding past the tested tokens lets every round up to them draft early.
-        let config = DecodeConfig {
-            bug: core_bug,
-            ..parallel(gamma, seed, LENGTH + 2 * gamma)
-        };
+        let config = parallel(gamma, seed, LENGTH + 2 * gamma)
+            .into_builder()
+            .bug(core_bug)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
         if let Some(bug) = bug {
             decoder = decoder.with_parallel_bug(bug);
@@ -130,17 +131,19 @@ fn greedy_parallel_drafting_is_greedy_decoding() {
             temperature: 0.0,
             ..SamplingConfig::default()
         };
-        let config = DecodeConfig {
-            sampling: greedy,
-            ..parallel(gamma, seed, 40)
-        };
+        let config = parallel(gamma, seed, 40)
+            .into_builder()
+            .sampling(greedy)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config.clone(), vec![1, 2]).unwrap();
         let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
-        let reference = DecodeConfig {
-            method: Method::Autoregressive,
-            parallel_draft: false,
-            ..config
-        };
+        let reference = config
+            .into_builder()
+            .method(Method::Autoregressive)
+            .parallel_draft(false)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(reference, vec![1, 2]).unwrap();
         let expected = generate_autoregressive(&mut decoder, &mut target).unwrap();
         assert_eq!(out.tokens, expected.tokens, "gamma {gamma}");
@@ -193,10 +196,7 @@ fn the_threaded_driver_gives_the_same_tokens() {
             expected.metrics.accepted_tokens
         );
         // Without parallel drafting the threads take turns: the sequential output.
-        let sequential = DecodeConfig {
-            parallel_draft: false,
-            ..config
-        };
+        let sequential = config.into_builder().parallel_draft(false).build().unwrap();
         let mut decoder = Decoder::new(sequential.clone(), vec![1, 2]).unwrap();
         let expected = generate(&mut decoder, &mut draft.clone(), &mut target.clone()).unwrap();
         let mut decoder = Decoder::new(sequential, vec![1, 2]).unwrap();
@@ -236,10 +236,11 @@ fn the_metrics_count_the_rounds_drafted_early() {
     );
     // Without the option nothing is drafted early.
     let mut decoder = Decoder::new(
-        DecodeConfig {
-            parallel_draft: false,
-            ..parallel(3, 9, 200)
-        },
+        parallel(3, 9, 200)
+            .into_builder()
+            .parallel_draft(false)
+            .build()
+            .unwrap(),
         vec![1],
     )
     .unwrap();
@@ -308,12 +309,8 @@ fn only_fixed_gamma_speculative_decoding_drafts_in_parallel() {
         },
     ];
     for method in refused {
-        let config = DecodeConfig {
-            parallel_draft: true,
-            ..DecodeConfig::new(method)
-        };
         assert!(matches!(
-            Decoder::new(config, vec![1]),
+            DecodeConfig::builder(method).parallel_draft(true).build(),
             Err(Error::ParallelDraftNotApplicable { .. })
         ));
     }
@@ -342,7 +339,7 @@ fn the_options_table_rows_of_parallel_draft() {
         if row["ok"] == true {
             let resolved = verdict.unwrap_or_else(|e| panic!("{row}: {e:?}"));
             let wanted = row["options"]["parallelDraft"] == true;
-            assert_eq!(resolved.config.parallel_draft, wanted);
+            assert_eq!(resolved.config.parallel_draft(), wanted);
         } else {
             let error = verdict.expect_err(&row.to_string());
             assert_eq!(row["code"], "invalid_option");

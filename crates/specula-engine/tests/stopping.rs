@@ -6,7 +6,8 @@ mod common;
 
 use common::{all_methods, pair, run};
 use specula_engine::{
-    DecodeConfig, Decoder, FinishReason, Method, generate, generate_autoregressive,
+    DecodeConfig, DecodeConfigBuilder, Decoder, FinishReason, Method, generate,
+    generate_autoregressive,
 };
 
 const TEXT: [&str; 5] = ["a", "b", "c", "d", "e"];
@@ -16,10 +17,10 @@ fn max_new_tokens_is_exact_for_every_method() {
     let (mut target, mut draft) = pair(5, 1, 60, 1.0);
     for method in all_methods() {
         for max_new_tokens in [0, 1, 2, 3, 7, 20] {
-            let config = DecodeConfig {
-                max_new_tokens,
-                ..DecodeConfig::new(method.clone())
-            };
+            let config = DecodeConfig::builder(method.clone())
+                .max_new_tokens(max_new_tokens)
+                .build()
+                .unwrap();
             let out = run(config, &[0], &mut draft, &mut target);
             assert_eq!(out.tokens.len(), max_new_tokens, "{}", method.name());
             assert_eq!(out.finish, FinishReason::MaxNewTokens);
@@ -35,17 +36,16 @@ fn max_new_tokens_is_exact_for_every_method() {
 fn with_and_without(
     method: &Method,
     seed: u64,
-    edit: impl Fn(&mut DecodeConfig),
+    edit: impl Fn(DecodeConfigBuilder) -> DecodeConfigBuilder,
 ) -> (Vec<u32>, Vec<u32>, FinishReason) {
     let (mut target, mut draft) = pair(5, 1, 61, 1.0);
-    let base = DecodeConfig {
-        max_new_tokens: 40,
-        seed,
-        ..DecodeConfig::new(method.clone())
-    };
+    let base = DecodeConfig::builder(method.clone())
+        .max_new_tokens(40)
+        .seed(seed)
+        .build()
+        .unwrap();
     let free = run(base.clone(), &[0], &mut draft, &mut target).tokens;
-    let mut config = base;
-    edit(&mut config);
+    let config = edit(base.into_builder()).build().unwrap();
     let stopped = run(config, &[0], &mut draft, &mut target);
     (free, stopped.tokens, stopped.finish)
 }
@@ -55,7 +55,7 @@ fn stop_tokens_end_generation_at_the_first_one() {
     for method in all_methods() {
         for seed in 0..10 {
             let (free, stopped, finish) =
-                with_and_without(&method, seed, |c| c.stop_tokens = vec![3]);
+                with_and_without(&method, seed, |c| c.stop_tokens(vec![3]));
             match free.iter().position(|&t| t == 3) {
                 Some(i) => {
                     assert_eq!(stopped, free[..=i], "{}", method.name());
@@ -76,8 +76,8 @@ fn stop_strings_from_a_token_table_end_generation_right_after_them() {
     for method in all_methods() {
         for seed in 0..10 {
             let (free, stopped, finish) = with_and_without(&method, seed, |c| {
-                c.stop_strings = vec!["zz".into(), "ca".into()];
-                c.token_text = Some(TEXT.iter().map(|s| (*s).to_string()).collect());
+                c.stop_strings(vec!["zz".into(), "ca".into()])
+                    .token_text(Some(TEXT.iter().map(|s| (*s).to_string()).collect()))
             });
             let full = text(&free);
             match full.find("ca") {
@@ -109,19 +109,20 @@ fn stop_strings_with_a_detokenizer_function_span_tokens() {
     let (mut target, mut draft) = pair(5, 1, 62, 1.0);
     let mut hits = 0;
     for seed in 0..30 {
-        let base = DecodeConfig {
-            max_new_tokens: 30,
-            seed,
-            ..DecodeConfig::new(common::spectr_iid(2, 3))
-        };
+        let base = DecodeConfig::builder(common::spectr_iid(2, 3))
+            .max_new_tokens(30)
+            .seed(seed)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(base.clone(), vec![0]).unwrap();
         let free = generate(&mut decoder, &mut draft, &mut target)
             .unwrap()
             .tokens;
-        let config = DecodeConfig {
-            stop_strings: vec!["bc".into()],
-            ..base
-        };
+        let config = base
+            .into_builder()
+            .stop_strings(vec!["bc".into()])
+            .build()
+            .unwrap();
         let mut decoder = Decoder::with_detokenizer(config, vec![0], detok).unwrap();
         let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
         // The first prefix of the free run whose text contains the stop string.
@@ -141,11 +142,12 @@ fn stop_strings_with_a_detokenizer_function_span_tokens() {
 #[test]
 fn autoregressive_stops_too() {
     let (mut target, _) = pair(5, 1, 63, 1.0);
-    let config = DecodeConfig {
-        max_new_tokens: 100,
-        stop_tokens: vec![0, 1],
-        ..DecodeConfig::default()
-    };
+    let config = DecodeConfig::default()
+        .into_builder()
+        .max_new_tokens(100)
+        .stop_tokens(vec![0, 1])
+        .build()
+        .unwrap();
     let mut decoder = Decoder::new(config, vec![2]).unwrap();
     let out = generate_autoregressive(&mut decoder, &mut target).unwrap();
     let last = *out.tokens.last().unwrap();

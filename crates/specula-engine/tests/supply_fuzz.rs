@@ -104,11 +104,12 @@ proptest! {
         temperature in prop_oneof![Just(0.0), 0.1_f64..2.0, Just(-1.0), Just(f64::NAN)],
         responses in proptest::collection::vec((arb_kind(), arb_logits()), 0..12),
     ) {
-        let config = DecodeConfig {
-            max_new_tokens,
-            sampling: SamplingConfig { temperature, ..SamplingConfig::default() },
-            ..DecodeConfig::new(method)
-        };
+        let config = DecodeConfig::builder(method)
+            .max_new_tokens(max_new_tokens)
+            .sampling(SamplingConfig { temperature, ..SamplingConfig::default() })
+            .build();
+        // A bad setting is refused when the configuration is built, a bad prompt here.
+        let Ok(config) = config else { return Ok(()) };
         let Ok(mut decoder) = Decoder::new(config, prompt.clone()) else { return Ok(()) };
         let mut target = MarkovModel::random(VOCAB, 1, 1, 1.0).unwrap();
         let mut draft = target.perturbed(2, 1.0).unwrap();

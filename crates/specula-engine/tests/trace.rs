@@ -22,12 +22,12 @@ const PROMPT: [u32; 2] = [2, 3];
 
 fn traced(method: Method, seed: u64, max_new_tokens: usize) -> Generation {
     let (mut target, mut draft) = pair(5, 1, 40, 1.5);
-    let config = DecodeConfig {
-        max_new_tokens,
-        seed,
-        record_distributions: true,
-        ..DecodeConfig::new(method)
-    };
+    let config = DecodeConfig::builder(method)
+        .max_new_tokens(max_new_tokens)
+        .seed(seed)
+        .record_distributions(true)
+        .build()
+        .unwrap();
     common::run(config, &PROMPT, &mut draft, &mut target)
 }
 
@@ -318,10 +318,10 @@ fn traces_serialize_to_json_with_target_and_draft_names() {
     assert!(json["steps"][0]["plan"]["kl"].is_number());
     // Without distributions the trace stays small.
     let (mut target, mut draft) = pair(5, 1, 40, 1.5);
-    let config = DecodeConfig {
-        max_new_tokens: 5,
-        ..DecodeConfig::new(speculative(3))
-    };
+    let config = DecodeConfig::builder(speculative(3))
+        .max_new_tokens(5)
+        .build()
+        .unwrap();
     let out = common::run(config, &[0], &mut draft, &mut target);
     let text = serde_json::to_string(&out.rounds).unwrap();
     assert!(!text.contains("targetProbs") && !text.contains("draftProbs"));
@@ -337,12 +337,12 @@ fn same_seed_same_trace_and_manual_driving_equals_the_driver() {
         assert_ne!(a.tokens, c.tokens, "{}", method.name());
         // Drive the state machine by hand, as an asynchronous caller would.
         let (mut target, mut draft) = pair(5, 1, 40, 1.5);
-        let config = DecodeConfig {
-            max_new_tokens: 30,
-            seed: 7,
-            record_distributions: true,
-            ..DecodeConfig::new(method.clone())
-        };
+        let config = DecodeConfig::builder(method.clone())
+            .max_new_tokens(30)
+            .seed(7)
+            .record_distributions(true)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, vec![2, 3]).unwrap();
         let mut rounds = Vec::new();
         let finish = loop {
@@ -382,10 +382,10 @@ fn requests_batch_every_position_and_keep_a_committed_prefix() {
         let (target, draft) = pair(6, 1, 50, 1.0);
         let mut target = Recording::new(target);
         let mut draft = Recording::new(draft);
-        let config = DecodeConfig {
-            max_new_tokens: 200,
-            ..DecodeConfig::new(method.clone())
-        };
+        let config = DecodeConfig::builder(method.clone())
+            .max_new_tokens(200)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, vec![4, 4, 4]).unwrap();
         let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
         let name = method.name();
@@ -552,7 +552,11 @@ fn drafts_are_sampled_from_the_distribution_used_to_test_them() {
 fn the_decoder_can_move_between_threads_and_steps_serialize() {
     fn assert_send<T: Send>() {}
     assert_send::<Decoder>();
-    let mut decoder = Decoder::new(DecodeConfig::new(speculative(2)), vec![1, 2]).unwrap();
+    let mut decoder = Decoder::new(
+        DecodeConfig::builder(speculative(2)).build().unwrap(),
+        vec![1, 2],
+    )
+    .unwrap();
     let json = serde_json::to_value(decoder.next_request().unwrap()).unwrap();
     assert_eq!(json["draft"]["role"], "draft");
     assert_eq!(json["draft"]["committed_len"], 2);

@@ -10,17 +10,17 @@ use specula_engine::{DecodeConfig, Generation, Method, SamplingConfig, TokenSour
 
 fn traced(method: Method, temperature: f64, seed: u64) -> Generation {
     let (mut target, mut draft) = pair(5, 1, 40, 1.5);
-    let config = DecodeConfig {
-        max_new_tokens: 24,
-        seed,
-        record_distributions: true,
-        sampling: SamplingConfig {
+    let config = DecodeConfig::builder(method)
+        .max_new_tokens(24)
+        .seed(seed)
+        .record_distributions(true)
+        .sampling(SamplingConfig {
             temperature,
             top_k: None,
             top_p: None,
-        },
-        ..DecodeConfig::new(method)
-    };
+        })
+        .build()
+        .expect("a valid config");
     common::run(config, &[2, 3], &mut draft, &mut target)
 }
 

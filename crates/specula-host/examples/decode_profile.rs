@@ -25,11 +25,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut draft_time = [0.0_f64; 2];
     for seed in 0..12 {
         for (i, method) in methods.iter().enumerate() {
-            let config = DecodeConfig {
-                max_new_tokens: 200,
-                seed,
-                ..DecodeConfig::new(method.clone())
-            };
+            let config = DecodeConfig::builder(method.clone())
+                .max_new_tokens(200)
+                .seed(seed)
+                .build()?;
             let mut decoder = Decoder::new(config, prompt.clone())?;
             decoder.set_vocab_size(target.vocab_size())?;
             loop {

@@ -16,11 +16,11 @@ const PINNED_TARGET: &str = "I will not so see the strange the strange.\n\nROME"
 const PINNED_DRAFT: &str = "I have so see the state the state the state,\nAnd";
 
 fn greedy(method: Method) -> DecodeConfig {
-    DecodeConfig {
-        sampling: SamplingConfig::greedy(),
-        max_new_tokens: LENGTH,
-        ..DecodeConfig::new(method)
-    }
+    DecodeConfig::builder(method)
+        .sampling(SamplingConfig::greedy())
+        .max_new_tokens(LENGTH)
+        .build()
+        .unwrap()
 }
 
 fn continuation(model: &mut impl LanguageModel) -> String {

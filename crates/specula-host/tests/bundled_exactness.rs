@@ -95,13 +95,13 @@ fn counts(
     let vocab = target.vocab_size();
     let mut counts = vec![0_u64; vocab * vocab];
     for seed in 0..RUNS {
-        let config = DecodeConfig {
-            sampling,
-            max_new_tokens: 2,
-            seed,
-            bug,
-            ..DecodeConfig::new(method.clone())
-        };
+        let config = DecodeConfig::builder(method.clone())
+            .sampling(sampling)
+            .max_new_tokens(2)
+            .seed(seed)
+            .bug(bug)
+            .build()
+            .unwrap();
         let mut decoder = Decoder::new(config, prompt.clone()).unwrap();
         let out = generate(&mut decoder, &mut *draft, &mut *target).unwrap();
         assert_eq!(out.tokens.len(), 2);

@@ -39,11 +39,11 @@ fn host(d_model: usize, n_layers: usize, seed: u64) -> HostLm {
 }
 
 fn greedy(method: Method) -> DecodeConfig {
-    DecodeConfig {
-        sampling: SamplingConfig::greedy(),
-        max_new_tokens: 40,
-        ..DecodeConfig::new(method)
-    }
+    DecodeConfig::builder(method)
+        .sampling(SamplingConfig::greedy())
+        .max_new_tokens(40)
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -122,14 +122,14 @@ fn a_draft_equal_to_the_target_is_always_accepted_on<M: LanguageModel>(
     let prompt = vec![3, 3, 1];
     let mut target = model(32, 2, 21);
     let mut draft = model(32, 2, 21);
-    let config = DecodeConfig {
-        max_new_tokens: 30,
-        seed: 5,
-        ..DecodeConfig::new(Method::Speculative {
-            gamma: 4,
-            policy: GammaPolicy::Fixed,
-        })
-    };
+    let config = DecodeConfig::builder(Method::Speculative {
+        gamma: 4,
+        policy: GammaPolicy::Fixed,
+    })
+    .max_new_tokens(30)
+    .seed(5)
+    .build()
+    .unwrap();
     let mut decoder = Decoder::new(config, prompt).unwrap();
     let out = generate(&mut decoder, &mut draft, &mut target).unwrap();
     assert_eq!(out.tokens.len(), 30);

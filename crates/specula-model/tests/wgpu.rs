@@ -12,11 +12,11 @@ use specula_model::{Backend, ModelRole, bundled};
 const PROMPT: &str = "ROMEO:\n";
 
 fn greedy(method: Method) -> DecodeConfig {
-    DecodeConfig {
-        sampling: SamplingConfig::greedy(),
-        max_new_tokens: 24,
-        ..DecodeConfig::new(method)
-    }
+    DecodeConfig::builder(method)
+        .sampling(SamplingConfig::greedy())
+        .max_new_tokens(24)
+        .build()
+        .unwrap()
 }
 
 /// Greedy autoregressive and greedy speculative text from the pair on one backend.

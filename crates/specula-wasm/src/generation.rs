@@ -145,11 +145,14 @@ impl Generation {
         let prompt_tokens = encode_prompt(tokenizer, &options.prompt)?;
         let window = models.context().max(2);
         let context = window_start(&prompt_tokens, window).to_vec();
-        let mut config = options.config;
-        config.token_text = Some(tokenizer.token_texts());
         // A GGUF model's turn ends at its end token (docs/real-models.md).
-        tokenizer.add_end_token(&mut config.stop_tokens);
-        let total = config.max_new_tokens;
+        let mut stop_tokens = options.config.stop_tokens().to_vec();
+        tokenizer.add_end_token(&mut stop_tokens);
+        let config = options
+            .config
+            .with_token_text(tokenizer.token_texts())
+            .with_stop_tokens(stop_tokens);
+        let total = config.max_new_tokens();
         let first = total.min(window - context.len());
         let decoder = stretch_decoder(&config, &context, first, 0, models.vocab())?;
         Ok(Self {

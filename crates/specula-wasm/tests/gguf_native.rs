@@ -48,11 +48,13 @@ fn every_position(lm: &mut DeviceLm, tokens: &[u32]) -> Vec<f32> {
 
 /// The greedy continuation of `method`, stopping at the end token as the bindings do.
 fn greedy(case: &mut Case, method: &str) -> Vec<u32> {
-    let mut config = gguf::greedy(method)
+    let config = gguf::greedy(method)
         .resolve()
         .expect("valid options")
         .config;
-    config.stop_tokens.extend(case.model.tokenizer.eos());
+    let mut stop_tokens = config.stop_tokens().to_vec();
+    stop_tokens.extend(case.model.tokenizer.eos());
+    let config = config.with_stop_tokens(stop_tokens);
     let prompt = case.model.tokenizer.encode(gguf::PROMPT).expect("encodes");
     let mut decoder = Decoder::new(config, prompt).expect("decoder");
     case.draft.reset();

@@ -63,7 +63,7 @@ impl Decoder {
     /// A fresh generator for the next draft tree.
     pub(super) fn tree_rng(&mut self) -> ChaCha8Rng {
         self.trees += 1;
-        let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(self.config.seed());
         rng.set_stream(self.trees);
         rng
     }
@@ -124,7 +124,7 @@ impl Decoder {
     /// The next round's drafts, when this round's drafts leave room for one more round
     /// that drafts.
     fn start_early(&mut self, state: &RoundState) -> Option<Box<Early>> {
-        let Method::Speculative { .. } = self.config.method else {
+        let Method::Speculative { .. } = self.config.method() else {
             return None;
         };
         let depth = state.tree.depth();
@@ -187,7 +187,7 @@ impl Decoder {
         let conditionals = (0..queries)
             .map(|row| self.draft_conditional(response, row))
             .collect::<Result<Vec<_>>>()?;
-        let bug = self.config.bug;
+        let bug = self.config.bug();
         let Some(early) = state.early.as_mut() else {
             return Err(Error::NoPendingRequest);
         };

@@ -95,10 +95,10 @@ impl Decoder {
                 source,
             })
         };
-        let sampling = self.config.sampling;
+        let sampling = self.config.sampling();
         let tested = match self
             .config
-            .bug
+            .bug()
             .map(|bug| bug.tested_draft_sampling(&sampling))
         {
             Some(tested) if tested != sampling => Some(convert(tested)?),

@@ -25,17 +25,17 @@ impl Decoder {
         };
         let issued_at = pending.issued_at;
         self.check_response(Role::Target, response, state.tree.paths.len())?;
-        if matches!(self.config.method, Method::Lookup { .. }) {
+        if matches!(self.config.method(), Method::Lookup { .. }) {
             // Every context token is now known to be inside the vocabulary.
             state.tree.set_point_masses(response.vocab)?;
         }
-        let record = self.config.record_distributions;
+        let record = self.config.record_distributions();
         let selection = select_round(
             &state.tree,
             response,
-            &self.config.sampling,
+            &self.config.sampling(),
             self.rule,
-            self.config.bug,
+            self.config.bug(),
             record,
             state.early.is_none(),
             &mut self.rng,
@@ -78,7 +78,7 @@ impl Decoder {
                 );
             }
         }
-        if self.config.bug == Some(Bug::CacheReset)
+        if self.config.bug() == Some(Bug::CacheReset)
             && sources.last() == Some(&TokenSource::Resampled)
         {
             // The caches are emptied instead of rolled back, and only the tokens they
@@ -87,7 +87,7 @@ impl Decoder {
         }
         let mut trace = RoundTrace {
             round: self.rounds,
-            method: self.config.method.name(),
+            method: self.config.method().name(),
             committed_len,
             branching: state.tree.branching().to_vec(),
             drafts: draft_nodes(&state.tree, record),

@@ -17,7 +17,7 @@ use super::method_options::MethodOption;
 use super::number::{whole, whole_usize};
 use super::prompt::{stop_strings, stop_tokens, text_prompt, token_prompt};
 use crate::config::node_count;
-use crate::{DecodeConfig, DraftShape, GammaPolicy, Method, Selection};
+use crate::{DecodeConfig, DecodeConfigBuilder, DraftShape, GammaPolicy, Method, Selection};
 
 /// Checked options: the prompt and the engine configuration (without the token text
 /// table, which the models add).
@@ -82,8 +82,10 @@ impl DecodeOptions {
     /// `gamma` or `drafts`, or a round of more than [`MAX_ROUND_NODES`] draft nodes.
     pub fn resolve(&self) -> Result<Resolved, OptionError> {
         let prompt = text_prompt(self.prompt.as_ref())?;
-        let mut config = self.config()?;
-        config.stop_strings = stop_strings(self.stop.as_ref())?;
+        let config = self
+            .config()?
+            .stop_strings(stop_strings(self.stop.as_ref())?);
+        let config = build(config)?;
         Ok(Resolved { prompt, config })
     }
 
@@ -95,13 +97,16 @@ impl DecodeOptions {
     /// and the stop list token ids, an id out of range named by its item (`prompt[3]`).
     pub fn resolve_tokens(&self, vocab: usize) -> Result<ResolvedTokens, OptionError> {
         let prompt = token_prompt(self.prompt.as_ref(), vocab)?;
-        let mut config = self.config()?;
-        config.stop_tokens = stop_tokens(self.stop.as_ref(), vocab)?;
+        let config = self
+            .config()?
+            .stop_tokens(stop_tokens(self.stop.as_ref(), vocab)?);
+        let config = build(config)?;
         Ok(ResolvedTokens { prompt, config })
     }
 
-    /// Every option but the prompt and the stop list, checked, as a configuration.
-    fn config(&self) -> Result<DecodeConfig, OptionError> {
+    /// Every option but the prompt and the stop list, checked, as the settings of a
+    /// configuration ([`build`] gives the engine the last word).
+    fn config(&self) -> Result<DecodeConfigBuilder, OptionError> {
         let name: MethodName = self.method.as_deref().unwrap_or("speculative").parse()?;
         self.refuse_unused(name)?;
         let gamma = self
@@ -211,24 +216,13 @@ impl DecodeOptions {
             .transpose()?
             .unwrap_or(DEFAULT_MAX_TOKENS);
         let bug = self.bug.as_deref().map(parse_bug).transpose()?;
-        let config = DecodeConfig {
-            method,
-            sampling,
-            max_new_tokens,
-            stop_tokens: Vec::new(),
-            stop_strings: Vec::new(),
-            token_text: None,
-            seed,
-            record_distributions: self.record_distributions.unwrap_or(false),
-            bug,
-            parallel_draft: self.parallel_draft.unwrap_or(DEFAULT_PARALLEL_DRAFT),
-        };
-        // Everything the engine checks is checked above with the option named; this is
-        // the engine's own word on whatever is left.
-        config.validate().map_err(|e| {
-            OptionError::invalid("method", "settings the engine accepts", e.to_string())
-        })?;
-        Ok(config)
+        Ok(DecodeConfig::builder(method)
+            .sampling(sampling)
+            .max_new_tokens(max_new_tokens)
+            .seed(seed)
+            .record_distributions(self.record_distributions.unwrap_or(false))
+            .bug(bug)
+            .parallel_draft(self.parallel_draft.unwrap_or(DEFAULT_PARALLEL_DRAFT)))
     }
 
     /// Refuses every option given that `name` does not take
@@ -268,6 +262,14 @@ impl DecodeOptions {
         }
         Ok(())
     }
+}
+
+/// The configuration from checked settings. Everything the engine checks is checked
+/// before with the option named; this is the engine's own word on whatever is left.
+fn build(settings: DecodeConfigBuilder) -> Result<DecodeConfig, OptionError> {
+    settings
+        .build()
+        .map_err(|e| OptionError::invalid("method", "settings the engine accepts", e.to_string()))
 }
 
 /// K i.i.d. drafts of length L, within [`MAX_ROUND_NODES`].

@@ -20,11 +20,11 @@ fn field(text: &str) -> (String, String) {
 fn defaults_come_from_the_limits() {
     let r = json(r#"{"prompt":"To be"}"#).unwrap();
     assert_eq!(r.prompt, "To be");
-    assert_eq!(r.config.max_new_tokens, DEFAULT_MAX_TOKENS);
-    assert_eq!(r.config.seed, DEFAULT_SEED);
-    assert_eq!(r.config.sampling.temperature, DEFAULT_TEMPERATURE);
+    assert_eq!(r.config.max_new_tokens(), DEFAULT_MAX_TOKENS);
+    assert_eq!(r.config.seed(), DEFAULT_SEED);
+    assert_eq!(r.config.sampling().temperature, DEFAULT_TEMPERATURE);
     assert_eq!(
-        r.config.method,
+        *r.config.method(),
         Method::Speculative {
             gamma: DEFAULT_GAMMA,
             policy: GammaPolicy::Fixed
@@ -32,7 +32,7 @@ fn defaults_come_from_the_limits() {
     );
     let r = json(r#"{"prompt":"x","method":"spectr","selection":"race"}"#).unwrap();
     assert_eq!(
-        r.config.method,
+        *r.config.method(),
         Method::SpecTr {
             drafts: DraftShape::Iid {
                 k: DEFAULT_DRAFTS,
@@ -43,7 +43,7 @@ fn defaults_come_from_the_limits() {
     );
     let r = json(r#"{"prompt":"x","method":"spectr"}"#).unwrap();
     assert!(matches!(
-        r.config.method,
+        r.config.method(),
         Method::SpecTr {
             selection: Selection::KSeq,
             ..
@@ -55,7 +55,7 @@ fn defaults_come_from_the_limits() {
 fn typical_and_lookup_take_their_options_and_defaults() {
     let r = json(r#"{"prompt":"x","method":"typical"}"#).unwrap();
     assert_eq!(
-        r.config.method,
+        *r.config.method(),
         Method::Typical {
             gamma: DEFAULT_GAMMA,
             epsilon: DEFAULT_TYPICAL_EPSILON,
@@ -67,19 +67,19 @@ fn typical_and_lookup_take_their_options_and_defaults() {
         json(r#"{"prompt":"x","method":"typical","epsilon":0.2,"delta":2,"dynamicGamma":true}"#)
             .unwrap();
     assert!(matches!(
-        r.config.method,
+        r.config.method(),
         Method::Typical { epsilon, delta, policy: GammaPolicy::Heuristic { .. }, .. }
-            if epsilon == 0.2 && delta == 2.0
+            if *epsilon == 0.2 && *delta == 2.0
     ));
     let r = json(r#"{"prompt":"x","method":"lookup","gamma":6}"#).unwrap();
     assert_eq!(
-        r.config.method,
+        *r.config.method(),
         Method::Lookup {
             gamma: 6,
             ngram: DEFAULT_NGRAM
         }
     );
-    assert!(!r.config.method.needs_draft());
+    assert!(!r.config.method().needs_draft());
     for (text, want, needle) in [
         (
             r#"{"prompt":"x","method":"typical","epsilon":1.01}"#,
@@ -142,8 +142,8 @@ fn every_method_builds() {
             ""
         };
         let r = json(&format!(r#"{{"prompt":"x","method":"{m}"{kl}}}"#)).unwrap();
-        assert_eq!(r.config.method.needs_draft(), m.needs_draft_model());
-        assert_eq!(r.config.method.name(), m.as_str());
+        assert_eq!(r.config.method().needs_draft(), m.needs_draft_model());
+        assert_eq!(r.config.method().name(), m.as_str());
     }
 }
 
@@ -312,9 +312,9 @@ fn tokens(text: &str, vocab: usize) -> Result<ResolvedTokens, OptionError> {
 fn decode_takes_token_ids_for_the_prompt_and_the_stop_list() {
     let r = tokens(r#"{"prompt":[3,0,4],"stop":[1,4],"method":"spectr"}"#, 5).unwrap();
     assert_eq!(r.prompt, vec![3, 0, 4]);
-    assert_eq!(r.config.stop_tokens, vec![1, 4]);
-    assert!(r.config.stop_strings.is_empty());
-    assert_eq!(r.config.method.name(), "spectr");
+    assert_eq!(r.config.stop_tokens(), vec![1, 4]);
+    assert!(r.config.stop_strings().is_empty());
+    assert_eq!(r.config.method().name(), "spectr");
     // Every other option is read and checked as for text.
     let e = tokens(r#"{"prompt":[1],"topK":0}"#, 5).unwrap_err();
     assert_eq!(e.field, "topK");
@@ -382,16 +382,16 @@ fn decode_takes_token_ids_for_the_prompt_and_the_stop_list() {
 #[test]
 fn null_means_not_given_and_negative_zero_is_zero() {
     let r = json(r#"{"prompt":"x","gamma":null,"seed":null,"stop":null}"#).unwrap();
-    assert_eq!(r.config.seed, 0);
+    assert_eq!(r.config.seed(), 0);
     let r = json(r#"{"prompt":"x","temperature":-0.0}"#).unwrap();
-    assert_eq!(r.config.sampling.temperature.to_bits(), 0.0f64.to_bits());
+    assert_eq!(r.config.sampling().temperature.to_bits(), 0.0f64.to_bits());
 }
 
 #[test]
 fn trees_and_dynamic_gamma_build() {
     let r = json(r#"{"prompt":"x","method":"spectr","tree":[2,2,1]}"#).unwrap();
     assert_eq!(
-        r.config.method,
+        *r.config.method(),
         Method::SpecTr {
             drafts: DraftShape::Tree {
                 k: 4,
@@ -402,7 +402,7 @@ fn trees_and_dynamic_gamma_build() {
     );
     let r = json(r#"{"prompt":"x","dynamicGamma":true}"#).unwrap();
     assert!(matches!(
-        r.config.method,
+        r.config.method(),
         Method::Speculative {
             policy: GammaPolicy::Heuristic { .. },
             ..
@@ -529,10 +529,10 @@ proptest! {
         let given: Vec<String> = match &raw { Raw::Object(e) => e.iter().map(|(k, _)| k.clone()).collect(), _ => vec![] };
         match DecodeOptions::from_raw(raw).and_then(|o| o.resolve()) {
             Ok(r) => {
-                prop_assert!(r.config.validate().is_ok());
-                prop_assert!((1..=MAX_TOKENS).contains(&r.config.max_new_tokens));
-                prop_assert!(r.config.seed <= MAX_SEED);
-                let nodes = match &r.config.method {
+                prop_assert_eq!(r.config.clone().into_builder().build(), Ok(r.config.clone()));
+                prop_assert!((1..=MAX_TOKENS).contains(&r.config.max_new_tokens()));
+                prop_assert!(r.config.seed() <= MAX_SEED);
+                let nodes = match r.config.method() {
                     Method::SpecTr { drafts, .. } | Method::MultiRound { drafts } => {
                         crate::config::node_count(&drafts.branching())
                     }

@@ -119,7 +119,7 @@ pub fn run(
     draft: &mut MarkovModel,
     target: &mut MarkovModel,
 ) -> Generation {
-    let needs_draft = config.method.needs_draft();
+    let needs_draft = config.method().needs_draft();
     let mut decoder = Decoder::new(config, prompt.to_vec()).unwrap();
     if needs_draft {
         generate(&mut decoder, draft, target).unwrap()

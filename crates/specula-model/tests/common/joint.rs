@@ -183,13 +183,13 @@ pub fn sample(pair: &mut Pair, method: &Method, bug: Option<Bug>, runs: u64) -> 
         let mut decoders: Vec<Decoder> = batch
             .iter()
             .map(|&seed| {
-                let config = DecodeConfig {
-                    sampling: sampling(),
-                    max_new_tokens: GENERATED,
-                    seed,
-                    bug,
-                    ..DecodeConfig::new(method.clone())
-                };
+                let config = DecodeConfig::builder(method.clone())
+                    .sampling(sampling())
+                    .max_new_tokens(GENERATED)
+                    .seed(seed)
+                    .bug(bug)
+                    .build()
+                    .unwrap();
                 let mut decoder = Decoder::new(config, pair.prompt.clone()).expect("a config");
                 decoder.set_vocab_size(vocab).expect("the vocabulary");
                 decoder
