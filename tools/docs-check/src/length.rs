@@ -1,7 +1,8 @@
-//! Line limits of the long-form documents. BENCHMARKS.md holds today's figures and MODELS.md
-//! what the models are and what running them taught; both grew by appending when history was
-//! kept in them, so each has a limit: a new figure replaces the one it supersedes, and git
-//! keeps the old one.
+//! Line limits. BENCHMARKS.md holds today's figures and MODELS.md what the models are and
+//! what running them taught; both grew by appending when history was kept in them, so each
+//! has a limit: a new figure replaces the one it supersedes, and git keeps the old one. Every
+//! other source or document file has the general limit [`FILE_MAX_LINES`]: small files with
+//! one purpose. CHANGELOG.md alone is exempt, being a list that grows with every release.
 
 use std::path::Path;
 
@@ -13,8 +14,20 @@ pub const BENCHMARKS_MAX_LINES: usize = 250;
 /// The most lines MODELS.md may have.
 pub const MODELS_MAX_LINES: usize = 300;
 
-/// Every limited document (path from the repository root) with its limit: the one place the
-/// checks read the limits from.
+/// The most lines of any other tracked source or document file (by [`LIMITED_EXTENSIONS`]).
+pub const FILE_MAX_LINES: usize = 600;
+
+/// The extensions of the files [`FILE_MAX_LINES`] applies to: code, scripts, styles, pages
+/// and documents (data such as JSON fixtures is not prose to split).
+pub const LIMITED_EXTENSIONS: &[&str] = &[
+    "rs", "js", "mjs", "ts", "sh", "py", "css", "html", "md", "toml",
+];
+
+/// The one file exempt from [`FILE_MAX_LINES`].
+pub const UNLIMITED: &str = "CHANGELOG.md";
+
+/// Every document with a limit of its own (path from the repository root) and that limit:
+/// the one place the checks read the limits from.
 pub const LINE_LIMITS: &[(&str, usize)] = &[
     ("BENCHMARKS.md", BENCHMARKS_MAX_LINES),
     ("MODELS.md", MODELS_MAX_LINES),
@@ -23,10 +36,14 @@ pub const LINE_LIMITS: &[(&str, usize)] = &[
 /// The line limit of `file` (relative to the repository root), if it has one.
 #[must_use]
 pub fn limit_of(file: &Path) -> Option<usize> {
-    LINE_LIMITS
-        .iter()
-        .find(|(name, _)| Path::new(name) == file)
-        .map(|&(_, limit)| limit)
+    if let Some(&(_, limit)) = LINE_LIMITS.iter().find(|(name, _)| Path::new(name) == file) {
+        return Some(limit);
+    }
+    let limited = file
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| LIMITED_EXTENSIONS.contains(&ext));
+    (limited && file != Path::new(UNLIMITED)).then_some(FILE_MAX_LINES)
 }
 
 /// The problem of `file` when its `text` has more lines than its limit; the reported line is
@@ -38,10 +55,17 @@ pub fn check_length(file: &Path, text: &str) -> Option<Problem> {
     (lines > limit).then(|| Problem {
         file: file.to_path_buf(),
         line: Some(limit + 1),
-        message: format!(
-            "{lines} lines, over its limit of {limit}: cut repetition, narration and superseded \
-             figures (replace a figure, don't append; history is git's)"
-        ),
+        message: if limit == FILE_MAX_LINES {
+            format!(
+                "{lines} lines, over the limit of {limit} for any file: split it by purpose or \
+                 cut repetition"
+            )
+        } else {
+            format!(
+                "{lines} lines, over its limit of {limit}: cut repetition, narration and \
+                 superseded figures (replace a figure, don't append; history is git's)"
+            )
+        },
     })
 }
 
@@ -77,8 +101,14 @@ mod tests {
             Some(BENCHMARKS_MAX_LINES)
         );
         assert_eq!(limit_of(Path::new("MODELS.md")), Some(MODELS_MAX_LINES));
-        assert_eq!(limit_of(Path::new("docs/BENCHMARKS.md")), None);
-        assert_eq!(limit_of(Path::new("README.md")), None);
+        assert_eq!(
+            limit_of(Path::new("docs/BENCHMARKS.md")),
+            Some(FILE_MAX_LINES)
+        );
+        assert_eq!(limit_of(Path::new("README.md")), Some(FILE_MAX_LINES));
+        assert_eq!(limit_of(Path::new("www/js/run.js")), Some(FILE_MAX_LINES));
+        assert_eq!(limit_of(Path::new("CHANGELOG.md")), None);
+        assert_eq!(limit_of(Path::new("tests/options/table.json")), None);
     }
 
     #[test]
@@ -105,8 +135,22 @@ mod tests {
     }
 
     #[test]
-    fn documents_without_a_limit_pass_at_any_length() {
-        assert!(check_length(Path::new("docs/design.md"), &lines(5000)).is_none());
+    fn any_source_file_over_the_general_limit_fails() {
+        for name in ["docs/design.md", "crates/x/src/lib.rs", "www/js/anim.js"] {
+            let problem = check_length(Path::new(name), &lines(FILE_MAX_LINES + 1)).expect(name);
+            assert!(
+                problem
+                    .to_string()
+                    .contains("over the limit of 600 for any file")
+            );
+            assert!(check_length(Path::new(name), &lines(FILE_MAX_LINES)).is_none());
+        }
+    }
+
+    #[test]
+    fn the_changelog_and_data_pass_at_any_length() {
+        assert!(check_length(Path::new("CHANGELOG.md"), &lines(5000)).is_none());
+        assert!(check_length(Path::new("tests/www/traces/a.json"), &lines(5000)).is_none());
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //!   folder of the repository, and every `#anchor` at a heading of its target file;
 //! - [`outside`]: no tracked text file refers to anything outside the repository (a
 //!   sibling folder, a work log, the number of an issue on a tracker readers cannot see);
-//! - [`length`]: the long-form documents stay within their line limits
-//!   ([`length::LINE_LIMITS`]);
+//! - [`length`]: the long-form documents stay within their own line limits
+//!   ([`length::LINE_LIMITS`]), and every other source and document file within
+//!   [`length::FILE_MAX_LINES`];
 //! - [`worklog`]: no Markdown file reads as a work log ("minutes later", "recorded in
 //!   a commit", a dated section);
 //! - [`commands`]: the commands the docs show run what exists: each script is a tracked
@@ -95,8 +96,8 @@ pub fn check_repository(root: &Path) -> std::io::Result<Vec<Problem>> {
         let Ok(text) = std::fs::read_to_string(root.join(file)) else {
             continue; // binary files (images, weights) are not text to check
         };
+        problems.extend(length::check_length(file, &text));
         if file.extension().is_some_and(|ext| ext == "md") {
-            problems.extend(length::check_length(file, &text));
             problems.extend(links::check_markdown(root, &tree, file, &text));
             problems.extend(worklog::check_markdown(file, &text));
         }

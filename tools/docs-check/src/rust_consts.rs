@@ -1,6 +1,7 @@
 //! The numeric constants of the crates, read from their one Rust definition: every
 //! `const NAME: T = EXPR;` under `crates/*/src/` whose `EXPR` is arithmetic over literals
-//! (`64`, `1_000_000`, `1e6`, `0.09`, `1 << 20`, `(1 << 53) - 1`, `false`). The prose checks
+//! (`64`, `1_000_000`, `1e6`, `0.09`, `1 << 20`, `(1 << 53) - 1`, `false`) or is another
+//! such constant by name (`MAX_RETARGET_PROBS = MAX_TOP_K`). The prose checks
 //! ([`crate::numbers`]) compare the numbers the docs quote with these.
 
 use std::collections::HashMap;
@@ -46,6 +47,8 @@ pub struct Definition {
     pub file: PathBuf,
     /// Its value, or `None` when the expression is not arithmetic over literals.
     pub value: Option<Value>,
+    /// The constant it names, when its expression is another constant's name.
+    pub alias: Option<String>,
 }
 
 /// The constants of the crates by name (a name defined twice keeps every definition).
@@ -89,6 +92,7 @@ impl Constants {
                 .push(Definition {
                     file: file.to_path_buf(),
                     value: evaluate(&cap[2]),
+                    alias: alias(&cap[2]),
                 });
         }
     }
@@ -99,9 +103,21 @@ impl Constants {
     /// # Errors
     /// As above, in words for a report.
     pub fn value(&self, name: &str) -> Result<Value, String> {
+        self.value_within(name, 8)
+    }
+
+    /// [`Self::value`], following at most `hops` names from one constant to another.
+    fn value_within(&self, name: &str, hops: usize) -> Result<Value, String> {
         let Some(defs) = self.by_name.get(name) else {
             return Err(format!("no crate defines `{name}`"));
         };
+        if let (None, Some(other), [_]) = (defs[0].value, &defs[0].alias, defs.as_slice()) {
+            return if hops == 0 {
+                Err(format!("`{name}` names constants in a loop"))
+            } else {
+                self.value_within(other, hops - 1)
+            };
+        }
         let first = defs[0].value.ok_or_else(|| {
             format!(
                 "`{name}` ({}) is not a literal expression",
@@ -115,6 +131,15 @@ impl Constants {
         }
         Ok(first)
     }
+}
+
+/// The constant an expression names, when it is one bare constant name.
+fn alias(expr: &str) -> Option<String> {
+    let expr = expr.trim();
+    let mut chars = expr.chars();
+    let named = chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    named.then(|| expr.to_owned())
 }
 
 /// The value of a constant expression over literals, or `None`.
@@ -294,5 +319,22 @@ mod tests {
         assert!(constants.value("B").unwrap_err().contains("not a literal"));
         assert!(constants.value("C").unwrap_err().contains("more than once"));
         assert!(constants.value("D").unwrap_err().contains("no crate"));
+    }
+
+    #[test]
+    fn a_constant_named_by_another_has_its_value() {
+        let mut constants = Constants::default();
+        constants.add_source(
+            Path::new("a.rs"),
+            "pub const MAX_TOP_K: usize = 1 << 20;
+pub const MAX_PROBS: usize = MAX_TOP_K;
+             const LOOP_A: usize = LOOP_B;
+const LOOP_B: usize = LOOP_A;
+const GONE: u8 = NONE;
+",
+        );
+        assert_eq!(constants.value("MAX_PROBS"), Ok(Value::Number(1_048_576.0)));
+        assert!(constants.value("LOOP_A").unwrap_err().contains("in a loop"));
+        assert!(constants.value("GONE").unwrap_err().contains("no crate"));
     }
 }

@@ -119,7 +119,7 @@ impl PlanOptions {
     /// # Errors
     /// [`OptionError`] naming the first option at fault: a method or selection that is
     /// not one (a former name refused with its new spelling), an option the scheme does
-    /// not use ([`Self::refuse_unused`]), a value out of range.
+    /// not use, a value out of range.
     pub fn resolve(&self) -> Result<PlanInput, OptionError> {
         let method = plan_method(self.method.as_deref())?;
         let selection = match (method, self.selection.as_deref()) {
