@@ -102,7 +102,7 @@ export function addLessonTests(tests, { browser, open, loaded, hook, check, arti
       const sum = a.rows.every((r) => Math.abs(r.min + r.share - r.target) <= 1e-9);
       const real = a.rows.every((r) => close(r.target, step.targetProbs[r.token], 1e-6) && close(r.min, Math.min(step.targetProbs[r.token], step.draftProbs[r.token]), 1e-6));
       check(a.rows.length >= 3 && sum && a.gap <= 1e-9 && real && close(a.overlap, sumMin(step.targetProbs, step.draftProbs), 1e-6),
-        `lesson area: round ${a.round}, position ${a.position}: min(target, draft) + (1 − Σ min)·residual = target within 1e-9 for each of ${a.rows.length} characters (over the vocabulary: ${a.gap.toExponential(1)})`, JSON.stringify(a));
+        `lesson area: round ${a.round}, position ${a.position}: min(target, draft) + (1 − Σ min)·residual = target within 1e-9 for each of ${a.rows.length} characters (over the vocabulary, the report's TV(target, output): ${a.gap.toExponential(1)})`, JSON.stringify(a));
       check(s.dist.round === String(a.round) && s.dist.position === String(a.position) && /dist-panel/.test(s.spot?.cls ?? ""), "lesson area: the distributions panel shows that position and is marked", JSON.stringify(s.dist));
     },
     spectr(s, h) {

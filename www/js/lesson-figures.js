@@ -62,14 +62,14 @@ export function coinFigure(test, where, ch) {
 
 /**
  * The area picture at one position, for the rows `tokens`: each character's target bar
- * filled by min(target, draft) (what accepted drafts emit) and (1 − Σ min)·residual (what
- * rejections emit), from plan()'s report (its target, draft, acceptance = Σ min, residual).
+ * filled by what accepted drafts emit (plan()'s acceptedMass, min(target, draft) here) and
+ * what the residual emits after a rejection (its residualMass, (1 − Σ min)·residual), all
+ * from plan()'s report; its tvTargetOutput says how far their sum is from the target.
  */
 export function areaFigure(report, tokens, where, ch) {
   const overlap = report.acceptance;
-  const rows = tokens.map((t) => ({ t, target: report.target[t], min: Math.min(report.target[t], report.draft[t]), share: (1 - overlap) * report.residual[t] }));
-  // How far the pieces are from the target over the whole vocabulary (rounding only).
-  const gap = report.target.reduce((m, x, t) => Math.max(m, Math.abs(Math.min(x, report.draft[t]) + (1 - overlap) * report.residual[t] - x)), 0);
+  const rows = tokens.map((t) => ({ t, target: report.target[t], min: report.acceptedMass[t], share: report.residualMass[t] }));
+  const gap = report.tvTargetOutput;
   const fig = data(h("figure", "lesson-fig lesson-area"), { ...where, overlap, gap });
   const key = h("p", "reskey");
   key.append(h("span", "sw min"), " min(target, draft) + ", h("span", "sw share"), ` (1 − Σ min)·residual = `, h("span", "sw base"), " target");

@@ -156,7 +156,7 @@ const bonus = {
     return {
       spot: bonusCell ?? $("stage"),
       body: body({ round: String(r.index + 1), gamma: String(g), bonusToken: String(b.token), bonusProb: String(p), alpha: String(alpha), expected: String(expected) },
-        para(`In round ${r.index + 1} all {gamma} = ${g} guesses were accepted. The target's one pass had already computed the distribution after the last guess, so one more character comes for free: the {bonus} ${quote(ctx.ch, b.token)}, sampled from the target${p !== null ? ` (target probability ${fmt(p, 3)}` : ""}${b.uniform !== null && b.uniform !== undefined ? `, u = ${fmt(b.uniform, 3)})` : p !== null ? ")" : ""}.`),
+        para(`In round ${r.index + 1} all {gamma} = ${g} guesses were accepted. The target's one pass had already computed the distribution after the last guess, so one more character comes for free: the {bonus} ${quote(ctx.ch, b.token)}, ${b.targetArgmax !== null && b.targetArgmax !== undefined ? "the target's {argmax}" : `sampled from the target with u = ${fmt(b.uniform, 3)}`}${p !== null ? ` (target probability ${fmt(p, 3)})` : ""}.`),
         para("So a round emits between 1 character (the first guess rejected, replaced from the residual) and γ + 1 (everything accepted, plus the bonus)."),
         expected !== null
           ? para(`If every position were accepted with {alpha} = ${fmt(alpha, 3)}, this round's mean Σ min(target, draft), the theory expects (1 − α^(γ+1))/(1 − α) = ${fmt(expected, 2)} characters per round at γ = ${g}; this run has made ${fmt(made, 2)} so far.`)

@@ -233,6 +233,15 @@ pub struct PlanReport {
     /// The distribution sampled when every draft is rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub residual: Option<Vec<f64>>,
+    /// Per token x: the probability that x is emitted by an accepted draft, so that
+    /// `acceptedMass + residualMass = output` (for standard speculative sampling,
+    /// `min(target, draft)`); with `residual`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_mass: Option<Vec<f64>>,
+    /// Per token x: the probability that x is emitted by the residual after every draft
+    /// was rejected, `(1 − acceptance)·residual(x)`; with `residual`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residual_mass: Option<Vec<f64>>,
     /// The deliberate bug planted; `output` is then the buggy sampler's exact output.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bug: Option<BugReport>,
@@ -306,6 +315,8 @@ pub fn plan_report(input: &PlanInput) -> Result<PlanReport, PlanError> {
         upper_bound: None,
         accept_probs: None,
         residual: None,
+        accepted_mass: None,
+        residual_mass: None,
         bug: None,
         tv: None,
     };
@@ -426,6 +437,15 @@ fn finish(report: &mut PlanReport, target: &[f64], analysis: crate::TokenAnalysi
     // Summed rounding can leave the acceptance a few ulps above 1.
     report.acceptance = analysis.acceptance.min(1.0);
     report.output = analysis.output;
+    // The output is what accepted drafts emit plus what the residual emits after every
+    // draft was rejected (docs/design.md); the residual's share is the latter.
+    if let Some(residual) = &report.residual {
+        let rejected = 1.0 - report.acceptance;
+        let residual_mass: Vec<f64> = residual.iter().map(|r| rejected * r).collect();
+        let accepted = report.output.iter().zip(&residual_mass);
+        report.accepted_mass = Some(accepted.map(|(o, r)| (o - r).max(0.0)).collect());
+        report.residual_mass = Some(residual_mass);
+    }
 }
 
 /// `raw` processed by `sampling` as decoding processes the models' logits (`ln p`);

@@ -166,3 +166,75 @@ fn sampling_settings_process_both_distributions_for_every_method() {
         "{json}"
     );
 }
+
+#[test]
+fn the_output_splits_into_what_accepted_drafts_and_the_residual_emit() {
+    let one = SamplingConfig::default();
+    let cases = [
+        (PlanMethod::Speculative, PlanParams::None, one),
+        (PlanMethod::Speculative, PlanParams::None, at(0.0)),
+        (PlanMethod::Mentored, PlanParams::Kl(0.05), one),
+        (
+            PlanMethod::Typical,
+            PlanParams::Typical {
+                epsilon: 0.3,
+                delta: 0.09,
+            },
+            one,
+        ),
+        (
+            PlanMethod::Spectr,
+            PlanParams::KSeq { k: 3, rho: None },
+            one,
+        ),
+        (PlanMethod::Spectr, PlanParams::Race(3), one),
+        (PlanMethod::Multiround, PlanParams::Drafts(3), one),
+    ];
+    for (method, params, sampling) in cases {
+        let report = plan(method, params, sampling);
+        let (accepted, residual) = (
+            report.accepted_mass.clone().expect("accepted"),
+            report.residual_mass.clone().expect("residual"),
+        );
+        let rejected = 1.0 - report.acceptance;
+        for x in 0..TARGET.len() {
+            let whole = accepted[x] + residual[x];
+            assert!(
+                (whole - report.output[x]).abs() < 1e-12,
+                "{method:?} {params:?}"
+            );
+            let r = report.residual.as_ref().unwrap()[x];
+            assert!((residual[x] - rejected * r).abs() < 1e-12, "{method:?}");
+        }
+        // One draft: what acceptance emits is the draft times its acceptance probability,
+        // computed apart from the output (for standard sampling, min(target, draft)).
+        if matches!(
+            method,
+            PlanMethod::Speculative | PlanMethod::Mentored | PlanMethod::Typical
+        ) {
+            let accept = report.accept_probs.as_ref().unwrap();
+            for x in 0..TARGET.len() {
+                let direct = report.draft[x] * accept[x];
+                assert!(
+                    (accepted[x] - direct).abs() < 1e-12,
+                    "{method:?} {params:?} x={x}"
+                );
+            }
+        }
+    }
+    let report = plan(PlanMethod::Speculative, PlanParams::None, one);
+    let mins: Vec<f64> = TARGET.iter().zip(DRAFT).map(|(t, d)| t.min(d)).collect();
+    let accepted = report.accepted_mass.unwrap();
+    assert_eq!(accepted.len(), mins.len());
+    for (a, m) in accepted.iter().zip(&mins) {
+        assert!(
+            (a - m).abs() < 1e-12,
+            "{accepted:?} is not min(target, draft) {mins:?}"
+        );
+    }
+    let otm = plan(PlanMethod::Spectr, PlanParams::Otm(2), one);
+    assert!(
+        otm.accepted_mass.is_none(),
+        "OTM's coupling has no residual"
+    );
+}

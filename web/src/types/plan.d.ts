@@ -203,6 +203,17 @@ acceptProbs: Array<number> | null,
  */
 residual: Array<number> | null, 
 /**
+ * Per token x: the probability that x is emitted by an accepted draft, so that
+ * `acceptedMass + residualMass = output` (for standard speculative sampling,
+ * `min(target, draft)`); with `residual`.
+ */
+acceptedMass: Array<number> | null, 
+/**
+ * Per token x: the probability that x is emitted by the residual after every draft
+ * was rejected, `(1 − acceptance)·residual(x)`; with `residual`.
+ */
+residualMass: Array<number> | null, 
+/**
  * The deliberate bug planted; `output` is then the buggy sampler's exact output.
  */
 bug: BugReport | null, 
