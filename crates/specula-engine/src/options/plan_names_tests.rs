@@ -4,24 +4,9 @@
 
 use specula_core::{PlanMethod, PlanParams, PlanSelection};
 
+use super::plan_tests::{opts, spectr};
 use super::{DecodeOptions, MethodName, PlanOptions, run_plan};
 use crate::Selection;
-
-fn opts(method: &str) -> PlanOptions {
-    PlanOptions {
-        method: Some(method.into()),
-        target: Some(vec![0.1, 0.2, 0.3, 0.4]),
-        draft: Some(vec![0.5, 0.3, 0.15, 0.05]),
-        ..PlanOptions::default()
-    }
-}
-
-fn spectr(selection: &str) -> PlanOptions {
-    PlanOptions {
-        selection: Some(selection.into()),
-        ..opts("spectr")
-    }
-}
 
 /// The refusal of `options`: its field and message.
 fn refused(options: &PlanOptions) -> (String, String) {

@@ -2,7 +2,8 @@
 
 use super::{OptionError, PlanFailure, PlanOptions, Raw, run_plan};
 
-fn opts(method: &str) -> PlanOptions {
+/// The options of one plan over a fixed pair, by method (also the names tests').
+pub(super) fn opts(method: &str) -> PlanOptions {
     PlanOptions {
         method: Some(method.into()),
         target: Some(vec![0.1, 0.2, 0.3, 0.4]),
@@ -12,7 +13,7 @@ fn opts(method: &str) -> PlanOptions {
 }
 
 /// Method spectr with `selection`.
-fn spectr(selection: &str) -> PlanOptions {
+pub(super) fn spectr(selection: &str) -> PlanOptions {
     PlanOptions {
         selection: Some(selection.into()),
         ..opts("spectr")
