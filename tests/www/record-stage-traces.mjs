@@ -3,12 +3,10 @@
 // backend in headless Chromium, in the shape of www/recorded-trace.json without the
 // distributions (the stage's model reads none).
 // Usage: node tests/www/record-stage-traces.mjs PACKAGE_DIST_DIR [OUT_DIR]
-import { writeFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync, mkdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "./deps.mjs";
-import { serve } from "./serve.mjs";
+import { withRecorder } from "./record-runs.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = process.argv[2];
@@ -30,40 +28,14 @@ const RUNS = {
   parallel: { ...base, method: "speculative", gamma: 3, temperature: 0.8, parallelDraft: true, maxTokens: 40 },
 };
 
-const server = await serve(join(here, "../../www"), { mounts: { "/specula/": dist } });
-const profile = mkdtempSync(join(tmpdir(), "specula-record-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
-});
-try {
-  const page = context.pages()[0] ?? (await context.newPage());
-  await page.goto(`${server.url}recorded-trace.json`); // any same-origin document
+await withRecorder(dist, async (run) => {
   mkdirSync(out, { recursive: true });
   for (const [name, options] of Object.entries(RUNS)) {
-    const result = await page.evaluate(async (options) => {
-      const { Specula } = await import("/specula/index.js");
-      const s = await Specula.load({ backend: "cpu" });
-      try {
-        const rounds = [];
-        const it = s.generate(options);
-        for (;;) {
-          const { value, done } = await it.next();
-          if (done) return { alphabet: s.alphabet, rounds: rounds.map(({ trace }) => ({ trace })), text: value.text };
-          rounds.push(value);
-        }
-      } finally {
-        s.terminate();
-      }
-    }, options);
+    const { alphabet, rounds, summary } = await run(options);
+    const result = { alphabet, rounds: rounds.map(({ trace }) => ({ trace })), text: summary.text };
     // Timing differs run to run: left out, like the distributions.
     const json = JSON.stringify({ options, ...result }, (key, value) => (key === "timing" ? undefined : typeof value === "number" && !Number.isInteger(value) ? Number(value.toPrecision(4)) : value));
     writeFileSync(join(out, `${name}.json`), json + "\n");
     console.log(`wrote ${name}.json: ${result.rounds.length} rounds, ${json.length} bytes, text ${JSON.stringify(result.text.slice(0, 30))}…`);
   }
-} finally {
-  await context.close();
-  await server.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+});
