@@ -226,6 +226,7 @@ const LIMIT_KEYS = [
   "maxGamma", "defaultGamma", "defaultParallelDraft", "maxDrafts", "defaultDrafts", "maxPlanDrafts", "maxRoundNodes", "defaultTypicalEpsilon", "defaultTypicalDelta", "maxTypicalDelta",
   "maxLabRuns", "defaultLabRuns", "defaultNgram", "maxNgram", "maxTokens", "defaultMaxTokens",
   "maxTemperature", "defaultTemperature", "maxTopK", "maxKl", "maxSeed", "defaultSeed", "maxStopStrings", "maxStopChars",
+  "maxVocab", "maxTheoryGammas", "maxRetargetProbs",
 ];
 const LIMITS_ROWS = [
   {
@@ -264,7 +265,7 @@ const planRow = (name, options, code, message, expect, field) => ({ name, call: 
 const planBad = (name, options, field, message) => planRow(name, options, OPTION, message, undefined, field);
 const PLAN_ROWS = [
   { name: "options null", call: "plan", options: null, code: OPTION, field: "options", message: "options must be an object such as { method, target, draft }, got null" },
-  planBad("unknown option", { normalise: true }, "normalise", 'unknown option "normalise"; the options are: method, target, draft'),
+  planBad("unknown option", { normalise: true }, "normalise", 'unknown option "normalise"; the options are: method, selection, target, draft'),
   planBad("method missing", { method: undefined }, "method", "method is required: one of speculative, spectr"),
   planBad("unknown method", { method: "beam" }, "method", 'method must be one of speculative, spectr, multiround, mentored, typical, got "beam"'),
   planBad("former method kseq", { method: "kseq" }, "method", '(SpecTr k-Seq is method "spectr", whose default selection is "kseq"), got "kseq"'),
@@ -272,8 +273,11 @@ const PLAN_ROWS = [
   planBad("former method otm", { method: "otm" }, "method", '(the exact OTM linear program is method "spectr" with selection "otm"), got "otm"'),
   planBad("former method greedy", { method: "greedy" }, "method", '(greedy verification is method "speculative" with temperature 0), got "greedy"'),
   planBad("decoding's lookup", { method: "lookup" }, "method", 'plan method "speculative" with a one-hot draft'),
-  planRow("greedy: speculative at temperature 0", { temperature: 0 }, null, null,
-    (r) => (r.method === "speculative" && r.temperature === 0 && r.acceptance === 0 && r.output[1] === 1) || `${r.method} at ${r.temperature}: acceptance ${r.acceptance}, output ${r.output}`),
+  // Greedy verification: the draft's argmax (token 1) kept iff it is the target's.
+  planRow("greedy: speculative at temperature 0, argmaxes differ", { temperature: 0, target: [0.6, 0.4] }, null, null,
+    (r) => (r.method === "speculative" && r.temperature === 0 && r.acceptance === 0 && r.output[0] === 1) || `${r.method} at ${r.temperature}: acceptance ${r.acceptance}, output ${r.output}`),
+  planRow("greedy: speculative at temperature 0, argmaxes agree", { temperature: 0, target: [0.4, 0.6] }, null, null,
+    (r) => (r.method === "speculative" && r.acceptance === 1 && r.output[1] === 1 && r.acceptedMass[1] === 1) || `${r.method} at ${r.temperature}: acceptance ${r.acceptance}, output ${r.output}`),
   planBad("temperature 0 for spectr", { method: "spectr", temperature: 0 }, "temperature", 'temperature must be above 0 for method "spectr": at temperature 0 every method is greedy verification'),
   planBad("selection bogus", { method: "spectr", selection: "best" }, "selection", ['selection must be "kseq" (k-Seq, the default), "race"', 'got "best"']),
   planBad("selection for multiround", { method: "multiround", selection: "race" }, "selection", 'selection does not apply to method "multiround" and is refused rather than ignored; it is for method "spectr"'),
