@@ -84,13 +84,7 @@ impl TheoryOptions {
             .gammas
             .as_ref()
             .ok_or_else(|| OptionError::missing("gammas", "the draft lengths to evaluate"))?;
-        if gammas.len() > MAX_THEORY_GAMMAS {
-            return Err(OptionError::invalid(
-                "gammas",
-                format!("at most {MAX_THEORY_GAMMAS} draft lengths"),
-                format!("{} of them", gammas.len()),
-            ));
-        }
+        at_most("gammas", gammas.len(), MAX_THEORY_GAMMAS, "draft lengths")?;
         let gammas = gammas
             .iter()
             .enumerate()
@@ -186,13 +180,7 @@ impl RetargetOptions {
             .probs
             .as_ref()
             .ok_or_else(|| OptionError::missing("probs", "the recorded distribution"))?;
-        if probs.len() > MAX_RETARGET_PROBS {
-            return Err(OptionError::invalid(
-                "probs",
-                format!("at most {MAX_RETARGET_PROBS} probabilities"),
-                format!("{} of them", probs.len()),
-            ));
-        }
+        at_most("probs", probs.len(), MAX_RETARGET_PROBS, "probabilities")?;
         let from = self.from.ok_or_else(|| {
             OptionError::missing("from", "the temperature probs were recorded at")
         })?;
@@ -207,6 +195,19 @@ impl RetargetOptions {
             sampling: sampling(self.temperature, self.top_k, self.top_p)?,
         })
     }
+}
+
+/// Refuses a list `field` of `len` entries over `limit` ("at most 1024 draft lengths, got
+/// 1025 of them").
+fn at_most(field: &str, len: usize, limit: usize, noun: &str) -> Result<(), OptionError> {
+    if len > limit {
+        return Err(OptionError::invalid(
+            field,
+            format!("at most {limit} {noun}"),
+            format!("{len} of them"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
