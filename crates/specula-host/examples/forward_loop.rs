@@ -1,7 +1,8 @@
 //! Profiling aid: 2000 forwards of the bundled target over N new positions after a
 //! 100-token cached prefix (what one verification of γ = N − 1 costs), e.g. under `perf`:
 //! `cargo run --release -p specula-host --example forward_loop -- 5 [DRAFT_CALLS] [small]`
-//! (`small`: the dense weights on ordinary 4 KiB pages instead of huge pages) `[THREADS]`.
+//! (`small`: the dense weights on ordinary 4 KiB pages instead of huge pages) `[THREADS]`
+//! `[LOOPS]` (default 2000).
 use specula_engine::{ForwardRequest, LanguageModel, Query, Role};
 use specula_host::bundled;
 use specula_model::ModelRole;
@@ -23,7 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut target_seconds = 0.0;
     let prompt: Vec<u32> = (0..100).map(|i| (i * 7 % 65) as u32).collect();
     let t = std::time::Instant::now();
-    for r in 0..2000 {
+    let loops = arg(5, 2000);
+    for r in 0..loops {
         let mut seq = prompt.clone();
         seq.extend((0..n).map(|i| ((i + r) % 65) as u32));
         let queries = (0..n)
@@ -60,8 +62,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{n} positions, {drafts} draft calls between, huge pages {}: target {:.3} ms per forward ({:.3} ms per loop)",
         target.pass().huge_pages(),
-        target_seconds / 2.0,
-        t.elapsed().as_secs_f64() / 2.0
+        target_seconds * 1e3 / loops as f64,
+        t.elapsed().as_secs_f64() * 1e3 / loops as f64
     );
     Ok(())
 }

@@ -93,7 +93,13 @@ impl PackedDense {
         if bias.is_some_and(|b| b.len() != d_out) {
             return None;
         }
-        Self::with_lanes(weight, bias, d_in, d_out, Arch::new().dispatch(Lanes))
+        Self::with_lanes(
+            weight,
+            bias,
+            d_in,
+            d_out,
+            crate::simd::arch().dispatch(Lanes),
+        )
     }
 
     /// [`new`](Self::new) for SIMD vectors of `lanes` f32 (the tests pack for `pulp`'s
@@ -131,7 +137,7 @@ impl PackedDense {
             memory: Arc::new(HostMemory::from_vec(panels)),
             start: 0,
             bias: padded,
-            arch: Arch::new(),
+            arch: crate::simd::arch(),
         })
     }
 
@@ -353,9 +359,7 @@ fn row_blocks<S: Simd, const U: usize>(
             p += 2;
             continue;
         }
-        let mut r0 = 0;
-        while r0 < rows {
-            let n = (rows - r0).min(max_rows);
+        for (r0, n) in row_block_spans(rows, max_rows) {
             let x = &x[r0 * k..(r0 + n) * k];
             let out = &mut out[r0 * o.width..(r0 + n) * o.width];
             // The last panel may be fewer vectors wide.
@@ -365,7 +369,6 @@ fn row_blocks<S: Simd, const U: usize>(
                 2 => with_rows!(n, |R| block::<S, R, 2, 1>(simd, layer, p, x, out, o)),
                 _ => with_rows!(n, |R| block::<S, R, 3, 1>(simd, layer, p, x, out, o)),
             }
-            r0 += n;
         }
         p += 1;
     }
@@ -406,18 +409,30 @@ const INTERLEAVE_INPUTS: bool = cfg!(target_arch = "wasm32");
 fn interleave(x: &[f32], k: usize, max_rows: usize) -> Vec<f32> {
     let rows = x.len() / k;
     let mut xt = vec![0.0; x.len()];
-    let mut r0 = 0;
-    while r0 < rows {
-        let n = (rows - r0).min(max_rows);
+    for (r0, n) in row_block_spans(rows, max_rows) {
         let block = &mut xt[r0 * k..(r0 + n) * k];
         for (r, row) in x[r0 * k..(r0 + n) * k].chunks_exact(k).enumerate() {
             for (i, &v) in row.iter().enumerate() {
                 block[i * n + r] = v;
             }
         }
-        r0 += n;
     }
     xt
+}
+
+/// The blocks `(first row, rows)` that `rows` rows run in: as few blocks of at most
+/// `max_rows` as cover them, their sizes differing by at most one (5 rows in blocks of 4
+/// run as 3 + 2, not 4 + 1: a block of one row has too few independent multiply-add
+/// chains, and costs nearly what a block of several does).
+fn row_block_spans(rows: usize, max_rows: usize) -> impl Iterator<Item = (usize, usize)> {
+    let blocks = rows.div_ceil(max_rows.max(1)).max(1);
+    let (base, extra) = (rows / blocks, rows % blocks);
+    (0..blocks).scan(0, move |r0, b| {
+        let n = base + usize::from(b < extra);
+        let span = (*r0, n);
+        *r0 += n;
+        Some(span)
+    })
 }
 
 /// `R` rows against the `P` panels from `p` on, each of `U` vectors: per weight vector, `R`

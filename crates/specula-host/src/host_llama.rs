@@ -89,7 +89,7 @@ impl HostLlama {
             blocks,
             output_norm: w.output_norm.clone(),
             head: pack(&[(w.head(), c.vocab_size)], d, None)?,
-            arch: Arch::new(),
+            arch: crate::simd::arch(),
             threads: 1,
         };
         if host.embedding.len() != c.vocab_size * d {

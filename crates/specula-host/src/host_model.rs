@@ -93,7 +93,7 @@ impl HostGpt {
             token_embedding: params.token_embedding,
             position_embedding: params.position_embedding,
             blocks,
-            arch: Arch::new(),
+            arch: crate::simd::arch(),
             threads: 1,
         };
         gather_panels(&mut host.dense_layers_mut(), huge_pages);

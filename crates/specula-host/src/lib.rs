@@ -16,7 +16,8 @@
 //! device at run time.
 //!
 //! Features: `x86-v4` (AVX-512 dense kernels and burn's, chosen at run time) is on by
-//! default; a wasm build takes `default-features = false`.
+//! default; a wasm build takes `default-features = false`. `relaxed-simd` (wasm only)
+//! builds the kernels with relaxed SIMD's fused multiply-add, for a module of its own.
 #![deny(missing_docs)]
 
 pub mod bundled;
@@ -35,9 +36,11 @@ mod model_tokenizer;
 mod pass;
 mod prefetch;
 mod reduce;
+mod simd;
 
 pub use device_lm::DeviceLm;
 pub use host_kv::{HostCache, HostKv};
 pub use llama_pass::{HostLlamaLm, HostLlamaPass};
 pub use model_tokenizer::{ModelTokenizer, TextStream};
 pub use pass::{HostLm, HostPass};
+pub use simd::simd_level;

@@ -135,3 +135,24 @@ fn rejects_mismatched_shapes() {
     assert!(layer.apply(&[1.0; 5], 2).is_none());
     assert_eq!(layer.apply(&[1.0, 2.0], 1).unwrap(), vec![3.0; 4]);
 }
+
+#[test]
+fn row_blocks_are_as_few_as_fit_and_even() {
+    for max_rows in 1..=8 {
+        for rows in 1..=40 {
+            let spans: Vec<(usize, usize)> = row_block_spans(rows, max_rows).collect();
+            assert_eq!(spans.len(), rows.div_ceil(max_rows), "{rows} rows, {max_rows} a block");
+            let mut next = 0;
+            for &(r0, n) in &spans {
+                assert_eq!(r0, next, "contiguous: {spans:?}");
+                assert!((1..=max_rows).contains(&n), "{spans:?}");
+                next += n;
+            }
+            assert_eq!(next, rows);
+            let sizes = spans.iter().map(|s| s.1);
+            assert!(sizes.clone().max().unwrap() - sizes.min().unwrap() <= 1, "{spans:?}");
+        }
+    }
+    // The case that motivated it: a verification of γ = 4 in blocks of 4.
+    assert_eq!(row_block_spans(5, 4).collect::<Vec<_>>(), [(0, 3), (3, 2)]);
+}
