@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the npm package `specula` and packs it with `npm pack`:
-#   1. the wasm crate for wasm32 twice (release profile, or $SPECULA_WEB_PROFILE): the full
-#      module (WebGPU and CPU) into dist/wasm/ and, with --no-default-features, the CPU-only
-#      module into dist/wasm-cpu/ (the worker loads it for backend "cpu", for "auto" without
-#      a WebGPU adapter, and for the math calls),
+#   1. the wasm crate for wasm32 three times (release profile, or $SPECULA_WEB_PROFILE): the
+#      full module (WebGPU and CPU) into dist/wasm/ and, with --no-default-features, the
+#      CPU-only module into dist/wasm-cpu/ (the worker loads it for backend "cpu", for "auto"
+#      without a WebGPU adapter, and for the math calls), and once more with the
+#      `relaxed-simd` feature into dist/wasm-cpu-relaxed/ (loaded instead where the browser
+#      compiles relaxed SIMD: load option cpuSimd),
 #   2. JS bindings of each with the wasm-bindgen CLI pinned to Cargo.lock (target "web": no
 #      bundler plugin needed),
 #   3. wasm-opt from npm binaryen 132 with explicit feature flags, never Debian's binaryen:
@@ -41,7 +43,8 @@ rm -rf "$stage"
 mkdir -p "$stage/dist/weights"
 
 # One module: `cargo build` with the given flags, then bindings and wasm-opt into
-# $stage/dist/<name>. The two builds share $wasm's path, so each is bound before the next.
+# $stage/dist/<name>. The builds share $wasm's path, so each is bound before the next.
+# $opt_features: wasm-opt's feature flags beyond the common ones (relaxed SIMD's build).
 module() {
   local name="$1" t bg
   shift
@@ -58,7 +61,7 @@ module() {
     # dependencies use; --all-features would let binaryen emit encodings (compact imports)
     # that browsers reject.
     wasm-opt "-$level" --enable-bulk-memory --enable-mutable-globals --enable-nontrapping-float-to-int \
-      --enable-sign-ext --enable-reference-types --enable-multivalue --enable-simd \
+      --enable-sign-ext --enable-reference-types --enable-multivalue --enable-simd ${opt_features:-} \
       -o "$bg.opt" "$bg"
     mv "$bg.opt" "$bg"
   fi
@@ -67,6 +70,7 @@ module() {
 
 module wasm
 module wasm-cpu --no-default-features
+opt_features=--enable-relaxed-simd module wasm-cpu-relaxed --no-default-features --features relaxed-simd
 
 cp web/package.json web/README.md LICENSE-MIT LICENSE-APACHE "$stage/"
 cp -r web/examples "$stage/"
@@ -96,7 +100,7 @@ bash scripts/build-decode.sh "$stage/dist/decode-wasm"
 
 (cd "$stage" && npm pack --silent --pack-destination "$out" >/dev/null)
 tarball="$out/specula-$(node -p 'require("./web/package.json").version').tgz"
-for name in wasm wasm-cpu; do
+for name in wasm wasm-cpu wasm-cpu-relaxed; do
   bg="$stage/dist/$name/specula_wasm_bg.wasm"
   echo "== sizes: $name/ $(stat -c %s "$bg") bytes, gzip -9 $(gzip -9 -c "$bg" | wc -c) bytes" >&2
 done

@@ -37,7 +37,8 @@ else
   fi
   src="$out/package/dist"
 fi
-[ -f "$src/index.js" ] && [ -f "$src/wasm/specula_wasm_bg.wasm" ] && [ -f "$src/wasm-cpu/specula_wasm_bg.wasm" ] || {
+[ -f "$src/index.js" ] && [ -f "$src/wasm/specula_wasm_bg.wasm" ] && [ -f "$src/wasm-cpu/specula_wasm_bg.wasm" ] \
+  && [ -f "$src/wasm-cpu-relaxed/specula_wasm_bg.wasm" ] || {
   echo "error: no built package dist/ at $src" >&2
   exit 1
 }

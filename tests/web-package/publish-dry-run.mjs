@@ -73,6 +73,8 @@ const required = [
   "dist/wasm/specula_wasm_bg.wasm",
   "dist/wasm-cpu/specula_wasm.js",
   "dist/wasm-cpu/specula_wasm_bg.wasm",
+  "dist/wasm-cpu-relaxed/specula_wasm.js",
+  "dist/wasm-cpu-relaxed/specula_wasm_bg.wasm",
   "dist/weights/manifest.json",
   "dist/weights/draft.json",
   "dist/weights/draft.bpk",

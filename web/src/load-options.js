@@ -4,7 +4,7 @@
 // (specula_engine::options::LoadOptions), generated into limits.js.
 
 import { describe, optionError } from "./errors.js";
-import { BACKENDS, DRAFT_BACKENDS, GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES } from "./limits.js";
+import { BACKENDS, CPU_SIMDS, DRAFT_BACKENDS, GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES } from "./limits.js";
 
 /** `"a", "b" or "c"`. */
 function choices(names) {
@@ -44,10 +44,22 @@ export function checkLoadOptions(options) {
     throw optionError(extra, `unknown option ${JSON.stringify(extra)} in load options; the options are: ${LOAD_OPTION_NAMES.join(", ")}`);
   }
   // The defaults are the first choices, as in the engine.
-  const { backend = BACKENDS[0], draftBackend = DRAFT_BACKENDS[0], onProgress, weightsUrl, target, draft, wasmUrl, wasmCpuUrl } = options;
+  const {
+    backend = BACKENDS[0],
+    draftBackend = DRAFT_BACKENDS[0],
+    cpuSimd = CPU_SIMDS[0],
+    onProgress,
+    weightsUrl,
+    target,
+    draft,
+    wasmUrl,
+    wasmCpuUrl,
+    wasmCpuRelaxedUrl,
+  } = options;
   for (const [name, value, names] of [
     ["backend", backend, BACKENDS],
     ["draftBackend", draftBackend, DRAFT_BACKENDS],
+    ["cpuSimd", cpuSimd, CPU_SIMDS],
   ]) {
     if (!names.includes(value)) {
       const shown = typeof value === "string" ? JSON.stringify(value) : describe(value);
@@ -61,6 +73,7 @@ export function checkLoadOptions(options) {
     ["weightsUrl", weightsUrl],
     ["wasmUrl", wasmUrl],
     ["wasmCpuUrl", wasmCpuUrl],
+    ["wasmCpuRelaxedUrl", wasmCpuRelaxedUrl],
   ]) {
     if (value !== undefined && typeof value !== "string" && !(value instanceof URL)) {
       throw optionError(name, `${name} must be a string or URL, got ${describe(value)}`);
@@ -76,7 +89,7 @@ export function checkLoadOptions(options) {
   if (files.target && weightsUrl !== undefined) {
     throw optionError("weightsUrl", "weightsUrl cannot be given with target and draft: those GGUF files are the models");
   }
-  return { backend, draftBackend, onProgress, weightsUrl, ...files, wasmUrl, wasmCpuUrl };
+  return { backend, draftBackend, cpuSimd, onProgress, weightsUrl, ...files, wasmUrl, wasmCpuUrl, wasmCpuRelaxedUrl };
 }
 
 /** `f()`, or an "invalid_option" SpeculaError naming the option when `new URL` refuses it. */
@@ -88,8 +101,10 @@ function resolving(name, value, f) {
   }
 }
 
-export function urlsFor({ weightsUrl, target, draft, wasmUrl, wasmCpuUrl }) {
-  const urls = {};
+export function urlsFor({ cpuSimd, weightsUrl, target, draft, wasmUrl, wasmCpuUrl, wasmCpuRelaxedUrl }) {
+  // Which build of the CPU-only module the worker loads goes wherever the URLs go (the
+  // load, a draft worker, the math calls), so all of them pick the same one.
+  const urls = { cpuSimd };
   // Unlike weightsUrl, each names one file, so a data: or blob: URL (a picked file) works.
   for (const [key, name, file] of [["targetGguf", "target", target], ["draftGguf", "draft", draft]]) {
     if (file) urls[key] = resolving(`${name}.url`, file.url, () => new URL(String(file.url), globalThis.location?.href).href);
@@ -118,6 +133,12 @@ export function urlsFor({ weightsUrl, target, draft, wasmUrl, wasmCpuUrl }) {
   }
   if (wasmCpuUrl !== undefined) {
     urls.wasmCpu = resolving("wasmCpuUrl", wasmCpuUrl, () => new URL(String(wasmCpuUrl), globalThis.location?.href).href);
+  }
+  if (wasmCpuRelaxedUrl !== undefined) {
+    urls.wasmCpuRelaxed = resolving("wasmCpuRelaxedUrl", wasmCpuRelaxedUrl, () => new URL(String(wasmCpuRelaxedUrl), globalThis.location?.href).href);
+  } else if (wasmUrl !== undefined || wasmCpuUrl !== undefined) {
+    // Modules served elsewhere: the package's relaxed build may not be served beside them.
+    urls.wasmCpuRelaxed = null;
   }
   return urls;
 }

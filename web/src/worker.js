@@ -14,6 +14,7 @@
 //                   error {error: {name, message, code, field}}
 import * as fullGlue from "./wasm/specula_wasm.js";
 import * as cpuGlue from "./wasm-cpu/specula_wasm.js";
+import * as cpuRelaxedGlue from "./wasm-cpu-relaxed/specula_wasm.js";
 import { fetchWithProgress, streamWithProgress } from "./weights.js";
 import { FILE_LIMITS } from "./limits.js";
 
@@ -23,6 +24,9 @@ const DEFAULT_URLS = {
   wasm: new URL("./wasm/specula_wasm_bg.wasm", import.meta.url).href,
   // The CPU-only module (built without the `webgpu` feature): a quarter of the download.
   wasmCpu: new URL("./wasm-cpu/specula_wasm_bg.wasm", import.meta.url).href,
+  // The CPU-only module built with relaxed SIMD (load option cpuSimd): where the browser
+  // compiles it, its fused multiply-add makes the dense layers cheaper.
+  wasmCpuRelaxed: new URL("./wasm-cpu-relaxed/specula_wasm_bg.wasm", import.meta.url).href,
   manifest: new URL("./weights/manifest.json", import.meta.url).href,
   draftMeta: new URL("./weights/draft.json", import.meta.url).href,
   draftWeights: new URL("./weights/draft.bpk", import.meta.url).href,
@@ -34,14 +38,14 @@ const DEFAULT_URLS = {
 // statically, not with import(): a bundler's default worker format (Vite's "iife") cannot
 // split a worker into chunks. The glue is small (14 and 8 KB gzip); only the chosen
 // module's .wasm is downloaded, on first use.
-const GLUE = { full: fullGlue, cpu: cpuGlue };
+const GLUE = { full: fullGlue, cpu: cpuGlue, cpuRelaxed: cpuRelaxedGlue };
 
 // The requests answered by one call into the wasm module, no models needed: their exports.
 const MATH = { plan: "plan", check: "validateGenerateOptions", theory: "theory", retarget: "retarget" };
 
-const modules = {}; // "full" | "cpu" -> Promise<the initialised glue's exports>
+const modules = {}; // "full" | "cpu" | "cpuRelaxed" -> Promise<the initialised glue's exports>
 let glue = null; // the glue of the module that holds `engine`
-let engineModule = null; // "full" | "cpu": which module holds `engine`
+let engineModule = null; // "full" | "cpu" | "cpuRelaxed": which module holds `engine`
 let engine = null; // Engine once load() succeeded
 // In a draft worker (parallel drafting, docs/parallel-draft.md), the DraftEngine and where
 // its target runs (the main worker's backend report, updated from its answers).
@@ -75,17 +79,53 @@ function fail(id, error) {
 }
 
 /**
- * The module to use: `wanted` ("full" | "cpu"), except that a caller who gave only
- * `wasmUrl` (urls.wasmCpu null) has one module, the full one, for everything.
+ * A module of one function running f32x4.relaxed_madd (opcode 0xfd 0x105) on three
+ * constants: it validates exactly where the engine has relaxed SIMD.
  */
-function moduleFor(urls, wanted) {
-  return wanted === "cpu" && urls.wasmCpu ? "cpu" : "full";
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+  0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
+  0x03, 0x02, 0x01, 0x00, // one function of type 0
+  0x0a, 0x3e, 0x01, 0x3c, 0x00, // code: one body of 60 bytes, no locals
+  ...[0, 1, 2].flatMap(() => [0xfd, 0x0c, ...new Array(16).fill(0)]), // v128.const 0, three times
+  0xfd, 0x85, 0x02, // f32x4.relaxed_madd
+  0x1a, 0x0b, // drop, end
+]);
+
+/** Whether this engine compiles relaxed SIMD. */
+function relaxedSimdCompiles() {
+  try {
+    return WebAssembly.validate(RELAXED_SIMD_PROBE);
+  } catch {
+    return false;
+  }
 }
 
-/** The initialised glue of module `kind` ("full" | "cpu"), downloading it on first use. */
+/**
+ * The module to use: `wanted` ("full" | "cpu"); for the CPU the relaxed-SIMD build
+ * ("cpuRelaxed") or the simd128 one as urls.cpuSimd says, except that a caller who gave
+ * only `wasmUrl` (urls.wasmCpu and urls.wasmCpuRelaxed null) has one module, the full
+ * one, for everything.
+ */
+function moduleFor(urls, wanted) {
+  if (wanted !== "cpu") return "full";
+  const choice = urls.cpuSimd ?? "auto";
+  const relaxed = choice !== "simd128" && Boolean(urls.wasmCpuRelaxed) && relaxedSimdCompiles();
+  if (choice === "relaxed-simd" && !relaxed) {
+    const why = urls.wasmCpuRelaxed ? "this browser does not compile relaxed SIMD" : "no relaxed-SIMD module is served (wasmCpuRelaxedUrl)";
+    throw Object.assign(new Error(`cpuSimd "relaxed-simd" cannot be used: ${why}; use "auto" or "simd128"`), {
+      code: "backend_unavailable",
+      field: "cpuSimd",
+    });
+  }
+  if (relaxed) return "cpuRelaxed";
+  return urls.wasmCpu ? "cpu" : "full";
+}
+
+/** The initialised glue of module `kind` ("full" | "cpu" | "cpuRelaxed"), downloading it on first use. */
 function ensureWasm(id, urls, kind) {
   if (!modules[kind]) {
-    const url = kind === "cpu" ? urls.wasmCpu : urls.wasm;
+    const url = { full: urls.wasm, cpu: urls.wasmCpu, cpuRelaxed: urls.wasmCpuRelaxed }[kind];
     const ready = (async () => {
       // Compiled while it downloads (instantiateStreaming inside the glue's init).
       const response = await streamWithProgress(url, "specula_wasm_bg.wasm", (p) =>
@@ -132,6 +172,7 @@ async function noAdapter() {
 /** The module a math request uses: the one already there (the engine's first), else the CPU one. */
 function mathModule(urls) {
   if (engineModule) return engineModule;
+  if (modules.cpuRelaxed) return "cpuRelaxed";
   if (modules.cpu) return "cpu";
   if (modules.full) return "full";
   return moduleFor(urls, "cpu");
@@ -235,7 +276,7 @@ async function load(id, { backend, draftBackend, urls: given }) {
     glue = exports;
     engineModule = kind;
     // The CPU-only module's own reason is that it has no WebGPU; the cause is the browser's.
-    if (cpuReason && kind === "cpu") info.reason = cpuReason;
+    if (cpuReason && kind !== "full") info.reason = cpuReason;
     post({ type: "ready", id, backend: info, alphabet: engine.alphabet(), vocabSize: engine.vocabSize(), tokenTexts: engine.tokenTexts() });
   } finally {
     loading = false;

@@ -34,6 +34,7 @@ mod prompt;
 mod raw;
 mod resolve;
 mod sample;
+mod simd;
 
 use serde::Serialize;
 
@@ -61,6 +62,7 @@ pub use sample::{
     CALLER_SIDE_SAMPLE_SETTINGS, SAMPLE_SETTING_NAMES, SampleRun, SampleSettings, check_position,
     position_error,
 };
+pub use simd::{CpuSimd, SimdLevel};
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
 pub const DECODE_OPTION_NAMES: [&str; 20] = [

@@ -1,6 +1,7 @@
 //! The SIMD level every kernel of this crate runs at, picked once per model by `pulp`.
 
 use pulp::Arch;
+use specula_engine::options::SimdLevel;
 
 /// `pulp`'s best level on this machine. Inside a wasm module built with this crate's
 /// `relaxed-simd` feature that is relaxed SIMD, whose fused multiply-add halves the
@@ -13,15 +14,16 @@ pub(crate) fn arch() -> Arch {
     Arch::new()
 }
 
-/// Which SIMD instructions this build's kernels use: `"relaxed-simd"` for a wasm module
-/// built with the `relaxed-simd` feature, `"simd128"` for other wasm modules, `"native"`
-/// outside wasm (where `pulp` picks AVX-512, AVX2 + FMA or NEON at run time).
-pub fn simd_level() -> &'static str {
+/// Which SIMD instructions this build's kernels use inside wasm: relaxed SIMD for a
+/// module built with the `relaxed-simd` feature, else `simd128`; `None` outside wasm
+/// (where `pulp` picks AVX-512, AVX2 + FMA or NEON at run time).
+#[must_use]
+pub fn simd_level() -> Option<SimdLevel> {
     if cfg!(all(target_arch = "wasm32", feature = "relaxed-simd")) {
-        "relaxed-simd"
+        Some(SimdLevel::RelaxedSimd)
     } else if cfg!(target_arch = "wasm32") {
-        "simd128"
+        Some(SimdLevel::Simd128)
     } else {
-        "native"
+        None
     }
 }

@@ -31,9 +31,15 @@ pub(crate) fn mark_gpu_lost() {
     GPU_LOST.store(true, Ordering::Relaxed);
 }
 
+use specula_engine::options::SimdLevel;
 /// What the caller asked for, and where the draft runs: defined with the other load
 /// options in the engine, so that the page checks the same names.
 pub use specula_engine::options::{BackendChoice, DraftBackend};
+
+/// This module's CPU kernels' SIMD level (a native build, for tests, counts as `simd128`).
+fn this_simd() -> SimdLevel {
+    specula_host::simd_level().unwrap_or(SimdLevel::Simd128)
+}
 
 /// Which build of the wasm module answers: the full one (WebGPU and CPU) or the CPU-only
 /// one (built without the `webgpu` feature; a smaller download).
@@ -73,6 +79,9 @@ pub struct BackendInfo {
     pub reason: Option<String>,
     /// Which wasm module runs them: `"full"` (WebGPU and CPU) or `"cpu"` (CPU-only).
     pub module: ModuleKind,
+    /// The SIMD instructions of that module's CPU kernels (which build of the CPU-only
+    /// module the `cpuSimd` load option picked; the full module's is `"simd128"`).
+    pub simd: SimdLevel,
 }
 
 impl BackendInfo {
@@ -86,6 +95,7 @@ impl BackendInfo {
             is_fallback_adapter: None,
             reason,
             module: ModuleKind::THIS,
+            simd: this_simd(),
         }
     }
 }
@@ -173,6 +183,7 @@ async fn select_webgpu(choice: BackendChoice) -> Result<(Device, BackendInfo)> {
                 is_fallback_adapter: adapter.is_fallback,
                 reason: None,
                 module: ModuleKind::THIS,
+                simd: this_simd(),
             },
         )),
         Err(reason) if choice == BackendChoice::Auto => {

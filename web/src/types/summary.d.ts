@@ -159,11 +159,20 @@ reason: string | null,
 /**
  * Which wasm module runs them: `"full"` (WebGPU and CPU) or `"cpu"` (CPU-only).
  */
-module: ModuleKind, };
+module: ModuleKind, 
+/**
+ * The SIMD instructions of that module's CPU kernels (which build of the CPU-only
+ * module the `cpuSimd` load option picked; the full module's is `"simd128"`).
+ */
+simd: SimdLevel, };
 
 export type BackendChoice = "auto" | "webgpu" | "cpu";
 
 export type ModuleKind = "full" | "cpu";
+
+export type SimdLevel = "relaxed-simd" | "simd128";
+
+export type CpuSimd = "auto" | "relaxed-simd" | "simd128";
 
 export type LoadOptions = { 
 /**
@@ -178,6 +187,14 @@ backend?: BackendChoice,
  * No effect when the target runs on the CPU.
  */
 draftBackend?: DraftBackend, 
+/**
+ * Default "auto": which build of the CPU-only module runs the models on the CPU
+ * (`BackendInfo.simd` says which did). "auto" loads the relaxed-SIMD build where the
+ * browser compiles it and it is served (`wasmCpuRelaxedUrl`), else the `simd128`
+ * one; "relaxed-simd" insists (else code "backend_unavailable"); "simd128" gives the
+ * same logits on every machine. No effect on models on WebGPU.
+ */
+cpuSimd?: CpuSimd, 
 /**
  * Called with each file's download progress.
  */
@@ -210,7 +227,13 @@ wasmUrl?: string | URL,
  * package, dist/wasm-cpu/): loaded for backend "cpu", for "auto" when the browser
  * gives no WebGPU adapter, and for plan(), theory(), retarget() and checkOptions().
  */
-wasmCpuUrl?: string | URL, };
+wasmCpuUrl?: string | URL, 
+/**
+ * Where the relaxed-SIMD build of the CPU-only module lives (default: bundled with
+ * the package, dist/wasm-cpu-relaxed/). Not loaded when `wasmUrl` or `wasmCpuUrl`
+ * is given without it.
+ */
+wasmCpuRelaxedUrl?: string | URL, };
 
 export type GgufSource = { 
 /**

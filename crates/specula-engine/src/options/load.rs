@@ -10,15 +10,17 @@ use serde::Serialize;
 use super::{FromRaw, OptionError, Raw, object_entries};
 
 /// The names of the package's `load()` options, as JavaScript spells them.
-pub const LOAD_OPTION_NAMES: [&str; 8] = [
+pub const LOAD_OPTION_NAMES: [&str; 10] = [
     "backend",
     "draftBackend",
+    "cpuSimd",
     "onProgress",
     "weightsUrl",
     "target",
     "draft",
     "wasmUrl",
     "wasmCpuUrl",
+    "wasmCpuRelaxedUrl",
 ];
 
 /// The names of a [`GgufSource`].
@@ -148,6 +150,13 @@ pub struct LoadOptions {
     /// No effect when the target runs on the CPU.
     #[cfg_attr(feature = "ts", ts(optional))]
     pub draft_backend: Option<DraftBackend>,
+    /// Default "auto": which build of the CPU-only module runs the models on the CPU
+    /// (`BackendInfo.simd` says which did). "auto" loads the relaxed-SIMD build where the
+    /// browser compiles it and it is served (`wasmCpuRelaxedUrl`), else the `simd128`
+    /// one; "relaxed-simd" insists (else code "backend_unavailable"); "simd128" gives the
+    /// same logits on every machine. No effect on models on WebGPU.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub cpu_simd: Option<super::CpuSimd>,
     /// Called with each file's download progress.
     #[cfg_attr(feature = "ts", ts(optional, type = "(progress: Progress) => void"))]
     pub on_progress: Option<()>,
@@ -175,6 +184,11 @@ pub struct LoadOptions {
     /// gives no WebGPU adapter, and for plan(), theory(), retarget() and checkOptions().
     #[cfg_attr(feature = "ts", ts(optional, type = "string | URL"))]
     pub wasm_cpu_url: Option<String>,
+    /// Where the relaxed-SIMD build of the CPU-only module lives (default: bundled with
+    /// the package, dist/wasm-cpu-relaxed/). Not loaded when `wasmUrl` or `wasmCpuUrl`
+    /// is given without it.
+    #[cfg_attr(feature = "ts", ts(optional, type = "string | URL"))]
+    pub wasm_cpu_relaxed_url: Option<String>,
 }
 
 /// One GGUF file of [`LoadOptions`]: `target` or `draft`.

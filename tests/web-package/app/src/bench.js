@@ -1,6 +1,7 @@
 // Browser benchmark (not in CI): tokens/s of autoregressive, speculative and SpecTr
 // decoding in one page run, per backend. Query: ?bench=1&backends=cpu,webgpu&tokens=64&repeat=3
-// (backend "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm;
+// (backends "cpu-relaxed" and "cpu-simd128": the CPU-only module's two builds;
+// "webgpu-cpu-draft": the target on WebGPU, the draft on the CPU inside wasm;
 // "webgpu-unfused": both on WebGPU, the draft without its fused pass; the parallel rows'
 // draft runs in a worker of its own, on the CPU, whatever the backend).
 // GGUF models: &target=URL&draft=URL (the draft defaults to the target's file, which
@@ -90,16 +91,21 @@ export async function bench(state, note) {
   const temperature = Number(params.get("temperature") ?? 0.8);
   state.results = [];
   for (const entry of backends) {
-    const named = { "webgpu-cpu-draft": ["webgpu", "cpu"], "webgpu-unfused": ["webgpu", "unfused"] };
-    const [backend, draftBackend] = named[entry] ?? [entry, "same"];
+    const named = {
+      "webgpu-cpu-draft": { backend: "webgpu", draftBackend: "cpu" },
+      "webgpu-unfused": { backend: "webgpu", draftBackend: "unfused" },
+      // The CPU-only module's two builds, side by side (cpu alone: whichever auto picks).
+      "cpu-relaxed": { backend: "cpu", cpuSimd: "relaxed-simd" },
+      "cpu-simd128": { backend: "cpu", cpuSimd: "simd128" },
+    };
     const loadStarted = performance.now();
-    const s = await Specula.load({ backend, draftBackend, ...files });
+    const s = await Specula.load({ ...(named[entry] ?? { backend: entry }), ...files });
     console.info(`[bench] ${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
     note(`${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s, backend ${JSON.stringify(s.backend)}`);
     if (target) {
       const counts = (params.get("positions") ?? "1,2,4,5,8").split(",").map(Number);
       const costs = await positionCosts(s, Number(params.get("costs") ?? Math.max(5, repeat * 3)), counts);
-      const row = { entry, backend: s.backend.backend, adapter: s.backend.adapter, targetMsForNewPositions: costs };
+      const row = { entry, backend: s.backend.backend, simd: s.backend.simd, adapter: s.backend.adapter, targetMsForNewPositions: costs };
       state.results.push(row);
       note(`${entry}: target call for ${counts.join("/")} new positions after 100 cached: ${counts.map((n) => costs[n].toFixed(1)).join(" / ")} ms`);
     }
@@ -124,6 +130,7 @@ export async function bench(state, note) {
         entry,
         backend: s.backend.backend,
         draftBackend: s.backend.draftBackend,
+        simd: s.backend.simd,
         adapter: s.backend.adapter,
         method: name,
         runs: all.length,

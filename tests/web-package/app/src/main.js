@@ -5,6 +5,7 @@ import { ggufChecks } from "./gguf.js";
 import { runHostile } from "./hostile.js";
 import { labChecks } from "./lab.js";
 import { parallelChecks } from "./parallel.js";
+import { simdChecks } from "./simd.js";
 
 const PROMPT = "ROMEO:\nBut soft";
 const log = [];
@@ -199,6 +200,7 @@ async function main() {
   const cpuAr = await text(cpu, { ...greedy, method: "autoregressive" });
   const cpuSpec = await text(cpu, { ...greedy, method: "speculative", gamma: 3 });
   check(cpuAr.length === 8 && cpuSpec === cpuAr, `cpu: speculative greedy == autoregressive greedy (${JSON.stringify(cpuAr)})`);
+  await simdChecks(cpu, check, greedy);
   const spectr = { prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 };
   await spectrAgainstTrace(cpu, spectr, await cpu.complete(spectr));
   const race = { ...spectr, selection: "race" };

@@ -13,6 +13,8 @@ import {
   retarget,
   theory,
   type BackendInfo,
+  type CpuSimd,
+  type SimdLevel,
   type CheckedOptions,
   type DecodeConfig,
   type DecodeModel,
@@ -89,6 +91,9 @@ function describeStep(step: DepthStep): string {
 export async function generateLoop(signal: AbortSignal): Promise<Summary> {
   const specula = await Specula.load({ backend: "auto", draftBackend: "cpu", onProgress: (p) => p.loaded / (p.total ?? 1) });
   const info: BackendInfo | null = specula.backend;
+  const simd: SimdLevel | undefined = info?.simd;
+  const choice: CpuSimd = simd === "relaxed-simd" ? "relaxed-simd" : "auto";
+  void Specula.load({ backend: "cpu", cpuSimd: choice, wasmCpuRelaxedUrl: new URL("https://example.org/specula_wasm_bg.wasm") });
   const where: string = info ? `${info.backend}/${info.draftBackend} ${info.adapter ?? ""} ${info.reason ?? ""}` : "";
   const options: GenerateOptions = {
     prompt: specula.alphabet?.slice(0, 4) ?? "ROMEO",
@@ -238,6 +243,8 @@ export function mistakes(specula: Specula): void {
   void plan({ method: "speculative", target: [1], draft: [1], bug: "cache-reset" });
   // @ts-expect-error not a backend.
   void Specula.load({ backend: "webgl" });
+  // @ts-expect-error not a build of the CPU module.
+  void Specula.load({ backend: "cpu", cpuSimd: "avx2" });
   // @ts-expect-error a GGUF file is { url }, not the URL itself.
   void Specula.load({ target: "/target.gguf", draft: { url: "/draft.gguf" } });
 }
