@@ -15,6 +15,7 @@ import type {
   DecodeOptions as EngineDecodeOptions,
   DraftBackend,
   ErrorCode,
+  GpuCalls,
   Limits,
   LoadOptions,
   MethodName,
@@ -55,6 +56,7 @@ export type {
   Fit,
   GammaPolicy,
   GgufSource,
+  GpuCalls,
   KSeqPlan,
   LabExact,
   Limits,
@@ -284,6 +286,11 @@ export class Specula {
    * drafting has started one), and the JS heap where the browser reports it (else null).
    */
   memory(): Promise<{ wasmBytes: number; jsHeapBytes: number | null }>;
+  /**
+   * The WebGPU calls the main worker has made since it started, counted where they reach
+   * the browser (all zero on the CPU): take two and subtract to count a generation's.
+   */
+  gpuCalls(): Promise<GpuCalls>;
   /** Stops the running generation; its iterator throws a SpeculaError with code "aborted". */
   abort(): void;
   /** Stops the worker. */

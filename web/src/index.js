@@ -430,6 +430,15 @@ export class Specula {
     return { ...main, wasmBytes: main.wasmBytes + draft.wasmBytes };
   }
 
+  /**
+   * The WebGPU calls the main worker has made since it started (`GpuCalls`: dispatches,
+   * submissions, read-backs, pipelines and buffers created, uploads), counted where they
+   * reach the browser; all zero on the CPU. Take two and subtract to count a generation's.
+   */
+  async gpuCalls() {
+    return (await this.channel.request({ type: "gpuCalls" })).value;
+  }
+
   /** Stops the running generation before its next model call; its iterator throws code "aborted". */
   abort() {
     const generation = this.generation;

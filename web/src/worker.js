@@ -8,6 +8,7 @@
 //                     model and the decoder here, the target behind `port`)
 //                   | sample {options, settings: {runs, position}} | memory
 //                   | plan {options} | check {options} | theory {options} | retarget {options}
+//                   | gpuCalls
 //   worker -> page: progress {file, loaded, total} | ready {backend, alphabet, vocabSize, tokenTexts}
 //                   round {round} | done {summary | value} | abort {summary | value}
 //                   | runs {value} (sample's running counts)
@@ -57,6 +58,32 @@ let sampleAborted = false; // set by "abort" while sample() runs (start() clears
 const wasmMemory = {}; // each module's memory, for the soak test's "memory" request
 
 const post = (message, transfer) => self.postMessage(message, transfer ?? []);
+
+// The WebGPU calls this worker's module makes (the "gpuCalls" request, Specula.gpuCalls()),
+// counted where wgpu's calls reach the browser: wasm-bindgen's glue looks each method up
+// on the object at every call, so wrapping the prototypes once counts them all. The
+// counts decide a model call's fixed cost on a real GPU, and can be read on any adapter.
+const gpuCalls = { dispatches: 0, submits: 0, readbacks: 0, pipelines: 0, buffers: 0, writes: 0 };
+function countGpuCalls() {
+  const wrap = (type, method, key) => {
+    const proto = self[type]?.prototype;
+    const original = proto?.[method];
+    if (typeof original !== "function") return;
+    proto[method] = function counted(...args) {
+      gpuCalls[key] += 1;
+      return original.apply(this, args);
+    };
+  };
+  wrap("GPUComputePassEncoder", "dispatchWorkgroups", "dispatches");
+  wrap("GPUComputePassEncoder", "dispatchWorkgroupsIndirect", "dispatches");
+  wrap("GPUQueue", "submit", "submits");
+  wrap("GPUBuffer", "mapAsync", "readbacks");
+  wrap("GPUDevice", "createComputePipeline", "pipelines");
+  wrap("GPUDevice", "createComputePipelineAsync", "pipelines");
+  wrap("GPUDevice", "createBuffer", "buffers");
+  wrap("GPUQueue", "writeBuffer", "writes");
+}
+countGpuCalls();
 
 function errorPayload(error) {
   if (error && typeof error === "object") {
@@ -495,6 +522,9 @@ self.onmessage = async (event) => {
             jsHeapBytes: self.performance?.memory?.usedJSHeapSize ?? null,
           },
         });
+        break;
+      case "gpuCalls":
+        post({ type: "done", id, value: { ...gpuCalls } });
         break;
       case "forward": {
         // The bundled models as decode() models (index.js bundledModel): one request each.

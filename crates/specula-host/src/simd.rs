@@ -5,9 +5,9 @@ use specula_engine::options::SimdLevel;
 
 /// `pulp`'s best level on this machine. Inside a wasm module built with this crate's
 /// `relaxed-simd` feature that is relaxed SIMD, whose fused multiply-add halves the
-/// arithmetic of the dense layers (docs/host-forward-pass.md, "Relaxed SIMD"); such a
-/// module only compiles where the browser has the proposal, so the package loads it only
-/// there and needs no detection here.
+/// vector operations of the dense layers (docs/host-forward-pass.md, "Inside wasm, and
+/// relaxed SIMD"); such a module only compiles where the browser has the proposal, so
+/// the package loads it only there and needs no detection here.
 pub(crate) fn arch() -> Arch {
     #[cfg(all(target_arch = "wasm32", feature = "relaxed-simd"))]
     pulp::wasm::enable_relaxed_simd();

@@ -29,6 +29,7 @@ mod engine;
 mod error;
 mod forward;
 mod generation;
+mod gpu_calls;
 #[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 mod gpu_probe;
 mod js_options;
@@ -49,6 +50,7 @@ pub use draft_engine::DraftEngine;
 pub use engine::Engine;
 pub use error::{Result, WasmError};
 pub use generation::{Generation, RoundReport, Summary};
+pub use gpu_calls::GpuCalls;
 pub use lab::LabExact;
 pub use lab::SampleResult;
 pub use math::TheoryCurves;

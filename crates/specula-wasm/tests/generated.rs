@@ -95,6 +95,7 @@ fn groups() -> Vec<Group> {
                 decl::<specula_wasm::ModuleKind>(cfg),
                 decl::<specula_engine::options::SimdLevel>(cfg),
                 decl::<specula_engine::options::CpuSimd>(cfg),
+                decl::<specula_wasm::GpuCalls>(cfg),
                 decl::<specula_engine::options::LoadOptions>(cfg),
                 decl::<specula_engine::options::GgufSource>(cfg),
                 decl::<specula_engine::options::Progress>(cfg),

@@ -174,6 +174,33 @@ export type SimdLevel = "relaxed-simd" | "simd128";
 
 export type CpuSimd = "auto" | "relaxed-simd" | "simd128";
 
+export type GpuCalls = { 
+/**
+ * Compute dispatches (`dispatchWorkgroups`, direct or indirect): one per kernel run.
+ */
+dispatches: number, 
+/**
+ * Queue submissions (`GPUQueue.submit`): each one a hand-over to the GPU.
+ */
+submits: number, 
+/**
+ * Read-backs (`GPUBuffer.mapAsync`): each one a round trip from the GPU to the CPU.
+ */
+readbacks: number, 
+/**
+ * Compute pipelines created (`createComputePipeline`, sync or async): a kernel
+ * compiled for a new shape or a new kernel.
+ */
+pipelines: number, 
+/**
+ * Buffers created (`GPUDevice.createBuffer`).
+ */
+buffers: number, 
+/**
+ * Uploads through the queue (`GPUQueue.writeBuffer`).
+ */
+writes: number, };
+
 export type LoadOptions = { 
 /**
  * Default "auto": WebGPU when the browser gives an adapter, otherwise the CPU inside

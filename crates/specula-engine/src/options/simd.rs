@@ -8,8 +8,8 @@ use super::load::one_of;
 
 /// The SIMD instructions a wasm module's CPU kernels use: plain 128-bit SIMD, which every
 /// current browser has, or relaxed SIMD, whose fused multiply-add halves the dense
-/// layers' arithmetic where the browser has the proposal (docs/host-forward-pass.md,
-/// "Relaxed SIMD").
+/// layers' vector operations where the browser has the proposal
+/// (docs/host-forward-pass.md, "Inside wasm, and relaxed SIMD").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]

@@ -116,10 +116,13 @@ export async function bench(state, note) {
     const runs = methods.map(() => []);
     for (let r = 0; r < repeat; r++) {
       for (const [i, { name, ...m }] of methods.entries()) {
+        const callsBefore = await s.gpuCalls();
         const started = performance.now();
         const summary = await s.complete({ ...m, prompt, maxTokens: tokens, temperature, seed: 1 + r });
         const seconds = (performance.now() - started) / 1000;
-        runs[i].push({ summary, seconds, tps: summary.tokens / seconds });
+        const callsAfter = await s.gpuCalls();
+        const gpu = Object.fromEntries(Object.keys(callsAfter).map((key) => [key, callsAfter[key] - callsBefore[key]]));
+        runs[i].push({ summary, seconds, tps: summary.tokens / seconds, gpu });
       }
     }
     for (const [i, { name }] of methods.entries()) {
@@ -147,7 +150,13 @@ export async function bench(state, note) {
         draftMsPerCall: sum((x) => x.summary.metrics.draftCalls) ? sum((x) => x.summary.metrics.timing.draftNanos) / 1e6 / sum((x) => x.summary.metrics.draftCalls) : null,
         engineMsPerRound: sum((x) => x.summary.metrics.timing.selectionNanos) / 1e6 / sum((x) => x.summary.metrics.rounds),
         rounds: sum((x) => x.summary.metrics.rounds),
+        // The worker's WebGPU calls (s.gpuCalls()), per model call (target and draft) and
+        // per round: what decides a call's fixed cost on a real GPU.
+        gpuCalls: Object.fromEntries(Object.keys(all[0].gpu).map((key) => [key, sum((x) => x.gpu[key])])),
       };
+      const calls = row.targetCalls + row.draftCalls;
+      row.gpuCallsPerModelCall = Object.fromEntries(Object.entries(row.gpuCalls).map(([key, n]) => [key, n / calls]));
+      row.gpuCallsPerRound = Object.fromEntries(Object.entries(row.gpuCalls).map(([key, n]) => [key, n / row.rounds]));
       state.results.push(row);
       note(JSON.stringify(row));
     }

@@ -200,6 +200,8 @@ async function main() {
   const cpuAr = await text(cpu, { ...greedy, method: "autoregressive" });
   const cpuSpec = await text(cpu, { ...greedy, method: "speculative", gamma: 3 });
   check(cpuAr.length === 8 && cpuSpec === cpuAr, `cpu: speculative greedy == autoregressive greedy (${JSON.stringify(cpuAr)})`);
+  const cpuCalls = await cpu.gpuCalls();
+  check(Object.keys(cpuCalls).length === 6 && Object.values(cpuCalls).every((n) => n === 0), `cpu: no WebGPU calls (${JSON.stringify(cpuCalls)})`);
   await simdChecks(cpu, check, greedy);
   const spectr = { prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 };
   await spectrAgainstTrace(cpu, spectr, await cpu.complete(spectr));
@@ -227,7 +229,23 @@ async function main() {
     check(gpu.backend.backend === "webgpu" && gpu.backend.adapter, `webgpu: backend ${JSON.stringify(gpu.backend)}`);
     check(gpu.backend.module === "full", `webgpu: the full module ${JSON.stringify(gpu.backend)}`);
     const gpuSpec = [];
-    for await (const round of gpu.generate({ ...greedy, method: "speculative", gamma: 3 })) gpuSpec.push(round);
+    const callsBefore = await gpu.gpuCalls();
+    let gpuSummary;
+    const rounds = gpu.generate({ ...greedy, method: "speculative", gamma: 3 });
+    for (let step = await rounds.next(); ; step = await rounds.next()) {
+      if (step.done) {
+        gpuSummary = step.value;
+        break;
+      }
+      gpuSpec.push(step.value);
+    }
+    const callsAfter = await gpu.gpuCalls();
+    const used = Object.fromEntries(Object.keys(callsAfter).map((key) => [key, callsAfter[key] - callsBefore[key]]));
+    const modelCalls = gpuSummary.metrics.targetCalls + gpuSummary.metrics.draftCalls;
+    check(
+      used.dispatches >= modelCalls && used.submits > 0 && used.readbacks >= gpuSummary.metrics.targetCalls,
+      `webgpu: gpuCalls() counts the generation's WebGPU calls ${JSON.stringify(used)} over ${modelCalls} model calls in ${gpuSpec.length} rounds`,
+    );
     check(gpuSpec.every((r) => r.backend === "webgpu"), "webgpu: every round ran on WebGPU");
     check(gpuSpec.map((r) => r.text).join("") === cpuAr, "webgpu: speculative greedy == CPU greedy");
     await abortMidRound(gpu);
