@@ -71,6 +71,23 @@ async function bundledThroughDecode(specula) {
   check((await specula.detokenize(tokens)) === generated.text, "decode: the bundled pair through cachedModel() == generate() (greedy)");
 }
 
+/**
+ * One read-back per model call on WebGPU, whatever the position count: each call of the
+ * target (1 and 5 new positions, a verification) and of the draft, alone, brings its
+ * logits back to the CPU once (counted by s.gpuCalls()).
+ */
+async function readbacksPerCall(specula) {
+  const sequence = Int32Array.from({ length: 30 }, (_, i) => (i * 11 + 5) % specula.models.target.vocabSize);
+  for (const [role, positions] of [["target", 1], ["target", 5], ["draft", 1]]) {
+    const queries = Array.from({ length: positions }, (_, i) => ({ sequence: 0, prefixLen: 26 + i }));
+    const before = await specula.gpuCalls();
+    await specula.models[role].forward({ committedLen: 0, sequences: [sequence], queries });
+    const after = await specula.gpuCalls();
+    const readbacks = after.readbacks - before.readbacks;
+    check(readbacks === 1, `webgpu: one read-back for a ${role} call of ${positions} position(s) (${readbacks}; ${after.submits - before.submits} submissions, ${after.dispatches - before.dispatches} dispatches)`);
+  }
+}
+
 async function abortMidRound(specula) {
   const iterator = specula.generate({ prompt: PROMPT, maxTokens: 40, temperature: 0, gamma: 3 });
   const first = await iterator.next();
@@ -246,6 +263,7 @@ async function main() {
       used.dispatches >= modelCalls && used.submits > 0 && used.readbacks >= gpuSummary.metrics.targetCalls,
       `webgpu: gpuCalls() counts the generation's WebGPU calls ${JSON.stringify(used)} over ${modelCalls} model calls in ${gpuSpec.length} rounds`,
     );
+    await readbacksPerCall(gpu);
     check(gpuSpec.every((r) => r.backend === "webgpu"), "webgpu: every round ran on WebGPU");
     check(gpuSpec.map((r) => r.text).join("") === cpuAr, "webgpu: speculative greedy == CPU greedy");
     await abortMidRound(gpu);
