@@ -218,6 +218,14 @@ async fn webgpu() -> std::result::Result<(Device, Adapter), String> {
     result
 }
 
+/// How many kernel launches CubeCL queues before it submits them to the GPU unasked (its
+/// default is 32): more than any model call makes (the 320-wide target's one-position
+/// call is ~57 dispatches by burn's pass), so a call's work goes in as few submissions as
+/// its uploads and its read-back allow; each submission is a hand-over to the GPU that a
+/// real GPU pays for (MODELS.md, "On WebGPU").
+#[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
+const TASKS_PER_SUBMISSION: usize = 1024;
+
 #[cfg(all(target_arch = "wasm32", feature = "webgpu"))]
 async fn init() -> std::result::Result<(Device, Adapter), String> {
     use burn::tensor::wgpu::WgpuBackend;
@@ -225,6 +233,7 @@ async fn init() -> std::result::Result<(Device, Adapter), String> {
     let mut adapter = crate::gpu_probe::probe().await?;
     let (device, setup) = Device::wgpu_options()
         .graphics_api(WgpuBackend::WebGpu)
+        .tasks_max(TASKS_PER_SUBMISSION)
         .init_with_setup_async()
         .await
         .map_err(|e| format!("burn could not initialise WebGPU: {e}"))?;
