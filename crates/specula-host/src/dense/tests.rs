@@ -141,11 +141,7 @@ fn row_blocks_are_as_few_as_fit_and_even() {
     for max_rows in 1..=8 {
         for rows in 1..=40 {
             let spans: Vec<(usize, usize)> = row_block_spans(rows, max_rows).collect();
-            assert_eq!(
-                spans.len(),
-                rows.div_ceil(max_rows),
-                "{rows} rows, {max_rows} a block"
-            );
+            assert_eq!(spans.len(), rows.div_ceil(max_rows), "{rows} rows, {max_rows} a block");
             let mut next = 0;
             for &(r0, n) in &spans {
                 assert_eq!(r0, next, "contiguous: {spans:?}");
@@ -154,10 +150,7 @@ fn row_blocks_are_as_few_as_fit_and_even() {
             }
             assert_eq!(next, rows);
             let sizes = spans.iter().map(|s| s.1);
-            assert!(
-                sizes.clone().max().unwrap() - sizes.min().unwrap() <= 1,
-                "{spans:?}"
-            );
+            assert!(sizes.clone().max().unwrap() - sizes.min().unwrap() <= 1, "{spans:?}");
         }
     }
     // The case that motivated it: a verification of γ = 4 in blocks of 4.
