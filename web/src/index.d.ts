@@ -29,6 +29,7 @@ import type {
   SampleResult,
   SampleSettings,
   Selection,
+  StageReport,
   Summary,
   TheoryCurves,
   TheoryOptions,
@@ -54,6 +55,7 @@ export type {
   Exact,
   FinishReason,
   Fit,
+  ForwardStage,
   GammaPolicy,
   GgufSource,
   GpuCalls,
@@ -86,6 +88,7 @@ export type {
   SamplingConfig,
   Selection,
   SimdLevel,
+  StageReport,
   StepPlan,
   Summary,
   TestRule,
@@ -245,7 +248,7 @@ export class Specula {
    * await s.tokenize(text), ...options })` gives the tokens `generate()` gives for the same
    * seed and options. Null before `load()`.
    */
-  readonly models: { draft: DecodeModel; target: DecodeModel } | null;
+  readonly models: { draft: BundledModel; target: BundledModel } | null;
   /**
    * The token ids of `text`: one per character of {@link alphabet} (`bad_prompt`, field
    * "prompt", for any other), or a GGUF model's byte-level BPE tokens.
@@ -408,6 +411,29 @@ export interface DecodeModel {
    * before its answer is used.
    */
   rollback?(committedLen: number): void | Promise<void>;
+}
+
+/**
+ * One of the loaded pair as a {@link decode} model (`s.models.draft`, `s.models.target`),
+ * with the stage profile of its host forward pass: where a forward pass spends its time
+ * inside wasm, stage by stage (docs/host-forward-pass.md). Only a model on the CPU has a
+ * host pass: on WebGPU both methods reject with code "invalid_option", field "role".
+ * Both reject with "busy" while a call of the models runs.
+ */
+export interface BundledModel extends DecodeModel {
+  /**
+   * Turns the profile on (`true`; the totals start from zero) or off (`false`; they stay
+   * readable). On, every later forward pass adds the time of each stage, read with
+   * `performance.now()` (coarse where the page is not cross-origin isolated: time many
+   * calls). Rejects with "invalid_option", field "on", for anything but a boolean.
+   */
+  profileStages(on: boolean): Promise<void>;
+  /**
+   * The totals since the profile was turned on or reset: passes, positions, their whole
+   * time and each stage's, in milliseconds. `{ reset: true }` sets them back to zero after
+   * reading.
+   */
+  stageTimes(options?: { reset?: boolean }): Promise<StageReport>;
 }
 
 /**

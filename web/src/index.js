@@ -176,6 +176,14 @@ function bundledModel(specula, role) {
       };
       return (await specula.channel.request({ type: "forward", role, request: plain })).value;
     },
+    /** Turns the stage profile of this model's host forward pass on (totals from zero) or off. */
+    async profileStages(on) {
+      await specula.channel.request({ type: "profileStages", role, on });
+    },
+    /** The stage profile's totals `{ enabled, passes, positions, totalMs, stagesMs }`; `{ reset: true }` zeroes them after reading. */
+    async stageTimes(options) {
+      return (await specula.channel.request({ type: "stageTimes", role, options })).value;
+    },
   };
 }
 

@@ -538,6 +538,12 @@ self.onmessage = async (event) => {
       case "detokenize":
         post({ type: "done", id, value: loaded().detokenize(rest.tokens) });
         break;
+      case "profileStages":
+        post({ type: "done", id, value: loaded().profileStages(rest.role, rest.on) });
+        break;
+      case "stageTimes":
+        post({ type: "done", id, value: loaded().stageTimes(rest.role, rest.options) });
+        break;
       case "serve":
         serve(rest.port);
         break;

@@ -182,6 +182,83 @@ fn bench_table_has_a_header_and_a_line_per_row() {
     assert_eq!(table.len(), 9, "{stdout}");
     assert!(table[0].starts_with("autoregressive") && table[0].contains("1.00x"));
     assert!(stdout.contains("target, 8 new position(s)"), "{stdout}");
+    let stages = stdout
+        .lines()
+        .position(|l| l.contains("target's host pass by stage"))
+        .unwrap_or_else(|| panic!("no stage table in {stdout}"));
+    let names: Vec<&str> = stdout
+        .lines()
+        .nth(stages + 1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "n",
+            "call",
+            "pass",
+            "embed",
+            "norms",
+            "qkv",
+            "attention",
+            "attnOut",
+            "mlpIn",
+            "mlpOut",
+            "head"
+        ]
+    );
+}
+
+/// `--json` has the target's host pass stage by stage for each count of new positions:
+/// every stage named, each time >= 0, the stages within the pass and the pass within the
+/// call.
+#[test]
+fn bench_json_has_the_target_stage_table() {
+    let args = [
+        "bench",
+        "--methods",
+        "speculative",
+        "--gammas",
+        "1",
+        "--tokens",
+        "4",
+        "--repeat",
+        "1",
+        "--json",
+    ];
+    let report: Value = serde_json::from_slice(&specula(&args).stdout).unwrap();
+    let rows = report["costs"]["targetStages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no costs.targetStages in {report}"));
+    let positions: Vec<u64> = rows
+        .iter()
+        .map(|r| r["positions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(positions, [1, 2, 3, 4, 5, 8]);
+    for row in rows {
+        let stages = row["stagesMs"].as_object().expect("stagesMs");
+        // serde_json's map sorts its keys: compare as sorted lists.
+        let names: Vec<&str> = stages.keys().map(String::as_str).collect();
+        let mut want = [
+            "embed",
+            "norms",
+            "qkv",
+            "attention",
+            "attnOut",
+            "mlpIn",
+            "mlpOut",
+            "head",
+        ];
+        want.sort_unstable();
+        assert_eq!(names, want, "{row}");
+        let ms: Vec<f64> = stages.values().map(|v| v.as_f64().unwrap()).collect();
+        assert!(ms.iter().all(|&ms| ms >= 0.0), "{row}");
+        let (pass, call) = (num(row, "passMs"), num(row, "callMs"));
+        let sum: f64 = ms.iter().sum();
+        assert!(sum <= pass * (1.0 + 1e-9) && pass <= call, "{row}");
+        assert!(num(row, "passMs") > 0.0, "{row}");
+    }
 }
 
 /// bench does not slide the window: a --tokens past the models' positions is refused

@@ -76,6 +76,7 @@ pub mod options;
 mod request;
 mod round;
 mod select;
+mod stages;
 mod stopping;
 pub mod synthetic;
 mod trace;
@@ -98,6 +99,7 @@ pub use metrics::{Metrics, MetricsSummary};
 pub use model::LanguageModel;
 pub use request::{ForwardRequest, ForwardResponse, Query, Role, Step};
 pub use specula_core::SamplingConfig;
+pub use stages::{ForwardStage, StageTimes};
 pub use stopping::{Detokenizer, FinishReason};
 pub use trace::{
     BonusStep, DepthStep, DraftNode, RoundTrace, StepPlan, Timing, TokenCounts, TokenSource,

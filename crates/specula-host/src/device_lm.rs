@@ -10,6 +10,7 @@ use specula_model::{BurnLm, ForwardStats, LlamaLm, ModelBundle, ModelConfig, Res
 
 use crate::llama_pass::{HostLlamaLm, HostLlamaPass};
 use crate::pass::{HostLm, HostPass};
+use crate::stage_profile::StageProfile;
 
 /// A model on the host forward pass or on burn's.
 #[derive(Debug)]
@@ -71,6 +72,27 @@ impl DeviceLm {
             Self::Host(lm) => lm.pass_mut().set_threads(threads),
             Self::HostLlama(lm) => lm.pass_mut().set_threads(threads),
             Self::Burn(_) | Self::Llama(_) => Ok(()),
+        }
+    }
+
+    /// The stage profile of a host pass (see [`StageProfile`]); `None` on burn's passes,
+    /// which have none.
+    #[must_use]
+    pub fn stage_profile(&self) -> Option<&StageProfile> {
+        match self {
+            Self::Host(lm) => Some(lm.pass().stage_profile()),
+            Self::HostLlama(lm) => Some(lm.pass().stage_profile()),
+            Self::Burn(_) | Self::Llama(_) => None,
+        }
+    }
+
+    /// The stage profile of a host pass, to turn on or off or reset; `None` on burn's
+    /// passes.
+    pub fn stage_profile_mut(&mut self) -> Option<&mut StageProfile> {
+        match self {
+            Self::Host(lm) => Some(lm.pass_mut().stage_profile_mut()),
+            Self::HostLlama(lm) => Some(lm.pass_mut().stage_profile_mut()),
+            Self::Burn(_) | Self::Llama(_) => None,
         }
     }
 

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use pulp::Arch;
+use specula_engine::ForwardStage as S;
 use specula_gguf::{GgufModel, LlamaConfig, RopeStyle};
 
 use crate::dense::{PackedDense, gather_panels};
@@ -23,6 +24,7 @@ use crate::host_attention::{Context, Queries, attend_split};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
 use crate::host_model::add_in_place;
 use crate::reduce;
+use crate::stage_profile::StageTimer;
 
 /// The most f32 weight bytes gathered into one block of huge pages (SmolLM2-135M and
 /// -360M are; 1.7B, at 6.8 GB, stays on ordinary pages).
@@ -136,12 +138,14 @@ impl HostLlama {
     /// `start..start + n` after `context` (exactly `start` positions per row), and the new
     /// positions' keys (rotated) and values. `None` when the shapes do not fit (a token
     /// outside the vocabulary, too many positions, a context of another length).
+    /// `timer` times the stages.
     pub(crate) fn forward(
         &self,
         tokens: &[u32],
         rows: usize,
         start: usize,
         context: Context<'_>,
+        timer: &mut StageTimer<'_>,
     ) -> Option<(Vec<f32>, HostKv)> {
         let c = &self.config;
         let d = c.d_model;
@@ -178,7 +182,8 @@ impl HostLlama {
         };
         let rope = Rope::new(c, start, n);
         with_helper(threads, |helper| {
-            self.blocks_and_head(x, &rope, new, context, helper)
+            timer.lap(S::Embed);
+            self.blocks_and_head(x, &rope, new, context, helper, timer)
         })
     }
 
@@ -190,6 +195,7 @@ impl HostLlama {
         mut new: HostKv,
         context: Context<'m>,
         helper: Option<&Helper<'_, 'm>>,
+        timer: &mut StageTimer<'_>,
     ) -> Option<(Vec<f32>, HostKv)> {
         let c = &self.config;
         let (d, kv, ff) = (c.d_model, c.kv_dim(), c.d_ff);
@@ -203,6 +209,7 @@ impl HostLlama {
         };
         for (layer, block) in self.blocks.iter().enumerate() {
             let normed = rms_norm(&x, &block.attn_norm, c.rms_eps);
+            timer.lap(S::Norms);
             let mut qkv = dense(&block.qkv, normed)?;
             for (i, row) in qkv.chunks_exact_mut(queries.stride).enumerate() {
                 // Queries and keys are heads of `head_dim` side by side, so one walk
@@ -210,6 +217,7 @@ impl HostLlama {
                 rope.rotate(&mut row[..d + kv], i % new.len);
             }
             new.layers.push(split_kv(&qkv, &new, d));
+            timer.lap(S::Qkv);
             let mut attended = vec![0.0; m * d];
             let arch = self.arch;
             attend_split(
@@ -222,14 +230,22 @@ impl HostLlama {
                 helper,
                 &mut attended,
             );
+            timer.lap(S::Attention);
             add_in_place(&mut x, &dense(&block.wo, attended)?);
+            timer.lap(S::AttnOut);
             let normed = rms_norm(&x, &block.ffn_norm, c.rms_eps);
+            timer.lap(S::Norms);
             let gate_up = dense(&block.gate_up, normed)?;
             let hidden = swiglu(&gate_up, ff);
+            timer.lap(S::MlpIn);
             add_in_place(&mut x, &dense(&block.down, hidden)?);
+            timer.lap(S::MlpOut);
         }
         let normed = rms_norm(&x, &self.output_norm, c.rms_eps);
-        Some((dense(&self.head, normed)?, new))
+        timer.lap(S::Norms);
+        let logits = dense(&self.head, normed)?;
+        timer.lap(S::Head);
+        Some((logits, new))
     }
 }
 

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use pulp::Arch;
+use specula_engine::ForwardStage as S;
 use specula_model::{GptParams, LinearParams, NormParams};
 
 use crate::dense::{PackedDense, gather_panels};
@@ -22,6 +23,7 @@ use crate::helper_thread::{Helper, with_helper};
 use crate::host_attention::{Queries, attend_split};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
 use crate::reduce;
+use crate::stage_profile::StageTimer;
 
 /// LayerNorm parameters.
 #[derive(Debug, Clone)]
@@ -137,12 +139,14 @@ impl HostGpt {
     /// `start..start + n`, after the `context` (which must hold exactly `start` positions
     /// per row), and the new positions' keys/values. `None` when the shapes do not fit
     /// (a token outside the vocabulary, too many positions, a context of another length).
+    /// `timer` times the stages.
     pub(crate) fn forward(
         &self,
         tokens: &[u32],
         rows: usize,
         start: usize,
         context: HostContext<'_>,
+        timer: &mut StageTimer<'_>,
     ) -> Option<(Vec<f32>, HostKv)> {
         let d = self.d;
         let n = tokens.len().checked_div(rows)?;
@@ -181,7 +185,8 @@ impl HostGpt {
             1
         };
         with_helper(threads, |helper| {
-            self.blocks_and_head(x, m, new, context, helper)
+            timer.lap(S::Embed);
+            self.blocks_and_head(x, m, new, context, helper, timer)
         })
     }
 
@@ -193,6 +198,7 @@ impl HostGpt {
         mut new: HostKv,
         context: HostContext<'m>,
         helper: Option<&Helper<'_, 'm>>,
+        timer: &mut StageTimer<'_>,
     ) -> Option<(Vec<f32>, HostKv)> {
         let (d, rows) = (self.d, new.rows);
         let dense = |layer: &'m PackedDense, x: Vec<f32>, activation: Activation| {
@@ -200,8 +206,10 @@ impl HostGpt {
         };
         for (layer, block) in self.blocks.iter().enumerate() {
             let normed = block.norm_attn.apply(&x, d);
+            timer.lap(S::Norms);
             let qkv = dense(&block.qkv, normed, Activation::Identity)?;
             new.layers.push(split_kv(&qkv, rows, self.heads, d));
+            timer.lap(S::Qkv);
             let mut context_out = vec![0.0; m * d];
             let queries = Queries::fused_qkv(d);
             let arch = self.arch;
@@ -215,16 +223,23 @@ impl HostGpt {
                 helper,
                 &mut context_out,
             );
+            timer.lap(S::Attention);
             add_in_place(
                 &mut x,
                 &dense(&block.proj, context_out, Activation::Identity)?,
             );
+            timer.lap(S::AttnOut);
             let normed = block.norm_mlp.apply(&x, d);
+            timer.lap(S::Norms);
             let hidden = dense(&block.fc_in, normed, Activation::Gelu)?;
+            timer.lap(S::MlpIn);
             add_in_place(&mut x, &dense(&block.fc_out, hidden, Activation::Identity)?);
+            timer.lap(S::MlpOut);
         }
         let normed = self.final_norm.apply(&x, d);
+        timer.lap(S::Norms);
         let logits = dense(&self.head, normed, Activation::Identity)?;
+        timer.lap(S::Head);
         Some((logits, new))
     }
 }

@@ -37,6 +37,7 @@ mod pass;
 mod prefetch;
 mod reduce;
 mod simd;
+mod stage_profile;
 
 pub use device_lm::DeviceLm;
 pub use host_kv::{HostCache, HostKv};
@@ -44,3 +45,5 @@ pub use llama_pass::{HostLlamaLm, HostLlamaPass};
 pub use model_tokenizer::{ModelTokenizer, TextStream};
 pub use pass::{HostLm, HostPass};
 pub use simd::simd_level;
+pub use specula_engine::{ForwardStage, StageTimes};
+pub use stage_profile::{SharedClock, StageProfile};

@@ -10,12 +10,14 @@ use crate::host_attention::Context;
 use crate::host_kv::{HostCache, HostKv};
 use crate::host_llama::HostLlama;
 use crate::pass::host_threads;
+use crate::stage_profile::StageProfile;
 
 /// A Llama-family model's weights packed in host memory, run without burn's tensor
 /// operations.
 #[derive(Debug)]
 pub struct HostLlamaPass {
     model: HostLlama,
+    profile: StageProfile,
 }
 
 /// A Llama-family model with caches, on the host forward pass.
@@ -32,7 +34,10 @@ impl HostLlamaPass {
     pub fn new(model: &GgufModel) -> Result<Self> {
         let model = HostLlama::new(model, true)
             .ok_or_else(|| Error::BadConfig("the model's weights do not fit its shape".into()))?;
-        Ok(Self { model })
+        Ok(Self {
+            model,
+            profile: StageProfile::default(),
+        })
     }
 
     /// The model's shape.
@@ -62,6 +67,18 @@ impl HostLlamaPass {
     #[must_use]
     pub fn threads(&self) -> usize {
         self.model.threads
+    }
+
+    /// The opt-in per-stage timing of this pass's forward passes (off until
+    /// [`StageProfile::enable`]).
+    #[must_use]
+    pub fn stage_profile(&self) -> &StageProfile {
+        &self.profile
+    }
+
+    /// The stage profile, to turn on or off or reset.
+    pub fn stage_profile_mut(&mut self) -> &mut StageProfile {
+        &mut self.profile
     }
 }
 
@@ -98,9 +115,10 @@ impl ForwardPass for HostLlamaPass {
             shared: (shared_len > 0).then_some((shared, shared_len)),
             branch,
         };
-        self.model
-            .forward(tokens, rows, start, context)
-            .ok_or(Error::Internal("a forward pass of the wrong shape"))
+        let mut timer = self.profile.timer(tokens.len());
+        let out = self.model.forward(tokens, rows, start, context, &mut timer);
+        timer.finish();
+        out.ok_or(Error::Internal("a forward pass of the wrong shape"))
     }
 
     fn write(&self, shared: &mut HostCache, start: usize, kv: HostKv) -> bool {

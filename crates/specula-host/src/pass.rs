@@ -11,6 +11,7 @@ use specula_model::{
 use crate::dense::gather_panels;
 use crate::host_kv::{HostCache, HostKv};
 use crate::host_model::{HostContext, HostGpt};
+use crate::stage_profile::StageProfile;
 
 /// A model's inference parameters in host memory (dense layers packed once at load,
 /// attention and LayerNorm as plain loops), run without burn's tensor operations.
@@ -18,6 +19,7 @@ use crate::host_model::{HostContext, HostGpt};
 pub struct HostPass {
     model: HostGpt,
     config: ModelConfig,
+    profile: StageProfile,
 }
 
 /// A model with caches, on the host forward pass.
@@ -46,7 +48,11 @@ impl HostPass {
         })?;
         let model = HostGpt::new(params, true)
             .ok_or_else(|| Error::Weights("the parameters do not fit their shapes".into()))?;
-        Ok(Self { model, config })
+        Ok(Self {
+            model,
+            config,
+            profile: StageProfile::default(),
+        })
     }
 
     /// The model of `bundle`, read through burn's CPU backend.
@@ -94,6 +100,18 @@ impl HostPass {
     #[must_use]
     pub fn threads(&self) -> usize {
         self.model.threads
+    }
+
+    /// The opt-in per-stage timing of this pass's forward passes (off until
+    /// [`StageProfile::enable`]).
+    #[must_use]
+    pub fn stage_profile(&self) -> &StageProfile {
+        &self.profile
+    }
+
+    /// The stage profile, to turn on or off or reset.
+    pub fn stage_profile_mut(&mut self) -> &mut StageProfile {
+        &mut self.profile
     }
 }
 
@@ -146,9 +164,10 @@ impl ForwardPass for HostPass {
             shared: (shared_len > 0).then_some((shared, shared_len)),
             branch,
         };
-        self.model
-            .forward(tokens, rows, start, context)
-            .ok_or(Error::Internal("a forward pass of the wrong shape"))
+        let mut timer = self.profile.timer(tokens.len());
+        let out = self.model.forward(tokens, rows, start, context, &mut timer);
+        timer.finish();
+        out.ok_or(Error::Internal("a forward pass of the wrong shape"))
     }
 
     fn write(&self, shared: &mut HostCache, start: usize, kv: HostKv) -> bool {

@@ -19,6 +19,7 @@ use crate::generation::{Generation, RoundReport, Summary};
 use crate::js_options::{generate_options, load_options};
 use crate::js_value::to_js;
 use crate::models::{Bundles, Models, Sources};
+use crate::stages::{self, StageReport};
 
 #[derive(Default)]
 struct State {
@@ -219,6 +220,38 @@ impl Engine {
         })
     }
 
+    /// Turns the stage profile of the loaded `role` model's host forward pass (`"draft"`
+    /// or `"target"`) on, from totals of zero, or off (`on`, a boolean): each later
+    /// forward pass adds each stage's time (`performance.now()`) to the totals that
+    /// `stageTimes` reads. A model rebuilt on the CPU after a WebGPU failure starts with
+    /// it off.
+    ///
+    /// # Errors
+    /// `invalid_option` (field `role`) for another role or a model on WebGPU, which has
+    /// no host pass; (field `on`) for an `on` that is not a boolean; `not_loaded`; `busy`.
+    #[wasm_bindgen(js_name = profileStages)]
+    pub fn profile_stages(&self, role: &str, on: JsValue) -> std::result::Result<(), JsValue> {
+        let on = stages::on_option(&on)?;
+        Ok(self.profile_stages_rs(forward::role(role)?, on)?)
+    }
+
+    /// The stage profile's totals for the loaded `role` model: `{ enabled, passes,
+    /// positions, totalMs, stagesMs }`; `options` `{ reset }` (default false) sets them
+    /// back to zero after reading.
+    ///
+    /// # Errors
+    /// As `profileStages`; `invalid_option` naming the option for options other than
+    /// `{ reset: boolean }`.
+    #[wasm_bindgen(js_name = stageTimes)]
+    pub fn stage_times(
+        &self,
+        role: &str,
+        options: JsValue,
+    ) -> std::result::Result<JsValue, JsValue> {
+        let reset = stages::reset_option(&options)?;
+        Ok(to_js(&self.stage_times_rs(forward::role(role)?, reset)?)?)
+    }
+
     /// Acts as if the browser reported this engine's GPU device lost: the next model call
     /// moves the models to the CPU and the generation goes on there. For tests of the
     /// fallback; other engines on the page keep the GPU.
@@ -301,6 +334,44 @@ impl Engine {
     /// As `nextRound`.
     pub async fn next_round_rs(&self) -> Result<Option<RoundReport>> {
         next_round_in(&self.state, &self.abort, &self.lose_gpu).await
+    }
+
+    /// [`profile_stages`](Self::profile_stages) from Rust.
+    ///
+    /// # Errors
+    /// As `profileStages`.
+    pub fn profile_stages_rs(&self, role: specula_engine::Role, on: bool) -> Result<()> {
+        self.with_models_mut(|models| {
+            stages::switch(stages::profile_mut(models.model_mut(role), role)?, on);
+            Ok(())
+        })
+    }
+
+    /// [`stage_times`](Self::stage_times) from Rust.
+    ///
+    /// # Errors
+    /// As `stageTimes`.
+    pub fn stage_times_rs(&self, role: specula_engine::Role, reset: bool) -> Result<StageReport> {
+        self.with_models_mut(|models| {
+            let profile = stages::profile_mut(models.model_mut(role), role)?;
+            let report = StageReport::of(profile);
+            if reset {
+                profile.reset();
+            }
+            Ok(report)
+        })
+    }
+
+    /// `f` on the loaded models, unless a call holds them.
+    fn with_models_mut<T>(&self, f: impl FnOnce(&mut Models) -> Result<T>) -> Result<T> {
+        let mut state = self
+            .state
+            .try_borrow_mut()
+            .map_err(|_| WasmError::Busy("a call"))?;
+        if let Some(what) = state.busy {
+            return Err(WasmError::Busy(what));
+        }
+        f(state.models.as_mut().ok_or(WasmError::NotLoaded)?)
     }
 
     /// [`summary`](Self::summary) from Rust.

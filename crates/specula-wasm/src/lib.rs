@@ -40,6 +40,7 @@ mod models;
 mod pair;
 pub mod plan;
 mod remote;
+mod stages;
 pub mod untrained;
 
 use wasm_bindgen::JsValue;
@@ -57,6 +58,7 @@ pub use math::TheoryCurves;
 pub use models::{Bundles, GgufPair, MAX_GGUF_FILE_BYTES, Models};
 pub use pair::{Advance, Pair};
 pub use remote::{RemotePair, RemoteTarget};
+pub use stages::StageReport;
 
 /// Runs at instantiation: installs the panic hook, so a panic (a bug) shows its message in
 /// the console, and runs the module's constructors once (see `build.rs`).

@@ -398,6 +398,15 @@ impl Models {
         Ok(ForwardResponse::new(vocab, logits))
     }
 
+    /// The `role` model, for what its wrapper offers besides answering requests (the
+    /// host pass's stage profile).
+    pub(crate) fn model_mut(&mut self, role: Role) -> &mut DeviceLm {
+        match role {
+            Role::Draft => &mut self.draft,
+            Role::Target => &mut self.target,
+        }
+    }
+
     /// Whether `role`'s model runs on the GPU.
     fn on_gpu(&self, role: Role) -> bool {
         match role {

@@ -1,7 +1,8 @@
 //! One casing for every object the package returns: each key of every object the wasm
 //! module hands to JavaScript (rounds and their traces, the summary and its metrics,
-//! `BackendInfo`, `load()`'s result, `plan()`, `theory()`, `retarget()`, the lab's
-//! `exact()` and `fit()`, the checked options, the limits, the thrown errors) is
+//! `BackendInfo`, `load()`'s result, a model's `stageTimes()`, `plan()`, `theory()`,
+//! `retarget()`, the lab's `exact()` and `fit()`, the checked options, the limits, the
+//! thrown errors) is
 //! camelCase, walked through the values as JavaScript sees them. A planted snake_case key
 //! shows that the walk finds one.
 #![cfg(target_arch = "wasm32")]
@@ -103,6 +104,9 @@ async fn a_loaded_engine_returns_camel_case() {
     let info = JsFuture::from(engine.load(files)).await.expect("load()");
     check("load()", &info);
     check("backendInfo()", &engine.backend_info().expect("info"));
+    engine
+        .profile_stages("target", JsValue::TRUE)
+        .expect("the target's stage profile");
     for options in [
         r#"{"prompt":"To be","maxTokens":6,"recordDistributions":true}"#,
         r#"{"prompt":"To be","maxTokens":6,"method":"spectr","selection":"race","tree":[2,1],"recordDistributions":true}"#,
@@ -128,6 +132,10 @@ async fn a_loaded_engine_returns_camel_case() {
     .await
     .expect("exact()");
     check("exact()", &exact);
+    let stages = engine
+        .stage_times("target", JsValue::UNDEFINED)
+        .expect("stageTimes()");
+    check("stageTimes()", &stages);
     let refused = JsFuture::from(engine.exact(js(r#"{"prompt":"To be"}"#), js(r#"{"runz":3}"#)))
         .await
         .expect_err("an unknown setting");

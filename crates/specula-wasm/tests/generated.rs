@@ -85,12 +85,14 @@ fn groups() -> Vec<Group> {
         ),
         (
             "summary",
-            "A whole generation's summary and metrics, load()'s options and where the models run, and the options and curves of theory() and retarget().",
+            "A whole generation's summary and metrics, load()'s options and where the models run, a model's stage profile, and the options and curves of theory() and retarget().",
             vec![
                 decl::<specula_wasm::Summary>(cfg),
                 decl::<specula_engine::Metrics>(cfg),
                 decl::<specula_engine::MetricsSummary>(cfg),
                 decl::<specula_wasm::BackendInfo>(cfg),
+                decl::<specula_wasm::StageReport>(cfg),
+                decl::<specula_engine::ForwardStage>(cfg),
                 decl::<specula_wasm::BackendChoice>(cfg),
                 decl::<specula_wasm::ModuleKind>(cfg),
                 decl::<specula_engine::options::SimdLevel>(cfg),

@@ -133,6 +133,7 @@ fn every_hand_written_type_is_checked_or_the_packages_own() {
         "Round",
         "Logits",
         "DecodeModel",
+        "BundledModel",
         "CachedRuntime",
     ];
     let text = index_d_ts();

@@ -4,6 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 
 mod common;
+mod node_stages;
 mod wasm_support;
 
 use specula_core::{PlanInput, PlanMethod, PlanParams, SamplingConfig, plan_report};

@@ -1,6 +1,6 @@
 // Generated from the Rust types by `SPECULA_BLESS=1 cargo test -p specula-wasm --test
 // generated` (ts-rs): do not edit. What each field means is documented on the Rust type.
-// A whole generation's summary and metrics, load()'s options and where the models run, and the options and curves of theory() and retarget().
+// A whole generation's summary and metrics, load()'s options and where the models run, a model's stage profile, and the options and curves of theory() and retarget().
 import type { FinishReason, Timing } from "./rounds";
 
 export type Summary = { 
@@ -165,6 +165,32 @@ module: ModuleKind,
  * module the `cpuSimd` load option picked; the full module's is `"simd128"`).
  */
 simd: SimdLevel, };
+
+export type StageReport = { 
+/**
+ * Whether the profile is timing forward passes now.
+ */
+enabled: boolean, 
+/**
+ * Forward passes timed.
+ */
+passes: number, 
+/**
+ * New positions those passes ran, over every sequence.
+ */
+positions: number, 
+/**
+ * The passes' whole time, in milliseconds.
+ */
+totalMs: number, 
+/**
+ * Each stage's milliseconds, every stage named (`embed`, `norms`, `qkv`,
+ * `attention`, `attnOut`, `mlpIn`, `mlpOut`, `head`); they add up to at most
+ * `totalMs`, the rest being the clock reads and joining the helper thread.
+ */
+stagesMs: Record<ForwardStage, number>, };
+
+export type ForwardStage = "embed" | "norms" | "qkv" | "attention" | "attnOut" | "mlpIn" | "mlpOut" | "head";
 
 export type BackendChoice = "auto" | "webgpu" | "cpu";
 

@@ -9,7 +9,10 @@
 // &prompt=TEXT; the methods are then autoregressive, prompt lookup and speculative.
 // &methods=NAME,NAME keeps the methods whose names start with one of those (a slow
 // adapter: &methods=autoregressive), &costs=N sets the calls per position count and
-// &positions=1,5 the position counts; progress goes to the console as "[bench] …" lines.
+// &positions=1,5 the position counts (given explicitly, the bundled pair's target is
+// measured too); on the CPU each count also gets the target's host forward pass stage
+// by stage (the model's stage profile, in calls of their own after the timed ones);
+// progress goes to the console as "[bench] …" lines.
 import { Specula } from "specula";
 
 const PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?\n";
@@ -53,29 +56,46 @@ const mean = (xs) => (xs.some((x) => x === null || x === undefined) ? null : xs.
  * What one target call costs for 1, 2, 4, 5 and 8 new positions after 100 cached ones
  * (the figure that decides whether verifying γ + 1 drafts can pay): each call rolls the
  * cache back to the 100 and scores the new positions, through the same batched forward
- * decode() uses, with other new tokens each call. Medians of `repeat` calls, in ms.
+ * decode() uses, with other new tokens each call. Medians of `repeat` calls, in ms. With
+ * `profile` (a target on the CPU), `repeat` more calls per count with the host pass's
+ * stage profile on give `stages[n]`: `{ callMs, passMs, stagesMs }`, means per call
+ * (callMs includes the worker's messages, passMs the forward pass alone).
  */
-async function positionCosts(s, repeat, counts) {
+async function positionCosts(s, repeat, counts, profile) {
   const model = s.models.target;
-  const token = (i) => 300 + ((i * 7919) % 20000) % (model.vocabSize - 300);
+  // GGUF vocabularies skip their first 300 (special and byte tokens); the bundled
+  // alphabet is smaller than that.
+  const skip = model.vocabSize > 1000 ? 300 : 0;
+  const token = (i) => skip + (((i * 7919) % 20000) % (model.vocabSize - skip));
   const cached = Array.from({ length: 100 }, (_, i) => token(i));
   await model.forward({ committedLen: 0, sequences: [cached], queries: [{ sequence: 0, prefixLen: 100 }] });
   const costs = {};
+  const stages = {};
   for (const n of counts) {
     const queries = Array.from({ length: n }, (_, i) => ({ sequence: 0, prefixLen: 101 + i }));
+    // New tokens each call: the cache would answer positions it has already scored.
+    const call = (r) => model.forward({ committedLen: 100, sequences: [cached.concat(Array.from({ length: n }, (_, i) => token(1000 + 37 * r + i)))], queries });
     const times = [];
     for (let r = 0; r < repeat + 1; r++) {
-      // New tokens each call: the cache would answer positions it has already scored.
-      const sequence = cached.concat(Array.from({ length: n }, (_, i) => token(1000 + 37 * r + i)));
       const started = performance.now();
-      await model.forward({ committedLen: 100, sequences: [sequence], queries });
+      await call(r);
       if (r > 0) times.push(performance.now() - started); // the first warms the shape up
       console.info(`[bench] ${n} new positions: ${(performance.now() - started).toFixed(1)} ms`);
     }
     times.sort((a, b) => a - b);
     costs[n] = times[Math.floor(times.length / 2)];
+    if (!profile) continue;
+    await model.profileStages(true);
+    const started = performance.now();
+    for (let r = 0; r < repeat; r++) await call(repeat + 1 + r);
+    const callMs = (performance.now() - started) / repeat;
+    const t = await model.stageTimes({ reset: true });
+    await model.profileStages(false);
+    const stagesMs = Object.fromEntries(Object.entries(t.stagesMs).map(([name, ms]) => [name, ms / t.passes]));
+    stages[n] = { callMs, passMs: t.totalMs / t.passes, passes: t.passes, stagesMs };
+    console.info(`[bench] ${n} new positions by stage: ${JSON.stringify(stages[n])}`);
   }
-  return costs;
+  return { costs, stages };
 }
 
 export async function bench(state, note) {
@@ -102,12 +122,20 @@ export async function bench(state, note) {
     const s = await Specula.load({ ...(named[entry] ?? { backend: entry }), ...files });
     console.info(`[bench] ${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`);
     note(`${entry}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s, backend ${JSON.stringify(s.backend)}`);
-    if (target) {
+    if (target || params.has("positions")) {
       const counts = (params.get("positions") ?? "1,2,4,5,8").split(",").map(Number);
-      const costs = await positionCosts(s, Number(params.get("costs") ?? Math.max(5, repeat * 3)), counts);
+      const profile = s.backend.backend === "cpu"; // only the host pass has a stage profile
+      const calls = Number(params.get("costs") ?? Math.max(5, repeat * 3));
+      const { costs, stages } = await positionCosts(s, calls, counts, profile);
       const row = { entry, backend: s.backend.backend, simd: s.backend.simd, adapter: s.backend.adapter, targetMsForNewPositions: costs };
+      if (profile) row.targetStagesMsForNewPositions = stages;
       state.results.push(row);
       note(`${entry}: target call for ${counts.join("/")} new positions after 100 cached: ${counts.map((n) => costs[n].toFixed(1)).join(" / ")} ms`);
+      for (const n of profile ? counts : []) {
+        const { callMs, passMs, stagesMs } = stages[n];
+        const parts = Object.entries(stagesMs).map(([name, ms]) => `${name} ${ms.toFixed(2)}`);
+        note(`${entry}: target stages for ${n} new positions, ms per call: call ${callMs.toFixed(2)}, pass ${passMs.toFixed(2)} (${parts.join(", ")})`);
+      }
     }
     // Warm-up: WebGPU compiles its kernels on first use of each shape.
     for (const { name, ...m } of methods) await s.complete({ ...m, prompt, maxTokens: 8, seed: 1 });

@@ -88,6 +88,33 @@ async function readbacksPerCall(specula) {
   }
 }
 
+/**
+ * The stage profile of a model on the CPU: on, a forward call adds one pass with every
+ * stage named and within the pass; off, nothing; misuse rejects with a named option.
+ */
+async function stageProfile(specula) {
+  const model = specula.models.target;
+  const prompt = Array.from(await specula.tokenize(PROMPT));
+  await model.profileStages(true);
+  await model.forward({ committedLen: 0, sequences: [prompt], queries: [{ sequence: 0, prefixLen: prompt.length }] });
+  const t = await model.stageTimes({ reset: true });
+  const names = ["embed", "norms", "qkv", "attention", "attnOut", "mlpIn", "mlpOut", "head"];
+  const sum = Object.values(t.stagesMs).reduce((a, b) => a + b, 0);
+  check(
+    t.enabled && t.passes >= 1 && t.positions >= 1 && JSON.stringify(Object.keys(t.stagesMs)) === JSON.stringify(names) && Object.values(t.stagesMs).every((ms) => ms >= 0) && sum <= t.totalMs + 1e-6,
+    `stages: the target's profile times every stage (${JSON.stringify(t)})`,
+  );
+  await model.profileStages(false);
+  const after = await model.stageTimes();
+  check(!after.enabled && after.passes === 0, `stages: reset and off (${JSON.stringify(after)})`);
+  try {
+    await model.profileStages("yes");
+    check(false, "stages: a non-boolean is refused");
+  } catch (error) {
+    check(error instanceof SpeculaError && error.code === "invalid_option" && error.field === "on", `stages: ${error.code} ${error.field}: ${error.message}`);
+  }
+}
+
 async function abortMidRound(specula) {
   const iterator = specula.generate({ prompt: PROMPT, maxTokens: 40, temperature: 0, gamma: 3 });
   const first = await iterator.next();
@@ -226,6 +253,7 @@ async function main() {
   await spectrAgainstTrace(cpu, race, await cpu.complete(race));
   await mathChecks(cpu);
   await bundledThroughDecode(cpu);
+  await stageProfile(cpu);
   const labSeconds = await labChecks(cpu, check);
   note(`lab: 600 runs in ${labSeconds.toFixed(1)} s`);
   await parallelChecks(cpu, check);
@@ -268,6 +296,12 @@ async function main() {
     check(gpuSpec.map((r) => r.text).join("") === cpuAr, "webgpu: speculative greedy == CPU greedy");
     await abortMidRound(gpu);
     check((await text(gpu, { ...greedy, method: "speculative", gamma: 3 })) === cpuAr, "webgpu: usable after abort");
+    try {
+      await gpu.models.target.profileStages(true);
+      check(false, "webgpu: a model on WebGPU has no stage profile");
+    } catch (error) {
+      check(error instanceof SpeculaError && error.code === "invalid_option" && error.field === "role", `webgpu: stage profile: ${error.code} ${error.field}: ${error.message}`);
+    }
     // Parallel drafting: the target on WebGPU here, the draft in its own worker on the CPU.
     const gpuParallel = [];
     for await (const round of gpu.generate({ ...greedy, method: "speculative", gamma: 3, parallelDraft: true })) gpuParallel.push(round);
