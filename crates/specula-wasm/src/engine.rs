@@ -314,16 +314,11 @@ impl Engine {
     /// # Errors
     /// As `start`.
     pub fn start_with(&self, options: &specula_engine::options::DecodeOptions) -> Result<()> {
-        let mut state = self
-            .state
-            .try_borrow_mut()
-            .map_err(|_| WasmError::Busy("a call"))?;
-        if let Some(what) = state.busy {
-            return Err(WasmError::Busy(what));
-        }
-        let state = &mut *state;
-        let models = state.models.as_mut().ok_or(WasmError::NotLoaded)?;
-        state.generation = Some(Generation::start(models, options.resolve()?)?);
+        self.with_idle_state(|state| {
+            let models = state.models.as_mut().ok_or(WasmError::NotLoaded)?;
+            state.generation = Some(Generation::start(models, options.resolve()?)?);
+            Ok(())
+        })?;
         self.abort.set(false);
         Ok(())
     }
@@ -362,8 +357,8 @@ impl Engine {
         })
     }
 
-    /// `f` on the loaded models, unless a call holds them.
-    fn with_models_mut<T>(&self, f: impl FnOnce(&mut Models) -> Result<T>) -> Result<T> {
+    /// `f` on the engine's state, unless a call holds it ("busy").
+    fn with_idle_state<T>(&self, f: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         let mut state = self
             .state
             .try_borrow_mut()
@@ -371,7 +366,12 @@ impl Engine {
         if let Some(what) = state.busy {
             return Err(WasmError::Busy(what));
         }
-        f(state.models.as_mut().ok_or(WasmError::NotLoaded)?)
+        f(&mut state)
+    }
+
+    /// `f` on the loaded models, unless a call holds them.
+    fn with_models_mut<T>(&self, f: impl FnOnce(&mut Models) -> Result<T>) -> Result<T> {
+        self.with_idle_state(|state| f(state.models.as_mut().ok_or(WasmError::NotLoaded)?))
     }
 
     /// [`summary`](Self::summary) from Rust.
