@@ -1,5 +1,6 @@
-//! A dense call shared with the [helper thread](crate::helper_thread): each thread
-//! computes about half of the output columns.
+//! A dense call shared with the [helper thread](crate::helper_thread) or a
+//! [remote copy](crate::dense_remote) of the model: each side computes about half of the
+//! output columns.
 //!
 //! The unit of work is a column panel of one row. With an even number of panels each
 //! thread takes half of them; with an odd number and several rows the middle panel is
@@ -11,6 +12,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::dense::PackedDense;
+use crate::dense_remote::{DenseCall, DenseRemote, RemoteSlot, index_of};
 use crate::helper_thread::{Helper, Task};
 
 /// Multiply-adds per call from which a call is split: below it the hand-over costs more
@@ -59,24 +61,47 @@ pub(crate) enum Activation {
     Gelu,
 }
 
+/// Who computes the other half of a dense call, if anyone.
+#[derive(Clone, Copy)]
+pub(crate) enum Partner<'h, 'm> {
+    /// The helper thread of this forward pass.
+    Thread(&'h Helper<'h, 'm>),
+    /// A remote copy of the model; `u32` is the layer's index among its dense layers.
+    Remote(&'h dyn DenseRemote, u32),
+}
+
+/// The partner for `layer`'s call in a forward pass: its helper thread when it has one,
+/// else the model's remote, if any.
+pub(crate) fn partner<'h, 'm>(
+    helper: Option<&'h Helper<'h, 'm>>,
+    remote: &'m RemoteSlot,
+    layers: impl Iterator<Item = &'m PackedDense>,
+    layer: &PackedDense,
+) -> Option<Partner<'h, 'm>>
+where
+    'm: 'h,
+{
+    if let Some(helper) = helper {
+        return Some(Partner::Thread(helper));
+    }
+    let remote = remote.0.as_deref()?;
+    Some(Partner::Remote(remote, index_of(layers, layer)?))
+}
+
 /// `layer` applied to `rows` rows of `x`, then `activation`, about half of the work on the
-/// helper when there is one and the call is large enough; `None` when `x` has the wrong
-/// length. `x` is shared with the helper, not copied.
+/// partner when there is one and the call is large enough; `None` when `x` has the wrong
+/// length. `x` is shared with a helper thread, not copied.
 pub(crate) fn apply<'m>(
     layer: &'m PackedDense,
     x: Arc<Vec<f32>>,
     rows: usize,
     activation: Activation,
-    helper: Option<&Helper<'_, 'm>>,
+    partner: Option<Partner<'_, 'm>>,
 ) -> Option<Vec<f32>> {
-    let finish = move |mut out: Vec<f32>| {
-        if activation == Activation::Gelu {
-            layer.gelu(&mut out);
-        }
-        out
-    };
-    let Some(helper) = helper.filter(|_| splits(layer, rows)) else {
-        return layer.apply(&x, rows).map(finish);
+    let Some(partner) = partner.filter(|_| splits(layer, rows)) else {
+        return layer
+            .apply(&x, rows)
+            .map(|out| finish(layer, activation, out));
     };
     let k = layer.d_in();
     if x.len() != rows * k {
@@ -84,26 +109,83 @@ pub(crate) fn apply<'m>(
     }
     let plan = Plan::new(layer.n_panels(), rows);
     let mid = plan.ours.end;
-    let theirs: Task<'m> = Arc::new({
-        let (x, plan) = (Arc::clone(&x), plan.clone());
-        move || {
-            let mut out = match plan.shared_rows {
-                Some(r) => layer.columns(&x[r * k..], rows - r, mid..mid + 1),
-                None => Vec::new(),
-            };
-            out.extend(layer.columns(&x, rows, plan.theirs.clone()));
-            finish(out)
-        }
-    });
-    let (ours, theirs) = helper.join(theirs, || {
+    let ours = || {
         let head = layer.columns(&x, rows, plan.ours.clone());
         let shared = match plan.shared_rows {
-            Some(r) => finish(layer.columns(&x[..r * k], r, mid..mid + 1)),
+            Some(r) => finish(layer, activation, layer.columns(&x[..r * k], r, mid..mid + 1)),
             None => Vec::new(),
         };
-        (finish(head), shared)
-    });
+        (finish(layer, activation, head), shared)
+    };
+    let (ours, theirs) = match partner {
+        Partner::Thread(helper) => {
+            let theirs: Task<'m> = Arc::new({
+                let x = Arc::clone(&x);
+                move || their_part(layer, &x, rows, activation).unwrap_or_default()
+            });
+            helper.join(theirs, ours)
+        }
+        Partner::Remote(remote, index) => {
+            let call = DenseCall {
+                layer: index,
+                gelu: activation == Activation::Gelu,
+                rows: u32::try_from(rows).ok()?,
+                d_out: u32::try_from(layer.columns_in(0..layer.n_panels())).ok()?,
+                x: &x,
+            };
+            let posted = remote.post(call);
+            let mine = ours();
+            let want = their_len(layer, &plan, rows);
+            let theirs = posted
+                .then(|| remote.collect())
+                .flatten()
+                .filter(|theirs| theirs.len() == want);
+            // A remote that refused or failed: its part is computed here, the same way.
+            let theirs = theirs.or_else(|| their_part(layer, &x, rows, activation))?;
+            (mine, theirs)
+        }
+    };
     Some(merge(layer, &plan, rows, ours, theirs))
+}
+
+/// `out` after `activation`.
+fn finish(layer: &PackedDense, activation: Activation, mut out: Vec<f32>) -> Vec<f32> {
+    if activation == Activation::Gelu {
+        layer.gelu(&mut out);
+    }
+    out
+}
+
+/// The helper's part of a split call of `rows` rows of `x` through `layer`: the
+/// remaining rows of the shared panel, then its panels for every row, after
+/// `activation`; `None` when `x` has the wrong length.
+pub(crate) fn their_part(
+    layer: &PackedDense,
+    x: &[f32],
+    rows: usize,
+    activation: Activation,
+) -> Option<Vec<f32>> {
+    let k = layer.d_in();
+    if rows == 0 || x.len() != rows * k {
+        return None;
+    }
+    let plan = Plan::new(layer.n_panels(), rows);
+    let mid = plan.ours.end;
+    let mut out = match plan.shared_rows {
+        Some(r) => layer.columns(&x[r * k..], rows - r, mid..mid + 1),
+        None => Vec::new(),
+    };
+    out.extend(layer.columns(x, rows, plan.theirs.clone()));
+    Some(finish(layer, activation, out))
+}
+
+/// The length of [`their_part`]'s answer.
+fn their_len(layer: &PackedDense, plan: &Plan, rows: usize) -> usize {
+    let mid = plan.ours.end;
+    let shared = plan
+        .shared_rows
+        .map_or(0, |r| (rows - r) * layer.columns_in(mid..mid + 1));
+    shared + rows * layer.columns_in(plan.theirs.clone())
 }
 
 /// The row-major output from the pieces of [`apply`]: per row, our panels, the shared
@@ -180,14 +262,14 @@ mod tests {
                 let both = [Activation::Identity, Activation::Gelu];
                 let outs: Vec<_> = (1..=8)
                     .flat_map(|rows| both.map(|a| (rows, a)))
-                    .map(|(rows, a)| apply(&layer, part(0..rows * k), rows, a, Some(helper)))
+                    .map(|(rows, a)| apply(&layer, part(0..rows * k), rows, a, Some(Partner::Thread(helper))))
                     .collect();
                 let whole = apply(
                     &small,
                     part(0..3 * k),
                     3,
                     Activation::Identity,
-                    Some(helper),
+                    Some(Partner::Thread(helper)),
                 );
                 assert_eq!(whole, small.apply(&x[..3 * k], 3));
                 let wrong = apply(
@@ -195,7 +277,7 @@ mod tests {
                     part(1..3 * k),
                     3,
                     Activation::Identity,
-                    Some(helper),
+                    Some(Partner::Thread(helper)),
                 );
                 assert_eq!(wrong, None, "wrong length");
                 (outs, helper.served())
@@ -213,6 +295,58 @@ mod tests {
                     Some(&gelu),
                     "{n} columns, {rows} rows, GELU"
                 );
+            }
+        }
+    }
+    /// A remote in this process: the other copy of the layers, answered at `post`.
+    struct LocalRemote {
+        layers: Vec<PackedDense>,
+        answer: std::sync::Mutex<Option<Vec<f32>>>,
+        refuse: bool,
+    }
+
+    impl DenseRemote for LocalRemote {
+        fn post(&self, call: DenseCall<'_>) -> bool {
+            if self.refuse {
+                return false;
+            }
+            *self.answer.lock().unwrap() = crate::dense_remote::serve(self.layers.iter(), call);
+            true
+        }
+
+        fn collect(&self) -> Option<Vec<f32>> {
+            self.answer.lock().unwrap().take()
+        }
+    }
+
+    #[test]
+    fn a_call_split_with_a_remote_equals_the_whole_call_and_a_refusal_changes_nothing() {
+        let (k, n) = (256, 1030);
+        let w: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 97.0)
+            .collect();
+        let layer = PackedDense::new(&w, None, k, n).unwrap();
+        let x: Vec<f32> = (0..8 * k)
+            .map(|i| ((i * 13 % 29) as f32 - 14.0) / 7.0)
+            .collect();
+        for refuse in [false, true] {
+            let remote = LocalRemote {
+                layers: vec![layer.clone()],
+                answer: std::sync::Mutex::new(None),
+                refuse,
+            };
+            for rows in 1..=8 {
+                let part = Arc::new(x[..rows * k].to_vec());
+                let split = apply(
+                    &layer,
+                    part,
+                    rows,
+                    Activation::Gelu,
+                    Some(Partner::Remote(&remote, 0)),
+                );
+                let mut want = layer.apply(&x[..rows * k], rows).unwrap();
+                layer.gelu(&mut want);
+                assert_eq!(split, Some(want), "{rows} rows, refused: {refuse}");
             }
         }
     }

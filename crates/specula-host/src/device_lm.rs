@@ -8,6 +8,9 @@ use specula_engine::{ForwardRequest, ForwardResponse, LanguageModel, ModelError}
 use specula_gguf::GgufModel;
 use specula_model::{BurnLm, ForwardStats, LlamaLm, ModelBundle, ModelConfig, Result};
 
+use std::sync::Arc;
+
+use crate::dense_remote::{DenseCall, DenseRemote};
 use crate::llama_pass::{HostLlamaLm, HostLlamaPass};
 use crate::pass::{HostLm, HostPass};
 use crate::stage_profile::StageProfile;
@@ -72,6 +75,28 @@ impl DeviceLm {
             Self::Host(lm) => lm.pass_mut().set_threads(threads),
             Self::HostLlama(lm) => lm.pass_mut().set_threads(threads),
             Self::Burn(_) | Self::Llama(_) => Ok(()),
+        }
+    }
+
+    /// Hands half of each large dense call of a host pass to `remote` (see
+    /// [`HostPass::set_dense_remote`]); `false`, and nothing set, on burn's passes.
+    pub fn set_dense_remote(&mut self, remote: Option<Arc<dyn DenseRemote>>) -> bool {
+        match self {
+            Self::Host(lm) => lm.pass_mut().set_dense_remote(remote),
+            Self::HostLlama(lm) => lm.pass_mut().set_dense_remote(remote),
+            Self::Burn(_) | Self::Llama(_) => return false,
+        }
+        true
+    }
+
+    /// The remote's side of a dense call on a host pass (see [`DenseRemote`]); `None` on
+    /// burn's passes or for a call that does not fit the model.
+    #[must_use]
+    pub fn serve_dense(&self, call: DenseCall<'_>) -> Option<Vec<f32>> {
+        match self {
+            Self::Host(lm) => lm.pass().serve_dense(call),
+            Self::HostLlama(lm) => lm.pass().serve_dense(call),
+            Self::Burn(_) | Self::Llama(_) => None,
         }
     }
 

@@ -18,7 +18,8 @@ use specula_engine::ForwardStage as S;
 use specula_gguf::{GgufModel, LlamaConfig, RopeStyle};
 
 use crate::dense::{PackedDense, gather_panels};
-use crate::dense_split::{self, Activation, splits};
+use crate::dense_remote::RemoteSlot;
+use crate::dense_split::{self, Activation, partner, splits};
 use crate::helper_thread::{Helper, with_helper};
 use crate::host_attention::{Context, Queries, attend_split};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
@@ -55,6 +56,9 @@ pub(crate) struct HostLlama {
     arch: Arch,
     /// Threads for the dense layers and attention of one pass (1, or 2 with a helper).
     pub(crate) threads: usize,
+    /// A remote copy of the model that takes half of each large dense call where no
+    /// helper thread runs.
+    pub(crate) remote: RemoteSlot,
 }
 
 impl HostLlama {
@@ -93,6 +97,7 @@ impl HostLlama {
             head: pack(&[(w.head(), c.vocab_size)], d, None)?,
             arch: crate::simd::arch(),
             threads: 1,
+            remote: RemoteSlot::default(),
         };
         if host.embedding.len() != c.vocab_size * d {
             return None;
@@ -114,6 +119,12 @@ impl HostLlama {
         }
         layers.push(&mut self.head);
         layers
+    }
+
+    /// The remote's part of `call` on this copy of the model (see
+    /// [`DenseRemote`](crate::DenseRemote)); `None` when the call does not fit it.
+    pub(crate) fn serve_dense(&self, call: crate::DenseCall<'_>) -> Option<Vec<f32>> {
+        crate::dense_remote::serve(self.dense_layers(), call)
     }
 
     fn dense_layers(&self) -> impl Iterator<Item = &PackedDense> {
@@ -201,7 +212,8 @@ impl HostLlama {
         let (d, kv, ff) = (c.d_model, c.kv_dim(), c.d_ff);
         let m = new.rows * new.len;
         let dense = |layer: &'m PackedDense, x: Vec<f32>| {
-            dense_split::apply(layer, Arc::new(x), m, Activation::Identity, helper)
+            let partner = partner(helper, &self.remote, self.dense_layers(), layer);
+            dense_split::apply(layer, Arc::new(x), m, Activation::Identity, partner)
         };
         let queries = Queries {
             stride: d + 2 * kv,

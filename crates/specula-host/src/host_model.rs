@@ -18,7 +18,8 @@ use specula_model::{GptParams, LinearParams, NormParams};
 
 use crate::dense::{PackedDense, gather_panels};
 
-use crate::dense_split::{self, Activation, splits};
+use crate::dense_remote::RemoteSlot;
+use crate::dense_split::{self, Activation, partner, splits};
 use crate::helper_thread::{Helper, with_helper};
 use crate::host_attention::{Queries, attend_split};
 use crate::host_kv::{HostCache, HostKv, HostLayer};
@@ -62,6 +63,9 @@ pub(crate) struct HostGpt {
     pub(crate) arch: Arch,
     /// Threads for the dense layers of one forward pass (1, or 2 with a helper).
     pub(crate) threads: usize,
+    /// A remote copy of the model that takes half of each large dense call where no
+    /// helper thread runs.
+    pub(crate) remote: RemoteSlot,
 }
 
 /// What a forward pass attends to besides its own new positions.
@@ -97,9 +101,16 @@ impl HostGpt {
             blocks,
             arch: crate::simd::arch(),
             threads: 1,
+            remote: RemoteSlot::default(),
         };
         gather_panels(&mut host.dense_layers_mut(), huge_pages);
         Some(host)
+    }
+
+    /// The remote's part of `call` on this copy of the model (see
+    /// [`DenseRemote`](crate::DenseRemote)); `None` when the call does not fit it.
+    pub(crate) fn serve_dense(&self, call: crate::DenseCall<'_>) -> Option<Vec<f32>> {
+        crate::dense_remote::serve(self.dense_layers(), call)
     }
 
     /// Every dense layer.
@@ -202,7 +213,8 @@ impl HostGpt {
     ) -> Option<(Vec<f32>, HostKv)> {
         let (d, rows) = (self.d, new.rows);
         let dense = |layer: &'m PackedDense, x: Vec<f32>, activation: Activation| {
-            dense_split::apply(layer, Arc::new(x), m, activation, helper)
+            let partner = partner(helper, &self.remote, self.dense_layers(), layer);
+            dense_split::apply(layer, Arc::new(x), m, activation, partner)
         };
         for (layer, block) in self.blocks.iter().enumerate() {
             let normed = block.norm_attn.apply(&x, d);

@@ -23,6 +23,7 @@
 pub mod bundled;
 mod const_rows;
 mod dense;
+mod dense_remote;
 mod dense_split;
 mod device_lm;
 mod helper_thread;
@@ -39,6 +40,7 @@ mod reduce;
 mod simd;
 mod stage_profile;
 
+pub use dense_remote::{DenseCall, DenseRemote};
 pub use device_lm::DeviceLm;
 pub use host_kv::{HostCache, HostKv};
 pub use llama_pass::{HostLlamaLm, HostLlamaPass};

@@ -102,6 +102,27 @@ impl HostPass {
         self.model.threads
     }
 
+    /// Hands half of each large dense call to `remote`, another copy of this model
+    /// answering with [`serve_dense`](Self::serve_dense) (another wasm instance, where no
+    /// thread can be spawned), or stops (`None`). A helper thread, when set, comes first.
+    /// Logits do not change.
+    pub fn set_dense_remote(&mut self, remote: Option<std::sync::Arc<dyn crate::DenseRemote>>) {
+        self.model.remote = crate::dense_remote::RemoteSlot(remote);
+    }
+
+    /// Whether a remote takes half of the large dense calls.
+    #[must_use]
+    pub fn has_dense_remote(&self) -> bool {
+        self.model.remote.0.is_some()
+    }
+
+    /// The remote's side of a dense call (see [`crate::DenseRemote`]): this copy's part
+    /// of `call`, `None` when the call does not fit the model.
+    #[must_use]
+    pub fn serve_dense(&self, call: crate::DenseCall<'_>) -> Option<Vec<f32>> {
+        self.model.serve_dense(call)
+    }
+
     /// The opt-in per-stage timing of this pass's forward passes (off until
     /// [`StageProfile::enable`]).
     #[must_use]
