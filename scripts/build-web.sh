@@ -74,7 +74,7 @@ opt_features=--enable-relaxed-simd module wasm-cpu-relaxed --no-default-features
 
 cp web/package.json web/README.md LICENSE-MIT LICENSE-APACHE "$stage/"
 cp -r web/examples "$stage/"
-cp web/src/index.js web/src/errors.js web/src/decode.js web/src/cached-model.js web/src/load-options.js web/src/limits.js web/src/worker.js web/src/weights.js \
+cp web/src/index.js web/src/errors.js web/src/decode.js web/src/cached-model.js web/src/load-options.js web/src/limits.js web/src/worker.js web/src/weights.js web/src/dense-helper.js web/src/simd-probe.js web/src/threads.js \
   web/src/index.d.ts web/src/types.d.ts "$stage/dist/"
 cp -r web/src/types "$stage/dist/"
 

@@ -140,6 +140,8 @@ app_run() {
   local flags=()
   [ -n "${SPECULA_WEB_NO_WEBGPU:-}" ] && flags+=(--no-webgpu)
   (cd "$app" && node run.mjs "${flags[@]}")
+  # The same page served without cross-origin isolation: one worker, and it says why.
+  (cd "$app" && node run.mjs --no-isolation)
 }
 
 wasm_clippy() {

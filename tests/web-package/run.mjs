@@ -1,7 +1,9 @@
 // Package test driver, run from the fresh Vite app directory after `vite build`:
 // serves dist/ on 127.0.0.1, opens it in headless Chromium (playwright-core, the system
 // /usr/bin/chromium with WebGPU enabled) and reports the checks the page made.
-// Usage: node run.mjs [--no-webgpu]   (exit status 1 when any check fails)
+// Usage: node run.mjs [--no-webgpu] [--no-isolation]   (exit status 1 when any check fails)
+// The page is cross-origin isolated (COOP and COEP headers), as load option threads needs;
+// --no-isolation serves it without them and runs only the checks of such a page.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +11,7 @@ import { chromium } from "playwright-core";
 import { preview } from "vite";
 
 const webgpu = !process.argv.includes("--no-webgpu");
+const isolated = !process.argv.includes("--no-isolation");
 // --bench[=QUERY]: run the benchmark page instead of the checks and print its rows as JSON.
 const benchArg = process.argv.find((a) => a.startsWith("--bench"));
 const timeoutMs = Number(process.env.SPECULA_PAGE_TIMEOUT_MS ?? 900_000);
@@ -17,10 +20,16 @@ const server = await preview({
   // A plain static server: a missing file is a 404, not the single-page app's index.html.
   appType: "mpa",
   logLevel: "warn",
-  preview: { host: "127.0.0.1", port: 0, strictPort: false, open: false },
+  preview: {
+    host: "127.0.0.1",
+    port: 0,
+    strictPort: false,
+    open: false,
+    headers: isolated ? { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" } : {},
+  },
 });
 const address = server.httpServer.address();
-const query = benchArg ? `bench=1&${benchArg.slice("--bench=".length)}` : `webgpu=${webgpu ? 1 : 0}`;
+const query = benchArg ? `bench=1&${benchArg.slice("--bench=".length)}` : isolated ? `webgpu=${webgpu ? 1 : 0}` : "isolation=0";
 const url = `http://127.0.0.1:${address.port}/?${query}`;
 
 const profile = mkdtempSync(join(tmpdir(), "specula-chromium-"));

@@ -2,6 +2,9 @@
 // Usage as a module: `const { url, close } = await serve(dir, { mounts, port })`;
 // as a command: `node tests/www/serve.mjs DIR [PORT]`.
 // `cache: true` lets the browser cache every file for an hour (the first-load benchmark).
+// Every response is cross-origin isolated (COOP and COEP), which the package's second
+// worker (load option threads) needs, except a page requested with `isolation=0` in its
+// query: the page as a host without those headers serves it.
 // `mounts` maps a URL prefix to another directory (used in development to serve the
 // npm package's dist/ at /specula/ without a Trunk build).
 import { createServer } from "node:http";
@@ -30,7 +33,12 @@ export function serve(root, { mounts = {}, port = 0, cache = false } = {}) {
   const base = resolve(root);
   const requests = [];
   const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const address = new URL(req.url, "http://x");
+    const path = decodeURIComponent(address.pathname);
+    const isolation =
+      address.searchParams.get("isolation") === "0"
+        ? {}
+        : { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" };
     requests.push(path);
     let dir = base;
     let rest = path;
@@ -55,6 +63,7 @@ export function serve(root, { mounts = {}, port = 0, cache = false } = {}) {
         // The tests want every load fresh; the first-load benchmark measures a warm HTTP
         // cache too, as a deployment with caching headers would give.
         "cache-control": cache ? "max-age=3600" : "no-store",
+        ...isolation,
       });
       createReadStream(file).pipe(res);
     } catch {

@@ -16,6 +16,7 @@ import type {
   DraftBackend,
   ErrorCode,
   GpuCalls,
+  ThreadCalls,
   Limits,
   LoadOptions,
   MethodName,
@@ -44,6 +45,7 @@ export type {
   Bug,
   CheckedOptions,
   CpuSimd,
+  CpuThreads,
   DecodeConfig,
   DecodeOptions as EngineDecodeOptions,
   DepthStep,
@@ -59,6 +61,7 @@ export type {
   GammaPolicy,
   GgufSource,
   GpuCalls,
+  ThreadCalls,
   KSeqPlan,
   LabExact,
   Limits,
@@ -294,6 +297,11 @@ export class Specula {
    * the browser (all zero on the CPU): take two and subtract to count a generation's.
    */
   gpuCalls(): Promise<GpuCalls>;
+  /**
+   * The dense calls the main worker handed the target's second worker since the models
+   * were loaded (load option `threads`; all zero with one worker).
+   */
+  threadCalls(): Promise<ThreadCalls>;
   /** Stops the running generation; its iterator throws a SpeculaError with code "aborted". */
   abort(): void;
   /** Stops the worker. */

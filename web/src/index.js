@@ -4,6 +4,7 @@
 
 import { SpeculaError, describe, fromPayload, optionError, splitSignal } from "./errors.js";
 import { checkLoadOptions, urlsFor } from "./load-options.js";
+import { startThreads, stopThreads } from "./threads.js";
 import { SAMPLE_SETTING_NAMES } from "./limits.js";
 
 export { BUGS, LIMITS, METHOD_OPTIONS } from "./limits.js";
@@ -204,6 +205,7 @@ export class Specula {
     this.tokenTextsValue = null;
     this.bundled = null;
     this.draftChannel = null; // the draft worker, under parallel drafting
+    this.threadChannel = null; // the target's second worker (load option threads)
     this.draftReady = null; // Promise of it, loaded
   }
 
@@ -231,6 +233,8 @@ export class Specula {
     this.urls = urlsFor(checked);
     // A draft worker serves the models being replaced; the next parallel generation starts one anew.
     stopDraftWorker(this);
+    // The second worker holds a copy of the models being replaced.
+    stopThreads(this);
     const reply = await this.channel.request(
       { type: "load", backend: checked.backend, draftBackend: checked.draftBackend, urls: this.urls },
       checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
@@ -239,6 +243,7 @@ export class Specula {
     this.modelUrls = this.urls;
     this.gguf = this.urls.targetGguf !== undefined;
     this.backendInfo = reply.backend;
+    this.backendInfo = await startThreads(this, checked.threads, reply, () => new Channel());
     this.alphabetText = reply.alphabet;
     this.vocabSizeValue = reply.vocabSize;
     this.tokenTextsValue = Object.freeze(reply.tokenTexts);
@@ -269,7 +274,7 @@ export class Specula {
     return (await this.channel.request({ type: "detokenize", tokens: Array.from(tokens ?? []) })).value;
   }
 
-  /** Where the models run: `{ backend: "webgpu" | "cpu", draftBackend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason, module: "full" | "cpu" }`. */
+  /** Where the models run: `{ backend: "webgpu" | "cpu", draftBackend: "webgpu" | "cpu", requested, adapter, isFallbackAdapter, reason, module: "full" | "cpu", simd, threads: 1 | 2, threadsReason }`. */
   get backend() {
     return this.backendInfo;
   }
@@ -447,6 +452,14 @@ export class Specula {
     return (await this.channel.request({ type: "gpuCalls" })).value;
   }
 
+  /**
+   * The dense calls the main worker handed the target's second worker since the models
+   * were loaded (`ThreadCalls`: posted, answered, too large); all zero with one worker.
+   */
+  async threadCalls() {
+    return (await this.channel.request({ type: "threadCalls" })).value;
+  }
+
   /** Stops the running generation before its next model call; its iterator throws code "aborted". */
   abort() {
     const generation = this.generation;
@@ -482,6 +495,7 @@ export class Specula {
   terminate() {
     this.loaded = false;
     stopDraftWorker(this);
+    stopThreads(this);
     this.channel.terminate();
   }
 }

@@ -73,12 +73,13 @@ export const METHOD_OPTIONS = Object.freeze(Object.fromEntries(Object.entries({
   "lookup": ["gamma","ngram"]
 }).map(([method, options]) => [method, Object.freeze(options)])));
 
-/** The names of load()'s options and of a GGUF file's, and the choices of backend, draftBackend and cpuSimd (specula_engine::options::LoadOptions). */
-export const LOAD_OPTION_NAMES = Object.freeze(["backend","draftBackend","cpuSimd","onProgress","weightsUrl","target","draft","wasmUrl","wasmCpuUrl","wasmCpuRelaxedUrl"]);
+/** The names of load()'s options and of a GGUF file's, and the choices of backend, draftBackend, cpuSimd and threads (specula_engine::options::LoadOptions). */
+export const LOAD_OPTION_NAMES = Object.freeze(["backend","draftBackend","cpuSimd","threads","onProgress","weightsUrl","target","draft","wasmUrl","wasmCpuUrl","wasmCpuRelaxedUrl"]);
 export const GGUF_SOURCE_NAMES = Object.freeze(["url"]);
 export const BACKENDS = Object.freeze(["auto","webgpu","cpu"]);
 export const DRAFT_BACKENDS = Object.freeze(["same","cpu","unfused"]);
 export const CPU_SIMDS = Object.freeze(["auto","relaxed-simd","simd128"]);
+export const THREADS = Object.freeze(["auto",1,2]);
 
 /** The names of sample()'s settings (specula_engine::options::SampleSettings), and those the package keeps on the calling side. */
 export const SAMPLE_SETTING_NAMES = Object.freeze(["runs","position","signal","onProgress"]);

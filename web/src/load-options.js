@@ -3,8 +3,8 @@
 // worker downloads. Their names and the backends' are the engine's
 // (specula_engine::options::LoadOptions), generated into limits.js.
 
-import { describe, optionError } from "./errors.js";
-import { BACKENDS, CPU_SIMDS, DRAFT_BACKENDS, GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES } from "./limits.js";
+import { SpeculaError, describe, optionError } from "./errors.js";
+import { BACKENDS, CPU_SIMDS, DRAFT_BACKENDS, GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES, THREADS } from "./limits.js";
 
 /** `"a", "b" or "c"`. */
 function choices(names) {
@@ -35,6 +35,11 @@ function checkModelFile(name, value) {
   return { url };
 }
 
+/** Why a page cannot have a second worker. */
+export const NOT_ISOLATED =
+  "threads 2 needs a cross-origin isolated page (served with Cross-Origin-Opener-Policy: same-origin and " +
+  "Cross-Origin-Embedder-Policy: require-corp), which SharedArrayBuffer requires; this page is not";
+
 export function checkLoadOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw optionError("options", `load options must be an object, got ${describe(options)}`);
@@ -48,6 +53,7 @@ export function checkLoadOptions(options) {
     backend = BACKENDS[0],
     draftBackend = DRAFT_BACKENDS[0],
     cpuSimd = CPU_SIMDS[0],
+    threads = THREADS[0],
     onProgress,
     weightsUrl,
     target,
@@ -60,6 +66,7 @@ export function checkLoadOptions(options) {
     ["backend", backend, BACKENDS],
     ["draftBackend", draftBackend, DRAFT_BACKENDS],
     ["cpuSimd", cpuSimd, CPU_SIMDS],
+    ["threads", threads, THREADS],
   ]) {
     if (!names.includes(value)) {
       const shown = typeof value === "string" ? JSON.stringify(value) : describe(value);
@@ -89,7 +96,12 @@ export function checkLoadOptions(options) {
   if (files.target && weightsUrl !== undefined) {
     throw optionError("weightsUrl", "weightsUrl cannot be given with target and draft: those GGUF files are the models");
   }
-  return { backend, draftBackend, cpuSimd, onProgress, weightsUrl, ...files, wasmUrl, wasmCpuUrl, wasmCpuRelaxedUrl };
+  // Two workers share memory through a SharedArrayBuffer, which only a cross-origin
+  // isolated page has: insisting elsewhere is refused before anything downloads.
+  if (threads === 2 && !globalThis.crossOriginIsolated) {
+    throw new SpeculaError(NOT_ISOLATED, "backend_unavailable", { field: "threads" });
+  }
+  return { backend, draftBackend, cpuSimd, threads, onProgress, weightsUrl, ...files, wasmUrl, wasmCpuUrl, wasmCpuRelaxedUrl };
 }
 
 /** `f()`, or an "invalid_option" SpeculaError naming the option when `new URL` refuses it. */

@@ -16,6 +16,8 @@
 import * as fullGlue from "./wasm/specula_wasm.js";
 import * as cpuGlue from "./wasm-cpu/specula_wasm.js";
 import * as cpuRelaxedGlue from "./wasm-cpu-relaxed/specula_wasm.js";
+import { densePort, serveDense } from "./dense-helper.js";
+import { relaxedSimdCompiles } from "./simd-probe.js";
 import { fetchWithProgress, streamWithProgress } from "./weights.js";
 import { FILE_LIMITS } from "./limits.js";
 
@@ -103,29 +105,6 @@ function errorPayload(error) {
 
 function fail(id, error) {
   post({ type: "error", id, error: errorPayload(error) });
-}
-
-/**
- * A module of one function running f32x4.relaxed_madd (opcode 0xfd 0x105) on three
- * constants: it validates exactly where the engine has relaxed SIMD.
- */
-const RELAXED_SIMD_PROBE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
-  0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
-  0x03, 0x02, 0x01, 0x00, // one function of type 0
-  0x0a, 0x3e, 0x01, 0x3c, 0x00, // code: one body of 60 bytes, no locals
-  ...[0, 1, 2].flatMap(() => [0xfd, 0x0c, ...new Array(16).fill(0)]), // v128.const 0, three times
-  0xfd, 0x85, 0x02, // f32x4.relaxed_madd
-  0x1a, 0x0b, // drop, end
-]);
-
-/** Whether this engine compiles relaxed SIMD. */
-function relaxedSimdCompiles() {
-  try {
-    return WebAssembly.validate(RELAXED_SIMD_PROBE);
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -304,7 +283,7 @@ async function load(id, { backend, draftBackend, urls: given }) {
     engineModule = kind;
     // The CPU-only module's own reason is that it has no WebGPU; the cause is the browser's.
     if (cpuReason && kind !== "full") info.reason = cpuReason;
-    post({ type: "ready", id, backend: info, alphabet: engine.alphabet(), vocabSize: engine.vocabSize(), tokenTexts: engine.tokenTexts() });
+    post({ type: "ready", id, backend: info, moduleKind: kind, alphabet: engine.alphabet(), vocabSize: engine.vocabSize(), tokenTexts: engine.tokenTexts() });
   } finally {
     loading = false;
   }
@@ -499,6 +478,26 @@ async function loadDraft(id, { urls: given, port, targetInfo: info }) {
   }
 }
 
+/**
+ * Makes this worker the target's second worker (load option threads, dense-helper.js):
+ * module `kind` (the main worker's build, so both compute alike) with its own copy of the
+ * target, answering dense calls on `buffer` for the rest of its life once it says "done".
+ */
+async function loadDenseHelper(id, { urls: given, kind, buffer }) {
+  const urls = { ...DEFAULT_URLS, ...(given ?? {}) };
+  const get = (key, name, limit) => fetchWithProgress(urls[key], name, undefined, () => {}, limit);
+  const [exports, files] = await Promise.all([
+    ensureWasm(id, urls, kind),
+    urls.targetGguf
+      ? get("targetGguf", "target.gguf", FILE_LIMITS.ggufBytes).then((gguf) => [gguf])
+      : Promise.all([get("targetMeta", "target.json", byteLimit(".json")), get("targetWeights", "target.bpk", byteLimit(".bpk"))]),
+  ]);
+  const server = urls.targetGguf ? exports.DenseServer.fromGguf(files[0]) : exports.DenseServer.fromBundle(...files);
+  post({ type: "done", id });
+  // After this message's handler returns, so that nothing else waits on this worker.
+  setTimeout(() => serveDense(server, buffer), 0);
+}
+
 self.onmessage = async (event) => {
   const { type, id, ...rest } = event.data ?? {};
   try {
@@ -526,6 +525,9 @@ self.onmessage = async (event) => {
       case "gpuCalls":
         post({ type: "done", id, value: { ...gpuCalls } });
         break;
+      case "threadCalls":
+        post({ type: "done", id, value: self.speculaDenseHelper?.counts() ?? { posted: 0, answered: 0, tooLarge: 0 } });
+        break;
       case "forward": {
         // The bundled models as decode() models (index.js bundledModel): one request each.
         const logits = await queuedForward(rest.role, rest.request);
@@ -549,6 +551,14 @@ self.onmessage = async (event) => {
         break;
       case "loadDraft":
         await loadDraft(id, rest);
+        break;
+      case "loadDenseHelper":
+        await loadDenseHelper(id, rest);
+        break;
+      case "threads":
+        // The main worker's side of load option threads: the second worker's exchange.
+        if (rest.buffer) self.speculaDenseHelper = densePort(rest.buffer);
+        post({ type: "done", id, value: loaded().setThreads(rest.threads, rest.reason ?? undefined) });
         break;
       case "abort":
         // Harmless when nothing runs; the running generation stops before its next

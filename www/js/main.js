@@ -25,7 +25,10 @@ function showBackend(info) {
   const b = $("backend");
   b.dataset.backend = info.backend;
   const draft = info.backend === "webgpu" && info.draftBackend === "cpu" ? " · draft on the CPU" : "";
-  b.textContent = info.backend === "webgpu" ? `WebGPU · ${info.adapter ?? "adapter"}${info.isFallbackAdapter ? " (software, slow)" : ""}${draft}` : "CPU · WebAssembly";
+  // The target's dense layers on one worker or two (load option threads), and why one.
+  const workers = info.threads === 2 ? " · 2 workers" : info.threadsReason ? " · 1 worker" : "";
+  b.textContent = info.backend === "webgpu" ? `WebGPU · ${info.adapter ?? "adapter"}${info.isFallbackAdapter ? " (software, slow)" : ""}${draft}` : `CPU · WebAssembly${workers}`;
+  b.title = info.backend === "webgpu" ? "" : info.threadsReason ? `One worker: ${info.threadsReason}` : "";
   if (info.backend !== "webgpu") {
     const why = !("gpu" in navigator) ? "this browser has no WebGPU" : info.reason ?? (info.requested === "cpu" ? "the CPU was asked for" : "no WebGPU adapter");
     notice("backend", `On the CPU, not WebGPU: ${why}.`);

@@ -35,6 +35,7 @@ mod raw;
 mod resolve;
 mod sample;
 mod simd;
+mod threads;
 
 use serde::Serialize;
 
@@ -63,6 +64,7 @@ pub use sample::{
     position_error,
 };
 pub use simd::{CpuSimd, SimdLevel};
+pub use threads::CpuThreads;
 
 /// The names of the [`DecodeOptions`], as JavaScript spells them, in documentation order.
 pub const DECODE_OPTION_NAMES: [&str; 20] = [

@@ -112,7 +112,11 @@ pub(crate) fn apply<'m>(
     let ours = || {
         let head = layer.columns(&x, rows, plan.ours.clone());
         let shared = match plan.shared_rows {
-            Some(r) => finish(layer, activation, layer.columns(&x[..r * k], r, mid..mid + 1)),
+            Some(r) => finish(
+                layer,
+                activation,
+                layer.columns(&x[..r * k], r, mid..mid + 1),
+            ),
             None => Vec::new(),
         };
         (finish(layer, activation, head), shared)
@@ -262,7 +266,15 @@ mod tests {
                 let both = [Activation::Identity, Activation::Gelu];
                 let outs: Vec<_> = (1..=8)
                     .flat_map(|rows| both.map(|a| (rows, a)))
-                    .map(|(rows, a)| apply(&layer, part(0..rows * k), rows, a, Some(Partner::Thread(helper))))
+                    .map(|(rows, a)| {
+                        apply(
+                            &layer,
+                            part(0..rows * k),
+                            rows,
+                            a,
+                            Some(Partner::Thread(helper)),
+                        )
+                    })
                     .collect();
                 let whole = apply(
                     &small,

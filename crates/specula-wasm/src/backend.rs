@@ -82,6 +82,14 @@ pub struct BackendInfo {
     /// The SIMD instructions of that module's CPU kernels (which build of the CPU-only
     /// module the `cpuSimd` load option picked; the full module's is `"simd128"`).
     pub simd: SimdLevel,
+    /// Web Workers computing the target's dense layers: 1, or 2 when a second worker
+    /// holds a copy of the target (load option `threads`; the target on the CPU only).
+    #[ts(type = "1 | 2")]
+    pub threads: u32,
+    /// Why one worker where `threads` asked for "auto" or 2 (the page is not
+    /// cross-origin isolated, one core, the target on WebGPU, the second worker
+    /// failed to start); null otherwise.
+    pub threads_reason: Option<String>,
 }
 
 impl BackendInfo {
@@ -96,6 +104,8 @@ impl BackendInfo {
             reason,
             module: ModuleKind::THIS,
             simd: this_simd(),
+            threads: 1,
+            threads_reason: None,
         }
     }
 }
@@ -184,6 +194,8 @@ async fn select_webgpu(choice: BackendChoice) -> Result<(Device, BackendInfo)> {
                 reason: None,
                 module: ModuleKind::THIS,
                 simd: this_simd(),
+                threads: 1,
+                threads_reason: None,
             },
         )),
         Err(reason) if choice == BackendChoice::Auto => {

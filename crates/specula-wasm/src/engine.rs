@@ -370,7 +370,7 @@ impl Engine {
     }
 
     /// `f` on the loaded models, unless a call holds them.
-    fn with_models_mut<T>(&self, f: impl FnOnce(&mut Models) -> Result<T>) -> Result<T> {
+    pub(crate) fn with_models_mut<T>(&self, f: impl FnOnce(&mut Models) -> Result<T>) -> Result<T> {
         self.with_idle_state(|state| f(state.models.as_mut().ok_or(WasmError::NotLoaded)?))
     }
 

@@ -24,6 +24,7 @@
 mod backend;
 #[cfg(target_arch = "wasm32")]
 mod clock;
+mod dense_helper;
 mod draft_engine;
 mod engine;
 mod error;
@@ -47,6 +48,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::wasm_bindgen;
 
 pub use backend::{BackendChoice, BackendInfo, DraftBackend, ModuleKind};
+pub use dense_helper::{DenseServer, JsDenseRemote, ThreadCalls};
 pub use draft_engine::DraftEngine;
 pub use engine::Engine;
 pub use error::{Result, WasmError};

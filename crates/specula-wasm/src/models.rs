@@ -226,7 +226,7 @@ fn megabytes(bytes: u64) -> String {
 /// The bytes this module's memory can still grow by: wasm32 addresses 4 GiB, of which
 /// the pages already taken are gone (their free space inside the heap is not counted, so
 /// this errs towards refusing). `None` natively, where the tests run without a limit.
-fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     #[cfg(target_arch = "wasm32")]
     {
         let pages = core::arch::wasm32::memory_size::<0>() as u64;
@@ -396,6 +396,31 @@ impl Models {
         let vocab = specula_engine::LanguageModel::vocab_size(model);
         let logits = model.answer_async(request).await?;
         Ok(ForwardResponse::new(vocab, logits))
+    }
+
+    /// Hands half of the target's large dense calls to `remote` (another worker's copy
+    /// of it), or stops (`None`); `reason` is why one worker runs where more were asked.
+    /// The updated report.
+    ///
+    /// # Errors
+    /// [`WasmError::InvalidOption`] (field `threads`) for a remote with the target on
+    /// WebGPU, which has no host pass to share.
+    pub fn set_dense_remote(
+        &mut self,
+        remote: Option<std::sync::Arc<dyn specula_host::DenseRemote>>,
+        reason: Option<String>,
+    ) -> Result<BackendInfo> {
+        let two = remote.is_some();
+        if two && self.on_gpu(Role::Target) {
+            return Err(WasmError::option_field(
+                "threads",
+                "the target runs on WebGPU: a second worker shares the CPU's dense layers only",
+            ));
+        }
+        self.target.set_dense_remote(remote);
+        self.info.threads = if two { 2 } else { 1 };
+        self.info.threads_reason = reason;
+        Ok(self.info.clone())
     }
 
     /// The `role` model, for what its wrapper offers besides answering requests (the

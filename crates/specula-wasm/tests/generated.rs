@@ -15,9 +15,9 @@ use std::path::PathBuf;
 
 use specula_engine::options::limits::LIMITS;
 use specula_engine::options::{
-    BackendChoice, CALLER_SIDE_SAMPLE_SETTINGS, CpuSimd, DECODE_OPTION_NAMES, DraftBackend,
-    GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES, METHOD_OPTIONS, PLAN_OPTION_NAMES, RETARGET_OPTION_NAMES,
-    SAMPLE_SETTING_NAMES, THEORY_OPTION_NAMES,
+    BackendChoice, CALLER_SIDE_SAMPLE_SETTINGS, CpuSimd, CpuThreads, DECODE_OPTION_NAMES,
+    DraftBackend, GGUF_SOURCE_NAMES, LOAD_OPTION_NAMES, METHOD_OPTIONS, PLAN_OPTION_NAMES,
+    RETARGET_OPTION_NAMES, SAMPLE_SETTING_NAMES, THEORY_OPTION_NAMES,
 };
 use ts_rs::{Config, TS};
 
@@ -97,7 +97,9 @@ fn groups() -> Vec<Group> {
                 decl::<specula_wasm::ModuleKind>(cfg),
                 decl::<specula_engine::options::SimdLevel>(cfg),
                 decl::<specula_engine::options::CpuSimd>(cfg),
+                decl::<specula_engine::options::CpuThreads>(cfg),
                 decl::<specula_wasm::GpuCalls>(cfg),
+                decl::<specula_wasm::ThreadCalls>(cfg),
                 decl::<specula_engine::options::LoadOptions>(cfg),
                 decl::<specula_engine::options::GgufSource>(cfg),
                 decl::<specula_engine::options::Progress>(cfg),
@@ -198,13 +200,15 @@ fn limits_js() -> String {
     let backends: Vec<&str> = BackendChoice::ALL.iter().map(|c| c.name()).collect();
     let draft_backends: Vec<&str> = DraftBackend::ALL.iter().map(|c| c.name()).collect();
     let cpu_simds: Vec<&str> = CpuSimd::ALL.iter().map(|c| c.name()).collect();
+    let threads = CpuThreads::ALL;
     let names = format!(
-        "/** The names of load()'s options and of a GGUF file's, and the choices of backend, draftBackend and cpuSimd (specula_engine::options::LoadOptions). */\n\
+        "/** The names of load()'s options and of a GGUF file's, and the choices of backend, draftBackend, cpuSimd and threads (specula_engine::options::LoadOptions). */\n\
          export const LOAD_OPTION_NAMES = Object.freeze({});\n\
          export const GGUF_SOURCE_NAMES = Object.freeze({});\n\
          export const BACKENDS = Object.freeze({});\n\
          export const DRAFT_BACKENDS = Object.freeze({});\n\
          export const CPU_SIMDS = Object.freeze({});\n\
+         export const THREADS = Object.freeze({});\n\
          \n\
          /** The names of sample()'s settings (specula_engine::options::SampleSettings), and those the package keeps on the calling side. */\n\
          export const SAMPLE_SETTING_NAMES = Object.freeze({});\n\
@@ -214,6 +218,7 @@ fn limits_js() -> String {
         list(&backends),
         list(&draft_backends),
         list(&cpu_simds),
+        serde_json::to_string(&threads).expect("choices serialise"),
         list(&SAMPLE_SETTING_NAMES),
         list(&CALLER_SIDE_SAMPLE_SETTINGS),
     );

@@ -164,7 +164,18 @@ module: ModuleKind,
  * The SIMD instructions of that module's CPU kernels (which build of the CPU-only
  * module the `cpuSimd` load option picked; the full module's is `"simd128"`).
  */
-simd: SimdLevel, };
+simd: SimdLevel, 
+/**
+ * Web Workers computing the target's dense layers: 1, or 2 when a second worker
+ * holds a copy of the target (load option `threads`; the target on the CPU only).
+ */
+threads: 1 | 2, 
+/**
+ * Why one worker where `threads` asked for "auto" or 2 (the page is not
+ * cross-origin isolated, one core, the target on WebGPU, the second worker
+ * failed to start); null otherwise.
+ */
+threadsReason: string | null, };
 
 export type StageReport = { 
 /**
@@ -200,6 +211,8 @@ export type SimdLevel = "relaxed-simd" | "simd128";
 
 export type CpuSimd = "auto" | "relaxed-simd" | "simd128";
 
+export type CpuThreads = "auto" | 1 | 2;
+
 export type GpuCalls = { 
 /**
  * Compute dispatches (`dispatchWorkgroups`, direct or indirect): one per kernel run.
@@ -227,6 +240,22 @@ buffers: number,
  */
 writes: number, };
 
+export type ThreadCalls = { 
+/**
+ * Dense calls handed to the second worker since the models were loaded.
+ */
+posted: number, 
+/**
+ * Those it answered; the others (it failed, or stopped answering) ran whole in the
+ * main worker.
+ */
+answered: number, 
+/**
+ * Calls too large for the exchange (a long prompt's pass through the head), run
+ * whole in the main worker.
+ */
+tooLarge: number, };
+
 export type LoadOptions = { 
 /**
  * Default "auto": WebGPU when the browser gives an adapter, otherwise the CPU inside
@@ -248,6 +277,13 @@ draftBackend?: DraftBackend,
  * same logits on every machine. No effect on models on WebGPU.
  */
 cpuSimd?: CpuSimd, 
+/**
+ * Default "auto": Web Workers sharing the target's dense layers on the CPU, 1 or 2
+ * (`CpuThreads`; `BackendInfo.threads` says how many run, `threadsReason` why one).
+ * 2 needs a cross-origin isolated page (else code "backend_unavailable"). No effect
+ * on a target on WebGPU.
+ */
+threads?: CpuThreads, 
 /**
  * Called with each file's download progress.
  */

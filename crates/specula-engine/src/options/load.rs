@@ -10,10 +10,11 @@ use serde::Serialize;
 use super::{FromRaw, OptionError, Raw, object_entries};
 
 /// The names of the package's `load()` options, as JavaScript spells them.
-pub const LOAD_OPTION_NAMES: [&str; 10] = [
+pub const LOAD_OPTION_NAMES: [&str; 11] = [
     "backend",
     "draftBackend",
     "cpuSimd",
+    "threads",
     "onProgress",
     "weightsUrl",
     "target",
@@ -157,6 +158,12 @@ pub struct LoadOptions {
     /// same logits on every machine. No effect on models on WebGPU.
     #[cfg_attr(feature = "ts", ts(optional))]
     pub cpu_simd: Option<super::CpuSimd>,
+    /// Default "auto": Web Workers sharing the target's dense layers on the CPU, 1 or 2
+    /// (`CpuThreads`; `BackendInfo.threads` says how many run, `threadsReason` why one).
+    /// 2 needs a cross-origin isolated page (else code "backend_unavailable"). No effect
+    /// on a target on WebGPU.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub threads: Option<super::CpuThreads>,
     /// Called with each file's download progress.
     #[cfg_attr(feature = "ts", ts(optional, type = "(progress: Progress) => void"))]
     pub on_progress: Option<()>,

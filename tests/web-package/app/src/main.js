@@ -6,6 +6,7 @@ import { runHostile } from "./hostile.js";
 import { labChecks } from "./lab.js";
 import { parallelChecks } from "./parallel.js";
 import { simdChecks } from "./simd.js";
+import { threadChecks, unisolatedChecks } from "./threads.js";
 
 const PROMPT = "ROMEO:\nBut soft";
 const log = [];
@@ -254,6 +255,7 @@ async function main() {
   const cpuCalls = await cpu.gpuCalls();
   check(Object.keys(cpuCalls).length === 6 && Object.values(cpuCalls).every((n) => n === 0), `cpu: no WebGPU calls (${JSON.stringify(cpuCalls)})`);
   await simdChecks(cpu, check, greedy);
+  await threadChecks(check, { prompt: PROMPT, maxTokens: 32, temperature: 1, seed: 7 });
   const spectr = { prompt: PROMPT, maxTokens: 16, method: "spectr", drafts: 2, gamma: 3, seed: 1 };
   await spectrAgainstTrace(cpu, spectr, await cpu.complete(spectr));
   const race = { ...spectr, selection: "race" };
@@ -346,11 +348,16 @@ async function main() {
   state.ok = state.failures.length === 0;
 }
 
-const run = new URLSearchParams(location.search).has("bench")
+const query = new URLSearchParams(location.search);
+const run = query.has("bench")
   ? import("./bench.js").then(({ bench }) => bench(state, note)).then(() => {
       state.ok = true;
     })
-  : main();
+  : query.get("isolation") === "0"
+    ? unisolatedChecks(check).then(() => {
+        state.ok = state.failures.length === 0;
+      })
+    : main();
 run
   .catch((error) => {
     state.failures.push(`uncaught: ${error?.name} ${error?.code}: ${error?.message}`);

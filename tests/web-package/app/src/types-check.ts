@@ -14,6 +14,8 @@ import {
   theory,
   type BackendInfo,
   type CpuSimd,
+  type CpuThreads,
+  type ThreadCalls,
   type SimdLevel,
   type CheckedOptions,
   type DecodeConfig,
@@ -94,6 +96,10 @@ export async function generateLoop(signal: AbortSignal): Promise<Summary> {
   const simd: SimdLevel | undefined = info?.simd;
   const choice: CpuSimd = simd === "relaxed-simd" ? "relaxed-simd" : "auto";
   void Specula.load({ backend: "cpu", cpuSimd: choice, wasmCpuRelaxedUrl: new URL("https://example.org/specula_wasm_bg.wasm") });
+  const threads: CpuThreads = info?.threads === 2 ? 2 : "auto";
+  const why: string | null | undefined = info?.threadsReason;
+  const handed: ThreadCalls = await specula.threadCalls();
+  void Specula.load({ backend: "cpu", threads, onProgress: () => void [why, handed.posted, handed.answered, handed.tooLarge] });
   const where: string = info ? `${info.backend}/${info.draftBackend} ${info.adapter ?? ""} ${info.reason ?? ""}` : "";
   const options: GenerateOptions = {
     prompt: specula.alphabet?.slice(0, 4) ?? "ROMEO",
@@ -245,6 +251,8 @@ export function mistakes(specula: Specula): void {
   void Specula.load({ backend: "webgl" });
   // @ts-expect-error not a build of the CPU module.
   void Specula.load({ backend: "cpu", cpuSimd: "avx2" });
+  // @ts-expect-error one or two workers.
+  void Specula.load({ backend: "cpu", threads: 4 });
   // @ts-expect-error a GGUF file is { url }, not the URL itself.
   void Specula.load({ target: "/target.gguf", draft: { url: "/draft.gguf" } });
 }
