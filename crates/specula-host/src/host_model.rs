@@ -195,10 +195,12 @@ impl HostGpt {
         } else {
             1
         };
-        with_helper(threads, |helper| {
+        let out = with_helper(threads, |helper| {
             timer.lap(S::Embed);
             self.blocks_and_head(x, m, new, context, helper, timer)
-        })
+        });
+        self.remote.pass_done();
+        out
     }
 
     /// The blocks and the head over the embedded inputs `x` (`m` rows).

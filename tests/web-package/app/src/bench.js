@@ -117,6 +117,9 @@ export async function bench(state, note) {
       // The CPU-only module's two builds, side by side (cpu alone: whichever auto picks).
       "cpu-relaxed": { backend: "cpu", cpuSimd: "relaxed-simd" },
       "cpu-simd128": { backend: "cpu", cpuSimd: "simd128" },
+      // The target's dense layers on one worker or two (load option threads).
+      "cpu-1-worker": { backend: "cpu", threads: 1 },
+      "cpu-2-workers": { backend: "cpu", threads: 2 },
     };
     const loadStarted = performance.now();
     const s = await Specula.load({ ...(named[entry] ?? { backend: entry }), ...files });
@@ -127,7 +130,7 @@ export async function bench(state, note) {
       const profile = s.backend.backend === "cpu"; // only the host pass has a stage profile
       const calls = Number(params.get("costs") ?? Math.max(5, repeat * 3));
       const { costs, stages } = await positionCosts(s, calls, counts, profile);
-      const row = { entry, backend: s.backend.backend, simd: s.backend.simd, adapter: s.backend.adapter, targetMsForNewPositions: costs };
+      const row = { entry, backend: s.backend.backend, simd: s.backend.simd, threads: s.backend.threads, adapter: s.backend.adapter, targetMsForNewPositions: costs };
       if (profile) row.targetStagesMsForNewPositions = stages;
       state.results.push(row);
       note(`${entry}: target call for ${counts.join("/")} new positions after 100 cached: ${counts.map((n) => costs[n].toFixed(1)).join(" / ")} ms`);
@@ -162,6 +165,7 @@ export async function bench(state, note) {
         backend: s.backend.backend,
         draftBackend: s.backend.draftBackend,
         simd: s.backend.simd,
+        threads: s.backend.threads,
         adapter: s.backend.adapter,
         method: name,
         runs: all.length,
