@@ -165,6 +165,7 @@ step "decode() through cachedModel(), the transformers.js adapter's pattern (Nod
 step "npm publish --dry-run of the staged package (offline)" publish_dry_run
 step "every relative link of the packed README inside the tarball" node tests/web-package/packed-links.mjs "$tarball"
 step "the worker API in Node: backend_unavailable" node tests/web-package/node-refusal.mjs "$stage/dist"
+step "the two workers' SharedArrayBuffer exchange (Node worker threads)" node tests/web-package/dense-exchange.mjs
 step "examples/node-decode.mjs from an npm install of the tarball (Node)" node_example
 step "fresh Vite app: npm install" app_install
 step "fresh Vite app: TypeScript check of the package's types (tsc --noEmit, strict)" app_types

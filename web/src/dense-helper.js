@@ -4,9 +4,7 @@
 // (docs/host-forward-pass.md, "Two workers"). The two workers exchange each call's inputs
 // and the helper's outputs through one SharedArrayBuffer: a header of Int32 words, then
 // the values. Each side spins a little before it sleeps in Atomics.wait, since a dense
-// call lasts tens of microseconds and waking a sleeping worker costs about as much; once a
-// forward pass has ended the helper sleeps at once (the main worker samples, drafts and
-// posts its round meanwhile, and a spinning helper would take a core from it).
+// call lasts tens of microseconds and waking a sleeping worker costs about as much.
 
 /** The header's words. */
 const STATE = 0;
@@ -22,8 +20,6 @@ const IDLE = 0;
 const POSTED = 1;
 const DONE = 2;
 const FAILED = 3;
-/** Between forward passes: the helper sleeps without spinning until the next call. */
-const RESTING = 4;
 
 /**
  * The exchange's size: 16 MiB of values, a call of SmolLM2's head over 170 positions;
@@ -50,7 +46,7 @@ function waitWhile(header, from, sliceMs, giveUpMs = Infinity) {
   while (Atomics.load(header, STATE) === from) {
     const waited = performance.now() - start;
     if (waited > giveUpMs) return false;
-    if (waited > SPIN_MS || from === RESTING) Atomics.wait(header, STATE, from, sliceMs);
+    if (waited > SPIN_MS) Atomics.wait(header, STATE, from, sliceMs);
   }
   return true;
 }
@@ -93,10 +89,6 @@ export function densePort(buffer) {
       if (answer) counts.answered += 1;
       return answer;
     },
-    rest() {
-      // Only between calls: a posted call is always collected first.
-      Atomics.compareExchange(header, STATE, IDLE, RESTING);
-    },
   };
 }
 
@@ -107,9 +99,9 @@ export function densePort(buffer) {
 export function serveDense(server, buffer) {
   const { header, values } = views(buffer);
   for (;;) {
-    // Between calls the main worker may still be reading the last answer (DONE).
-    while (Atomics.load(header, STATE) !== POSTED) {
-      const state = Atomics.load(header, STATE);
+    // Between calls the main worker may still be reading the last answer (DONE). One read
+    // of the state decides: reading it twice could wait on a call posted in between.
+    for (let state = Atomics.load(header, STATE); state !== POSTED; state = Atomics.load(header, STATE)) {
       waitWhile(header, state, 1_000);
     }
     let answer;

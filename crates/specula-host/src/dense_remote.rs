@@ -43,25 +43,12 @@ pub trait DenseRemote: Send + Sync {
     /// the model's other copy), waiting for it; `None` when the remote failed, and the
     /// caller computes that part itself.
     fn collect(&self) -> Option<Vec<f32>>;
-
-    /// The forward pass has ended: no call follows soon, so the remote may sleep
-    /// instead of waiting for one (the browser's second worker stops spinning).
-    fn pass_done(&self) {}
 }
 
 /// The remote helper of a model, if any (a field of the host models, which are `Debug`
 /// and `Clone`: a clone shares the remote).
 #[derive(Clone, Default)]
 pub(crate) struct RemoteSlot(pub(crate) Option<Arc<dyn DenseRemote>>);
-
-impl RemoteSlot {
-    /// Tells the remote, if any, that the forward pass has ended.
-    pub(crate) fn pass_done(&self) {
-        if let Some(remote) = &self.0 {
-            remote.pass_done();
-        }
-    }
-}
 
 impl fmt::Debug for RemoteSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -192,12 +192,10 @@ impl HostLlama {
             1
         };
         let rope = Rope::new(c, start, n);
-        let out = with_helper(threads, |helper| {
+        with_helper(threads, |helper| {
             timer.lap(S::Embed);
             self.blocks_and_head(x, &rope, new, context, helper, timer)
-        });
-        self.remote.pass_done();
-        out
+        })
     }
 
     /// The blocks and the head over the embedded inputs `x`.

@@ -195,12 +195,10 @@ impl HostGpt {
         } else {
             1
         };
-        let out = with_helper(threads, |helper| {
+        with_helper(threads, |helper| {
             timer.lap(S::Embed);
             self.blocks_and_head(x, m, new, context, helper, timer)
-        });
-        self.remote.pass_done();
-        out
+        })
     }
 
     /// The blocks and the head over the embedded inputs `x` (`m` rows).

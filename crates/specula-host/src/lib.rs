@@ -6,7 +6,8 @@
 //! (dispatch, layout copies, allocation, a gemm that repacks its operands) costs more than
 //! the arithmetic; here a pass is a handful of loops over `Vec<f32>`: dense layers on
 //! weights packed once (AVX-512, AVX2+FMA, NEON, wasm simd128 or scalar through `pulp`),
-//! LayerNorm, GELU and batched attention, on one thread or two.
+//! LayerNorm, GELU and batched attention, on one thread or two, or with half of each large
+//! dense call on a [`DenseRemote`] (another wasm instance, where no thread can be spawned).
 //!
 //! [`HostPass`] implements [`specula_model::ForwardPass`], so [`HostLm`] is
 //! [`CachedLm`](specula_model::CachedLm) with the host pass: the same request logic as

@@ -38,10 +38,6 @@ extern "C" {
     /// The second worker's part of the posted call; `undefined` when it failed.
     #[wasm_bindgen(catch, js_namespace = speculaDenseHelper, js_name = collect)]
     fn helper_collect() -> std::result::Result<Option<Vec<f32>>, JsValue>;
-
-    /// Lets the second worker sleep until the next pass's first call.
-    #[wasm_bindgen(catch, js_namespace = speculaDenseHelper, js_name = rest)]
-    fn helper_rest() -> std::result::Result<(), JsValue>;
 }
 
 /// The calling worker's end: the package's `speculaDenseHelper`. A throw from it (the
@@ -70,14 +66,6 @@ impl DenseRemote for JsDenseRemote {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
         {
             None
-        }
-    }
-
-    fn pass_done(&self) {
-        #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-        {
-            // A missing object only means the helper keeps spinning a little longer.
-            let _ = helper_rest();
         }
     }
 }
