@@ -42,6 +42,7 @@ import { addReadableTests } from "./readable.mjs";
 import { addRaceNgramTests } from "./race-ngram.mjs";
 import { addDistWaitTests } from "./dist-wait.mjs";
 import { addReadmeShotTests } from "./readme-shots-check.mjs";
+import { addWorkerTests } from "./workers.mjs";
 
 const args = process.argv.slice(2);
 const dist = args[0];
@@ -119,29 +120,7 @@ tests.firstPaint = async () => {
     await loaded(page);
     const h = await hook(page);
     check(h.backend?.backend === "cpu", "backend=cpu loads the CPU backend", JSON.stringify(h.backend));
-    const badge = await page.textContent("#backend");
-    check(h.backend.threads === 2 && /2 workers/.test(badge), "served cross-origin isolated, the target's dense layers run on two workers and the badge says so", badge);
     check(b.problems.length === 0, "no CSP violations, page errors or off-origin requests", b.problems.join("; "));
-  } finally {
-    await b.close();
-  }
-};
-
-// Served without cross-origin isolation (no SharedArrayBuffer): one worker, the badge says
-// why, and the page still generates.
-tests.unisolated = async () => {
-  const b = await browser();
-  try {
-    const page = await open(b.context, "backend=cpu&isolation=0&speed=instant&autoplay=0&maxTokens=12");
-    await loaded(page);
-    const h = await hook(page);
-    const badge = await page.textContent("#backend");
-    const why = await page.getAttribute("#backend", "title");
-    check(h.backend.threads === 1 && /1 worker/.test(badge) && /cross-origin isolated/.test(why ?? ""), "without cross-origin isolation the page runs one worker and says why", `${badge} / ${why}`);
-    await page.click("#play");
-    await page.waitForFunction(() => window.__speculaPage.shownRounds.length >= 2, null, { timeout: 60_000 });
-    const rounds = (await hook(page)).shownRounds.length;
-    check(rounds >= 2 && b.problems.length === 0, "one worker generates, without page errors", `${rounds} rounds; ${b.problems.join("; ")}`);
   } finally {
     await b.close();
   }
@@ -591,6 +570,8 @@ addGgufTests(tests, { browser, open, loaded, hook, check, setControl, playToEnd,
 addSmollm2PairTests(tests, { dist, browser, open, loaded, hook, check, setControl, playToEnd, artifacts });
 // The README's screenshots: shown, present and small (files only).
 addReadmeShotTests(tests, { check });
+// The target's second worker: on where the page is cross-origin isolated, one worker and why where not.
+addWorkerTests(tests, { browser, open, loaded, hook, check });
 
 const started = Date.now();
 try {

@@ -114,9 +114,10 @@ export async function bench(state, note) {
     const named = {
       "webgpu-cpu-draft": { backend: "webgpu", draftBackend: "cpu" },
       "webgpu-unfused": { backend: "webgpu", draftBackend: "unfused" },
-      // The CPU-only module's two builds, side by side (cpu alone: whichever auto picks).
-      "cpu-relaxed": { backend: "cpu", cpuSimd: "relaxed-simd" },
-      "cpu-simd128": { backend: "cpu", cpuSimd: "simd128" },
+      // The CPU-only module's two builds, side by side, one worker each (cpu alone: whichever
+      // build auto picks, with as many workers as auto starts).
+      "cpu-relaxed": { backend: "cpu", cpuSimd: "relaxed-simd", threads: 1 },
+      "cpu-simd128": { backend: "cpu", cpuSimd: "simd128", threads: 1 },
       // The target's dense layers on one worker or two (load option threads).
       "cpu-1-worker": { backend: "cpu", threads: 1 },
       "cpu-2-workers": { backend: "cpu", threads: 2 },
