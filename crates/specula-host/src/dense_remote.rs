@@ -39,9 +39,10 @@ pub trait DenseRemote: Send + Sync {
     /// computes the whole call itself.
     fn post(&self, call: DenseCall<'_>) -> bool;
 
-    /// The remote's part of the posted call ([`DenseRemote::serve`] of the same call on
-    /// the model's other copy), waiting for it; `None` when the remote failed, and the
-    /// caller computes that part itself.
+    /// The remote's part of the posted call
+    /// ([`DeviceLm::serve_dense`](crate::DeviceLm::serve_dense) of the same call on the
+    /// model's other copy), waiting for it; `None` when the remote failed, and the caller
+    /// computes that part itself.
     fn collect(&self) -> Option<Vec<f32>>;
 }
 
