@@ -233,16 +233,15 @@ export class Specula {
     this.urls = urlsFor(checked);
     // A draft worker serves the models being replaced; the next parallel generation starts one anew.
     stopDraftWorker(this);
-    // The second worker holds a copy of the models being replaced.
-    stopThreads(this);
     const reply = await this.channel.request(
       { type: "load", backend: checked.backend, draftBackend: checked.draftBackend, urls: this.urls },
       checked.onProgress && ((p) => checked.onProgress({ file: p.file, loaded: p.loaded, total: p.total })),
     );
+    // The second worker held a copy of the models just replaced (a failed load keeps both).
+    stopThreads(this);
     this.loaded = true;
     this.modelUrls = this.urls;
     this.gguf = this.urls.targetGguf !== undefined;
-    this.backendInfo = reply.backend;
     this.backendInfo = await startThreads(this, checked.threads, reply, () => new Channel());
     this.alphabetText = reply.alphabet;
     this.vocabSizeValue = reply.vocabSize;

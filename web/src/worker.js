@@ -281,6 +281,8 @@ async function load(id, { backend, draftBackend, urls: given }) {
     engine = next;
     glue = exports;
     engineModule = kind;
+    // The exchange with the replaced models' second worker; load option threads may start another.
+    self.speculaDenseHelper = undefined;
     // The CPU-only module's own reason is that it has no WebGPU; the cause is the browser's.
     if (cpuReason && kind !== "full") info.reason = cpuReason;
     post({ type: "ready", id, backend: info, moduleKind: kind, alphabet: engine.alphabet(), vocabSize: engine.vocabSize(), tokenTexts: engine.tokenTexts() });

@@ -69,22 +69,14 @@ impl HostLlamaPass {
         self.model.threads
     }
 
-    /// Hands half of each large dense call to `remote`, another copy of this model
-    /// answering with [`serve_dense`](Self::serve_dense) (another wasm instance, where no
-    /// thread can be spawned), or stops (`None`). A helper thread, when set, comes first.
-    /// Logits do not change.
+    /// A remote for half of each large dense call, as
+    /// [`HostPass::set_dense_remote`](crate::HostPass::set_dense_remote).
     pub fn set_dense_remote(&mut self, remote: Option<std::sync::Arc<dyn crate::DenseRemote>>) {
         self.model.remote = crate::dense_remote::RemoteSlot(remote);
     }
 
-    /// Whether a remote takes half of the large dense calls.
-    #[must_use]
-    pub fn has_dense_remote(&self) -> bool {
-        self.model.remote.0.is_some()
-    }
-
-    /// The remote's side of a dense call (see [`crate::DenseRemote`]): this copy's part
-    /// of `call`, `None` when the call does not fit the model.
+    /// The remote's side of a dense call, as
+    /// [`HostPass::serve_dense`](crate::HostPass::serve_dense).
     #[must_use]
     pub fn serve_dense(&self, call: crate::DenseCall<'_>) -> Option<Vec<f32>> {
         self.model.serve_dense(call)

@@ -110,12 +110,6 @@ impl HostPass {
         self.model.remote = crate::dense_remote::RemoteSlot(remote);
     }
 
-    /// Whether a remote takes half of the large dense calls.
-    #[must_use]
-    pub fn has_dense_remote(&self) -> bool {
-        self.model.remote.0.is_some()
-    }
-
     /// The remote's side of a dense call (see [`crate::DenseRemote`]): this copy's part
     /// of `call`, `None` when the call does not fit the model.
     #[must_use]

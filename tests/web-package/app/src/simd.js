@@ -18,7 +18,8 @@ async function verificationLogits(specula) {
   return model.forward({ committedLen: 0, sequences: [sequence], queries });
 }
 
-async function refusal(options) {
+/** The error `Specula.load(options)` throws, or null (the instance then terminated). */
+export async function refusal(options) {
   try {
     const s = await Specula.load(options);
     s.terminate();

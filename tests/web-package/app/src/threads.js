@@ -3,6 +3,7 @@
 // sampled tokens are those of one worker; the option's mistakes are typed errors. On a page
 // that is not isolated (run.mjs --no-isolation) one worker runs and says why.
 import { Specula, SpeculaError } from "specula";
+import { refusal } from "./simd.js";
 
 /** The target's logits for a 45-token first pass, then 5 new positions (a verification). */
 async function passes(specula) {
@@ -12,16 +13,6 @@ async function passes(specula) {
   const queries = Array.from({ length: 5 }, (_, i) => ({ sequence: 0, prefixLen: 46 + i }));
   const verify = await model.forward({ committedLen: 45, sequences: [sequence], queries });
   return [...first, ...verify];
-}
-
-async function refusal(options) {
-  try {
-    const s = await Specula.load(options);
-    s.terminate();
-    return null;
-  } catch (error) {
-    return error;
-  }
 }
 
 /**
@@ -49,6 +40,13 @@ async function sameAsOneWorker(check, what, options, generateOptions, minCalls) 
   check(
     x.text === y.text && x.text.length > 0,
     `threads (${what}): the same sampled text from a seed with two workers and one (${JSON.stringify(x.text.slice(0, 40))})`,
+  );
+  // Loading again with one worker stops the second: nothing more is handed over.
+  await two.load({ ...options, backend: "cpu", threads: 1 });
+  const after = await two.threadCalls();
+  check(
+    two.backend.threads === 1 && after.posted === 0 && (await passes(two)).length === a.length,
+    `threads (${what}): a new load with threads 1 runs one worker (${JSON.stringify(after)})`,
   );
   two.terminate();
   one.terminate();
